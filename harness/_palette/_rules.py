@@ -1,0 +1,409 @@
+"""The palette rules, as pure functions over a tiny type-node interface.
+
+One source of truth for two front ends: the runtime validator (``harness.palette``) reads the
+facts from live classes, the mypy plugin (``mypy_plugin``) reads them from mypy's types. Both
+feed the same :class:`ToolFacts` here and get the same :class:`Verdict` codes and messages back.
+
+A type node only has to answer three questions: is it a subtype of another node, is it a
+``ListArtifact[X]`` (and what is ``X``), and how does it read in a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, Self, TypeVar
+
+from harness.tools._tool import RESERVED_TOOL_NAMES, validate_tool_name
+
+__all__ = [
+    "CODES",
+    "Open",
+    "ToolFacts",
+    "TypeNode",
+    "Verdict",
+    "dead_tool_verdicts",
+    "duplicate_verdicts",
+    "graph_verdict",
+    "key_output_verdict",
+    "name_problem",
+    "objective_verdict",
+    "palette_verdicts",
+    "reachable_types",
+    "tool_verdicts",
+]
+
+#: Every verdict code, with what it means (the mypy plugin's error codes carry the same names).
+CODES: dict[str, str] = {
+    "harness-tool": "a palette entry or key tool that is not a concrete DecisionTool class",
+    "harness-name": "a tool without its own @tool_name, or with an invalid or reserved name",
+    "harness-ctor": "a tool that changes the (parent) constructor",
+    "harness-open-type": "a tool that leaves a type parameter Any, open or not an artifact",
+    "harness-duplicate": "two tools with the same name in one palette",
+    "harness-key-tool": "a key tool whose output is not ListArtifact[O] for the thinker's O",
+    "harness-graph": "a key tool whose input is unreachable from the thinker's input",
+    "harness-dead-tool": "a palette tool whose input is unreachable from the thinker's input",
+    "harness-objective": "a blank objective",
+}
+
+
+class TypeNode(Protocol):
+    """An artifact type as a front end sees it: enough to decide subtyping and lists."""
+
+    def is_subtype_of(self, other: Self) -> bool:
+        """Whether an artifact of this type is an instance of ``other``."""
+        ...
+
+    def iterand(self) -> Self | None:
+        """``X`` when this is ``ListArtifact[X]``, else ``None``."""
+        ...
+
+    def render(self) -> str:
+        """How the type reads in a message (without quotes)."""
+        ...
+
+
+N = TypeVar("N", bound=TypeNode)
+
+
+@dataclass(frozen=True)
+class Open:
+    """A type parameter that is not a concrete artifact type: ``Any``, a type variable, ..."""
+
+    shown: str  # how the open part reads, e.g. 'Any' or 'type variable "T"'
+
+
+@dataclass(frozen=True)
+class ToolFacts(Generic[N]):
+    """What a front end knows about one tool class."""
+
+    key: str  # identity of the class (its full name): the key tool counts once
+    label: str  # how the class reads in a message
+    not_a_tool: str | None = None  # why it is not a concrete tool class at all, if so
+    abstract: tuple[str, ...] = ()  # the abstract members left unimplemented
+    name: str | None = None  # its own @tool_name, None when it has none
+    inherited_from: tuple[str, str] | None = None  # (name, class) when it only inherits one
+    ctor: str | None = None  # None when ``Tool(parent)`` builds it, else what the ctor needs
+    input: N | Open | None = None  # None: unknown (not a tool)
+    output: N | Open | None = None
+
+    @property
+    def input_node(self) -> N | None:
+        """The concrete input type, when there is one."""
+        return None if isinstance(self.input, Open) else self.input
+
+    @property
+    def output_node(self) -> N | None:
+        """The concrete output type, when there is one."""
+        return None if isinstance(self.output, Open) else self.output
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One broken rule: its code, the class it is about, the message and the notes (fix last)."""
+
+    code: str
+    subject: str  # the class (its label) or "objective"
+    message: str
+    notes: tuple[str, ...] = field(default=())
+    definition: bool = False  # a property of the class itself, reportable where it is defined
+    key: str = ""  # the class's identity (ToolFacts.key), to find the node it is about
+
+    def render(self) -> str:
+        """The verdict on a few lines, the way mypy would print it."""
+        lines = [f"{self.message}  [{self.code}]"]
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def _q(text: str) -> str:
+    return f'"{text}"'
+
+
+def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
+    """The rules about one class on its own: concrete tool, own valid name, ``(parent)``
+    constructor, both type parameters bound to concrete artifact classes."""
+    label = _q(facts.label)
+    if facts.not_a_tool is not None:
+        return [
+            Verdict(
+                "harness-tool",
+                facts.label,
+                f"{label} is not a tool class: {facts.not_a_tool}",
+                ("A palette holds DecisionTool subclasses: pass the tool classes themselves",),
+                key=facts.key,
+            )
+        ]
+    out: list[Verdict] = []
+    if facts.abstract:
+        missing = ", ".join(_q(m) for m in facts.abstract)
+        out.append(
+            Verdict(
+                "harness-tool",
+                facts.label,
+                f"Tool {label} is abstract (missing {missing})",
+                (f"A thinker instantiates its tools: implement {missing} in {label}",),
+                key=facts.key,
+            )
+        )
+    out += _name_verdicts(facts)
+    if facts.ctor is not None:
+        out.append(
+            Verdict(
+                "harness-ctor",
+                facts.label,
+                f"Tool {label} cannot be built from its parent alone: {facts.ctor}",
+                (
+                    f"A thinker builds each tool as {facts.label}(parent): keep "
+                    '"def __init__(self, parent: Identifiable) -> None"',
+                ),
+                definition=True,
+                key=facts.key,
+            )
+        )
+    for role, side in (("input", facts.input), ("output", facts.output)):
+        if isinstance(side, Open):
+            out.append(
+                Verdict(
+                    "harness-open-type",
+                    facts.label,
+                    f"Tool {label} leaves its {role} type open ({side.shown})",
+                    (
+                        "Bind both type parameters to concrete artifact classes, e.g. "
+                        f'"class {facts.label}(DecisionTool[Note, Verdict])"',
+                    ),
+                    definition=True,
+                    key=facts.key,
+                )
+            )
+    return out
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a tool (the runtime decorator's own reason), or ``None``."""
+    return validate_tool_name(name)
+
+
+def _name_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
+    label = _q(facts.label)
+    if facts.name is None:
+        if facts.inherited_from is not None:
+            name, parent = facts.inherited_from
+            message = f"Tool {label} only inherits the name {_q(name)} from {_q(parent)}"
+        else:
+            message = f"Tool {label} has no @tool_name of its own"
+        return [
+            Verdict(
+                "harness-name",
+                facts.label,
+                message,
+                (f'Decorate the class: @tool_name("...") on {label}',),
+                key=facts.key,
+            )
+        ]
+    problem = name_problem(facts.name)
+    if problem is None:
+        return []
+    reserved = ", ".join(_q(r) for r in sorted(RESERVED_TOOL_NAMES))
+    return [
+        Verdict(
+            "harness-name",
+            facts.label,
+            f"Invalid tool name {_q(facts.name)} for {label}: {problem}",
+            (f"Use letters, digits and '_', not starting with a digit, and not {reserved}",),
+            definition=True,
+            key=facts.key,
+        )
+    ]
+
+
+def duplicate_verdicts(tools: Iterable[ToolFacts[N]]) -> list[Verdict]:
+    """Names unique within a palette; a class listed twice (the key tool too) counts once."""
+    seen_keys: set[str] = set()
+    owner: dict[str, ToolFacts[N]] = {}
+    out: list[Verdict] = []
+    for facts in tools:
+        if facts.key in seen_keys or facts.name is None:
+            continue
+        seen_keys.add(facts.key)
+        first = owner.setdefault(facts.name, facts)
+        if first is not facts:
+            out.append(
+                Verdict(
+                    "harness-duplicate",
+                    facts.label,
+                    f"Tool name {_q(facts.name)} of {_q(facts.label)} is already used by "
+                    f"{_q(first.label)} in this palette",
+                    ("Names are unique within a palette: rename one with @tool_name(...)",),
+                    key=facts.key,
+                )
+            )
+    return out
+
+
+def key_output_verdict(key: ToolFacts[N], output_type: N) -> Verdict | None:
+    """The key tool outputs ``ListArtifact[X]`` with ``X`` a subtype of the thinker's ``O``."""
+    produced = key.output_node
+    if produced is None:
+        return None  # an open or unknown output is reported by its own rule
+    iterand = produced.iterand()
+    if iterand is not None and iterand.is_subtype_of(output_type):
+        return None
+    want = f"ListArtifact[{output_type.render()}]"
+    return Verdict(
+        "harness-key-tool",
+        key.label,
+        f"Key tool {_q(key.label)} produces {_q(produced.render())}, not {_q(want)}",
+        (
+            f"The key tool assembles the answer: its output must be {_q(want)} "
+            f"(the thinker's output type is {_q(output_type.render())})",
+        ),
+        key=key.key,
+    )
+
+
+def _feeds(artifact: N, wanted: N) -> bool:
+    # A list feeds only a tool taking a list; a plain artifact only a tool taking a plain one.
+    return (artifact.iterand() is None) == (wanted.iterand() is None) and artifact.is_subtype_of(
+        wanted
+    )
+
+
+def _with_iterands(node: N) -> list[N]:
+    out = [node]
+    inner = node.iterand()
+    while inner is not None:
+        out.append(inner)
+        inner = inner.iterand()
+    return out
+
+
+def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
+    """Every artifact type a run can hold, in discovery order: the input, then each output of a
+    tool fed by something reachable (a list's iterands count by their own type)."""
+    reachable: list[N] = _with_iterands(thinker_input)
+    fired: set[int] = set()
+    progress = True
+    while progress:
+        progress = False
+        for index, facts in enumerate(tools):
+            wanted, produced = facts.input_node, facts.output_node
+            if index in fired or wanted is None or produced is None:
+                continue
+            if any(_feeds(have, wanted) for have in reachable):
+                fired.add(index)
+                progress = True
+                for node in _with_iterands(produced):
+                    if not any(node.is_subtype_of(r) and r.is_subtype_of(node) for r in reachable):
+                        reachable.append(node)
+    return reachable
+
+
+def _reachable_note(thinker_input: N, reachable: Sequence[N]) -> str:
+    listed = ", ".join(_q(node.render()) for node in reachable)
+    return f"Reachable from {_q(thinker_input.render())}: {listed}"
+
+
+def is_fed(wanted: N, reachable: Sequence[N]) -> bool:
+    """Whether some reachable artifact type is an instance of ``wanted``."""
+    return any(_feeds(have, wanted) for have in reachable)
+
+
+def graph_verdict(key: ToolFacts[N], thinker_input: N, reachable: Sequence[N]) -> Verdict | None:
+    """The key tool's input is reachable from the thinker's input through the palette."""
+    wanted = key.input_node
+    if wanted is None or is_fed(wanted, reachable):
+        return None
+    return Verdict(
+        "harness-graph",
+        key.label,
+        f"Key tool {_q(key.label)} takes {_q(wanted.render())}, which no run starting from "
+        f"{_q(thinker_input.render())} can produce",
+        (
+            _reachable_note(thinker_input, reachable),
+            f"Add a tool producing {_q(wanted.render())} to the palette, or change the key tool",
+        ),
+        key=key.key,
+    )
+
+
+def dead_tool_verdicts(
+    tools: Sequence[ToolFacts[N]], key_key: str, thinker_input: N, reachable: Sequence[N]
+) -> list[Verdict]:
+    """Every palette tool (the key tool aside) whose input no run can produce."""
+    out: list[Verdict] = []
+    seen: set[str] = {key_key}
+    for facts in tools:
+        wanted = facts.input_node
+        if facts.key in seen or wanted is None:
+            continue
+        seen.add(facts.key)
+        if not is_fed(wanted, reachable):
+            out.append(
+                Verdict(
+                    "harness-dead-tool",
+                    facts.label,
+                    f"Tool {_q(facts.label)} can never run: nothing reachable from "
+                    f"{_q(thinker_input.render())} is a {_q(wanted.render())}",
+                    (
+                        _reachable_note(thinker_input, reachable),
+                        "Remove it from the palette, or add a tool producing "
+                        f"{_q(wanted.render())}",
+                    ),
+                    key=facts.key,
+                )
+            )
+    return out
+
+
+def objective_verdict(objective: str) -> Verdict | None:
+    """The objective says what the run is for: it is not blank."""
+    if objective.strip():
+        return None
+    return Verdict(
+        "harness-objective",
+        "objective",
+        "The thinker's objective is blank",
+        ('Say what the run is for, e.g. objective="Judge every part of the note"',),
+    )
+
+
+def palette_verdicts(
+    *,
+    thinker_input: N | None,
+    output_type: N | None,
+    key_tool: ToolFacts[N],
+    palette: Sequence[ToolFacts[N]],
+    objective: str | None = None,
+) -> list[Verdict]:
+    """Every verdict on a thinker's palette, in a stable order: per class (palette order, then
+    the key tool once), duplicates, the key tool's output, reachability, dead tools, objective.
+
+    ``thinker_input`` ``None`` (unknown, e.g. erased at run time) skips the reachability rules;
+    ``output_type`` ``None`` skips the key tool's output; ``objective`` ``None`` skips the
+    objective.
+    """
+    tools = [facts for facts in palette if facts.key != key_tool.key]
+    tools.append(key_tool)  # folded in after the others, once, as the thinker does
+    out: list[Verdict] = []
+    seen: set[str] = set()
+    for facts in tools:
+        if facts.key not in seen:
+            seen.add(facts.key)
+            out += tool_verdicts(facts)
+    out += duplicate_verdicts(tools)
+    if output_type is not None and key_tool.not_a_tool is None:
+        verdict = key_output_verdict(key_tool, output_type)
+        if verdict is not None:
+            out.append(verdict)
+    if thinker_input is not None:
+        reachable = reachable_types(thinker_input, tools)
+        verdict = graph_verdict(key_tool, thinker_input, reachable)
+        if verdict is not None:
+            out.append(verdict)
+        out += dead_tool_verdicts(tools, key_tool.key, thinker_input, reachable)
+    if objective is not None:
+        verdict = objective_verdict(objective)
+        if verdict is not None:
+            out.append(verdict)
+    return out

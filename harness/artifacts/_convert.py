@@ -1,0 +1,203 @@
+"""Artifacts as JSON: the cattrs converter, ``to_json`` and ``from_json``.
+
+Every artifact unstructures by its *runtime* class, whatever a field declares (a field typed
+``Artifact`` holding a ``Note`` unstructures as a note), keeping attrs field order. A
+``ListArtifact`` reads ``{"iterand_type": <alias>, "iterands": [...], "instruction": ...}``.
+
+A few common value types get a JSON form both ways: ``datetime``/``date``/``time`` as ISO 8601,
+``Path``, ``UUID`` and ``Decimal`` as strings, ``bytes`` as base64, sets as sorted lists (so a
+run's record never depends on the hash seed). Anything else with no JSON form is refused by
+``to_json`` naming the artifact class and the fix.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import PurePath
+from typing import Any, TypeVar, cast
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_unstructure_fn
+
+from harness.artifacts._artifact import Artifact, ListArtifact
+
+__all__ = ["artifact_converter", "from_json", "to_json"]
+
+A = TypeVar("A", bound=Artifact)
+
+# JSON never needs these escaped, but str.splitlines() breaks on them: escaping keeps every
+# JSON text one line (and safe to embed in JavaScript).
+_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_LINE_BREAKS_TABLE = str.maketrans(_LINE_BREAKS)
+
+_Unstructure = Callable[[Any], object]  # cattrs hooks take the value of the type they serve
+
+
+def _type_alias(tp: object) -> str:
+    """The alias of an iterand type (a class or a parameterised alias such as ListArtifact[X])."""
+    origin = getattr(tp, "__origin__", tp)
+    if isinstance(origin, type) and issubclass(origin, Artifact):
+        return origin.alias
+    raise TypeError(f"a list's iterand type must be an Artifact class, not {tp!r}")
+
+
+def _sorted_items(values: frozenset[object] | set[object]) -> list[object]:
+    try:
+        return sorted(values)  # type: ignore[type-var]  # mixed sets fall back below
+    except TypeError:
+        return sorted(values, key=repr)
+
+
+def _build_converter() -> cattrs.Converter:
+    converter = cattrs.Converter()
+    by_class: dict[type, _Unstructure] = {}
+
+    def unstructure_list(artifact: Artifact) -> dict[str, object]:
+        value = cast("ListArtifact[Artifact]", artifact)  # by_class routes only lists here
+        return {
+            "iterand_type": _type_alias(value.iterand_type),
+            "iterands": [unstructure_artifact(item) for item in value.iterands],
+            "instruction": value.instruction,
+        }
+
+    def unstructure_artifact(value: Artifact) -> object:
+        cls = type(value)
+        hook = by_class.get(cls)
+        if hook is None:
+            if issubclass(cls, ListArtifact):
+                hook = unstructure_list
+            elif attrs.has(cls):
+                hook = make_dict_unstructure_fn(cls, converter)
+            else:
+                raise TypeError(
+                    f"{cls.__qualname__} is not an attrs class, so it has no JSON form: "
+                    "declare it with @attrs.frozen, or register an unstructure hook for it on "
+                    "harness.artifacts.artifact_converter"
+                )
+            by_class[cls] = hook
+        return hook(value)
+
+    def is_artifact_class(tp: object) -> bool:
+        origin = getattr(tp, "__origin__", tp)
+        return isinstance(origin, type) and issubclass(origin, Artifact)
+
+    def is_list_class(tp: object) -> bool:
+        origin = getattr(tp, "__origin__", tp)
+        return isinstance(origin, type) and issubclass(origin, ListArtifact)
+
+    converter.register_unstructure_hook_func(is_artifact_class, unstructure_artifact)
+
+    def structure_list(value: object, tp: object) -> ListArtifact[Artifact]:
+        raise TypeError(
+            "a ListArtifact is not built from JSON (its iterand type is a class): build it with "
+            "ListArtifact.of(ItemType, items)"
+        )
+
+    converter.register_structure_hook_func(is_list_class, structure_list)
+
+    def iso(value: datetime.date | datetime.time) -> str:
+        return value.isoformat()
+
+    for moment in (datetime.datetime, datetime.date, datetime.time):
+        converter.register_unstructure_hook(moment, iso)
+    converter.register_structure_hook(
+        datetime.datetime, lambda v, _: datetime.datetime.fromisoformat(v)
+    )
+    converter.register_structure_hook(datetime.date, lambda v, _: datetime.date.fromisoformat(v))
+    converter.register_structure_hook(datetime.time, lambda v, _: datetime.time.fromisoformat(v))
+    converter.register_unstructure_hook_func(
+        lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), str
+    )
+    converter.register_structure_hook_func(
+        lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), lambda v, tp: tp(v)
+    )
+    converter.register_unstructure_hook(uuid.UUID, str)
+    converter.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
+    converter.register_unstructure_hook(decimal.Decimal, str)
+    converter.register_structure_hook(decimal.Decimal, lambda v, _: decimal.Decimal(v))
+    converter.register_unstructure_hook(bytes, lambda v: base64.b64encode(v).decode("ascii"))
+    converter.register_structure_hook(bytes, lambda v, _: base64.b64decode(v, validate=True))
+
+    def unstructure_set(value: frozenset[object] | set[object]) -> list[object]:
+        return [converter.unstructure(item) for item in _sorted_items(value)]
+
+    converter.register_unstructure_hook_func(
+        lambda tp: getattr(tp, "__origin__", tp) in (set, frozenset), unstructure_set
+    )
+    return converter
+
+
+artifact_converter: cattrs.Converter = _build_converter()
+"""The converter of artifacts to and from JSON-compatible values (register your own hooks on it
+for field types it does not know)."""
+
+
+def to_json(artifact: Artifact) -> str:
+    """The compact JSON of ``artifact``, fields in declaration order, on one line.
+
+    Non-ASCII text is kept as is (only U+0085, U+2028 and U+2029 are escaped, so the text is
+    one line by ``str.splitlines``).
+    """
+    if not isinstance(artifact, Artifact):
+        raise TypeError(f"to_json takes an Artifact, not a {type(artifact).__qualname__}")
+    value = artifact_converter.unstructure(artifact)
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"a {type(artifact).__qualname__} artifact has no JSON form ({error}): register an "
+            "unstructure hook for the field's type on harness.artifacts.artifact_converter, or "
+            "a text formatter for its digest"
+        ) from None
+    return text.translate(_LINE_BREAKS_TABLE)
+
+
+def from_json(tp: type[A], text: str | bytes) -> A:
+    """Build an artifact of class ``tp`` from its JSON object (not for ``ListArtifact``).
+
+    Raises ``ValueError`` naming the class and every field that is wrong (never quoting the
+    text); ``TypeError`` when ``tp`` is not an artifact class or is a list.
+    """
+    origin = getattr(tp, "__origin__", tp)
+    if not (isinstance(origin, type) and issubclass(origin, Artifact)):
+        raise TypeError(f"from_json builds artifacts, and {tp!r} is not an Artifact class")
+    if issubclass(origin, ListArtifact):
+        raise TypeError(
+            "a ListArtifact is not built from JSON: build the items with from_json(ItemType, "
+            "...) and the list with ListArtifact.of(ItemType, items)"
+        )
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"the input for a {origin.__qualname__} is not JSON (line {error.lineno}, column "
+            f"{error.colno}): give a JSON object of its fields"
+        ) from None
+    except UnicodeDecodeError:
+        raise ValueError(
+            f"the input for a {origin.__qualname__} is not UTF-8 text: give a JSON object of "
+            "its fields in UTF-8"
+        ) from None
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"the input for a {origin.__qualname__} is a JSON {type(value).__name__}, not an "
+            "object: give a JSON object of its fields"
+        )
+    try:
+        return artifact_converter.structure(value, tp)
+    except cattrs.BaseValidationError as error:
+        problems = "; ".join(cattrs.transform_error(error))
+        raise ValueError(
+            f"the input is not a valid {origin.__qualname__}: {problems}: fix those fields"
+        ) from None
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"the input is not a valid {origin.__qualname__} ({type(error).__name__}): give "
+            "every required field with a value of its declared type"
+        ) from None

@@ -1,0 +1,71 @@
+"""A tool run as a job, so scope, admission and the record apply to it unchanged."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from harness.artifacts import Artifact, conforms
+from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
+from harness.tools import DecisionTool, Identifiable, tool_types
+from harness.tools._tool import NAME_ATTR
+
+__all__ = ["ThinkerRun", "ToolRun"]
+
+
+class ToolRun(Job[Artifact]):
+    """Runs one tool on one artifact; the product must be of the tool's output type."""
+
+    kind: ClassVar[str] = "tool"
+
+    def __init__(
+        self,
+        parent: Identifiable,
+        tool: DecisionTool[Artifact, Artifact],
+        input: Artifact,
+        *,
+        name: str,
+        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
+        self.tool = tool
+        self.input = input
+        self._name = name
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool's name."""
+        return self._name
+
+    async def run(self, context: JobContext) -> Artifact:
+        """Execute the tool and check its product's type."""
+        product = await self.tool.execute(self.input, context)
+        _, output = tool_types(type(self.tool))
+        if not isinstance(product, Artifact) or not conforms(product, output):
+            raise TypeError(
+                f"tool {self._name!r} returned a {type(product).__qualname__}, not the "
+                f"{getattr(output, '__name__', output)!s} its type declares"
+            )
+        return product
+
+
+class ThinkerRun(ToolRun):
+    """A thinker (or any tool) run as the top job of a piece of work: no timeout by default,
+    the name its ``@tool_name`` gives, else its class name."""
+
+    kind: ClassVar[str] = "thinker"
+
+    def __init__(
+        self,
+        parent: Identifiable,
+        thinker: DecisionTool[Any, Artifact],  # any tool: its input is checked by the tool itself
+        input: Artifact,
+        *,
+        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+        timeout: float | None = None,
+    ) -> None:
+        name = type(thinker).__dict__.get(NAME_ATTR, type(thinker).__qualname__)
+        super().__init__(
+            parent, thinker, input, name=str(name), upstream_retries=upstream_retries,
+            timeout=timeout,
+        )

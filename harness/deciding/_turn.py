@@ -1,0 +1,103 @@
+"""A turn of the decision thinker, as it lands on the run's record."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Final
+
+import attrs
+
+__all__ = ["FINISH", "OBS_TURNS", "DecisionTurn", "turns_json"]
+
+OBS_TURNS: Final = "OBS_TURNS"
+"""The job metadata key under which a thinker publishes its turns as compact JSON."""
+
+FINISH: Final = "finish"
+"""The thinker's own move: answer with the selected artifacts."""
+
+
+def _frozen_mapping(value: Mapping[str, float] | None) -> Mapping[str, float] | None:
+    return None if value is None else MappingProxyType(dict(value))
+
+
+def _frozen_selection(value: Mapping[str, float]) -> Mapping[str, float]:
+    return MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class DecisionTurn:
+    """One turn: the distributions the model answered and what came of them.
+
+    * ``next``: the probabilities of the ``next`` question (``None`` on a selection-only turn);
+    * ``tool``: the move taken (a tool's name or ``finish``);
+    * ``argument``: the probabilities of the chosen tool's input question; ``artifact`` the ref it
+      ran on; ``result`` the ref it produced, or ``failure`` its readable failure;
+    * ``selection``: on a finishing turn, each output candidate's probability of belonging in the
+      answer (read-only, in world order; empty on other turns, never ``None``).
+    """
+
+    turn: int
+    next: Mapping[str, float] | None = attrs.field(converter=_frozen_mapping)
+    tool: str
+    argument: Mapping[str, float] | None = attrs.field(default=None, converter=_frozen_mapping)
+    artifact: str | None = None
+    result: str | None = None
+    failure: str | None = None
+    selection: Mapping[str, float] = attrs.field(
+        factory=dict, converter=_frozen_selection
+    )
+
+    def to_json(self) -> dict[str, object]:
+        """The turn as a JSON object, keys in a fixed order."""
+        return {
+            "turn": self.turn,
+            "next": None if self.next is None else dict(self.next),
+            "tool": self.tool,
+            "argument": None if self.argument is None else dict(self.argument),
+            "artifact": self.artifact,
+            "result": self.result,
+            "failure": self.failure,
+            "selection": dict(self.selection),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> DecisionTurn:
+        """Read a turn back from :meth:`to_json`'s shape (for records written to files)."""
+
+        def dist(key: str) -> dict[str, float] | None:
+            value = data.get(key)
+            if value is None:
+                return None
+            if not isinstance(value, Mapping):
+                raise ValueError(f"turn field {key!r} must be an object or null")
+            return {str(k): float(v) for k, v in value.items()}
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"turn field {key!r} must be a string or null")
+            return value
+
+        turn = data.get("turn")
+        tool = data.get("tool")
+        if not isinstance(turn, int) or not isinstance(tool, str):
+            raise ValueError("a turn needs an integer 'turn' and a string 'tool'")
+        return cls(
+            turn=turn,
+            next=dist("next"),
+            tool=tool,
+            argument=dist("argument"),
+            artifact=text("artifact"),
+            result=text("result"),
+            failure=text("failure"),
+            selection=dist("selection") or {},
+        )
+
+
+def turns_json(turns: Sequence[DecisionTurn]) -> str:
+    """The compact JSON of ``turns`` (what ``OBS_TURNS`` holds)."""
+    return json.dumps(
+        [t.to_json() for t in turns], separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )

@@ -1,0 +1,67 @@
+"""An immutable, ordered, hashable mapping: how the vocabulary keeps options and answers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Generic, TypeVar
+
+__all__ = ["FrozenMap"]
+
+K = TypeVar("K")
+V_co = TypeVar("V_co", covariant=True)
+
+
+class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
+    """A read-only mapping that keeps insertion order.
+
+    Two frozen maps are equal when they hold the same items in the same order (as two
+    ``OrderedDict`` are); against any other mapping, equality ignores order (as a ``dict``'s
+    does). Hashable when its values are.
+
+    >>> FrozenMap([("a", 1), ("b", 2)])
+    FrozenMap({'a': 1, 'b': 2})
+    """
+
+    __slots__ = ("_items", "_lookup")
+
+    def __init__(self, items: Iterable[tuple[K, V_co]] = ()) -> None:
+        lookup: dict[K, V_co] = dict(items)
+        self._lookup = lookup
+        self._items = tuple(lookup.items())
+
+    @classmethod
+    def of(cls, mapping: Mapping[K, V_co] | Iterable[tuple[K, V_co]]) -> FrozenMap[K, V_co]:
+        """``mapping`` as a frozen map (itself when it already is one)."""
+        if isinstance(mapping, FrozenMap):
+            return mapping
+        if isinstance(mapping, Mapping):
+            return cls(mapping.items())
+        return cls(mapping)
+
+    def __getitem__(self, key: K) -> V_co:
+        return self._lookup[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._lookup)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            return key in self._lookup
+        except TypeError:  # an unhashable key is in no mapping
+            return False
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenMap):
+            return self._items == other._items
+        if isinstance(other, Mapping):
+            return self._lookup == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._lookup!r})"

@@ -1,0 +1,56 @@
+"""A decision request: one state and the questions asked about it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from ._frozen_map import FrozenMap
+from ._json import JsonValue, plain_json
+from ._questions import Choice, Noul, Question, Score
+
+__all__ = ["DecisionRequest"]
+
+
+def _state(value: JsonValue) -> JsonValue:
+    return plain_json(value, "the decision state")
+
+
+def _questions(value: Mapping[str, Question]) -> FrozenMap[str, Question]:
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"questions must be a mapping of id -> question, not {type(value).__name__}"
+        )
+    if not value:
+        raise ValueError("a decision request needs at least one question")
+    for question_id, question in value.items():
+        if not isinstance(question_id, str) or not question_id:
+            raise ValueError(
+                f"question ids must be non-empty str, got {question_id!r}: any non-empty "
+                "string is a valid id"
+            )
+        if not isinstance(question, (Choice, Noul, Score)):
+            raise ValueError(
+                f"question {question_id!r} must be a Choice, Noul or Score, not "
+                f"{type(question).__name__}"
+            )
+    return FrozenMap.of(value)
+
+
+@attrs.frozen
+class DecisionRequest:
+    """A state and the questions asked about it, answered in one round trip.
+
+    ``state`` is a ``str`` or any JSON value (checked, and copied into plain lists and dicts, at
+    construction; an error names what is in the way, never the state itself). ``questions`` map
+    each id (the caller's key, any non-empty string, never read by the model) to a question, in
+    order; at least one.
+
+    >>> request = DecisionRequest({"ticket": "refund please"}, {"refund": Noul("Refund?")})
+    >>> list(request.questions)
+    ['refund']
+    """
+
+    state: JsonValue = attrs.field(converter=_state)
+    questions: Mapping[str, Question] = attrs.field(converter=_questions)

@@ -1,0 +1,190 @@
+"""A decision response: the answers by id, what the call cost, and how to read them by shape."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TypeVar
+
+import attrs
+
+from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer
+from ._frozen_map import FrozenMap
+from ._questions import Choice, Score
+from ._request import DecisionRequest
+
+__all__ = ["AnswerReadError", "DecisionResponse"]
+
+_A = TypeVar("_A", ChoiceAnswer, NoulAnswer, ScoreAnswer)
+
+
+class AnswerReadError(LookupError):
+    """An answer read that cannot be served: never asked, asked in another shape, refused by the
+    model, or the whole call failed. The message names the question and what to do instead."""
+
+
+def _answers(value: Mapping[str, Answer]) -> FrozenMap[str, Answer]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"answers must be a mapping of id -> answer, not {type(value).__name__}")
+    for question_id, answer in value.items():
+        if not isinstance(answer, (ChoiceAnswer, NoulAnswer, ScoreAnswer, RefusedAnswer)):
+            raise ValueError(
+                f"the answer to {question_id!r} must be a ChoiceAnswer, NoulAnswer, ScoreAnswer "
+                f"or RefusedAnswer, not {type(answer).__name__}"
+            )
+    return FrozenMap.of(value)
+
+
+def _listed(ids: Mapping[str, object]) -> str:
+    return ", ".join(map(repr, ids))
+
+
+@attrs.frozen
+class DecisionResponse:
+    """What one decision call gave: the answers by question id and what the call cost.
+
+    ``input_tokens`` are the billed input tokens (``None`` when the server did not say); a
+    decision generates nothing, so :attr:`output_tokens` is always 0. ``model`` is the model id
+    that served the call, ``request_id`` the provider's id for it, ``latency`` its wall time in
+    seconds. ``failure`` is the reason a failed call answered nothing (see :meth:`failed`).
+
+    A successful response answers every question asked, each in the shape it was asked (or as a
+    :class:`RefusedAnswer`); read them with :meth:`choice`, :meth:`noul` and :meth:`score`.
+
+    >>> from harness.decision import Noul
+    >>> request = DecisionRequest("a ticket", {"refund": Noul("Refund?")})
+    >>> DecisionResponse(request, {"refund": NoulAnswer(0.8)}).noul("refund").probability
+    0.8
+    """
+
+    request: DecisionRequest
+    answers: Mapping[str, Answer] = attrs.field(converter=_answers)
+    input_tokens: int | None = None
+    model: str | None = None
+    request_id: str | None = None
+    latency: float = 0.0
+    failure: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.input_tokens is not None and (
+            isinstance(self.input_tokens, bool)
+            or not isinstance(self.input_tokens, int)
+            or self.input_tokens < 0
+        ):
+            raise ValueError("input_tokens must be a non-negative int, or None when unknown")
+        if not (isinstance(self.latency, (int, float)) and math.isfinite(self.latency)):
+            raise ValueError("latency must be a finite number of seconds")
+        if self.latency < 0:
+            raise ValueError("latency must not be negative")
+        if self.failure is not None:
+            if not isinstance(self.failure, str) or not self.failure.strip():
+                raise ValueError("the failure reason of a failed response must not be blank")
+            if self.answers:
+                raise ValueError("a failed response carries no answers")
+            return
+        questions = self.request.questions
+        for question_id, answer in self.answers.items():
+            if question_id not in questions:
+                raise ValueError(
+                    f"answer {question_id!r} answers no question asked; the ids asked are "
+                    f"{_listed(questions)}"
+                )
+            question = questions[question_id]
+            if isinstance(answer, RefusedAnswer):
+                continue
+            if answer.kind != question.kind:
+                raise ValueError(
+                    f"question {question_id!r} was asked as a {question.kind} but answered "
+                    f"as a {answer.kind}"
+                )
+            if (
+                isinstance(answer, ChoiceAnswer)
+                and isinstance(question, Choice)
+                and list(answer.probabilities) != list(question.options)
+            ):
+                raise ValueError(
+                    f"the answer to {question_id!r} must give one probability per option, "
+                    f"in the question's order: {_listed(question.options)}"
+                )
+            if (
+                isinstance(answer, ScoreAnswer)
+                and isinstance(question, Score)
+                and answer.levels != question.levels
+            ):
+                raise ValueError(f"the answer to {question_id!r} must carry the question's levels")
+        missing = [qid for qid in questions if qid not in self.answers]
+        if missing:
+            raise ValueError(
+                "a successful response answers every question; no answer for "
+                f"{_listed(dict.fromkeys(missing))}"
+            )
+
+    @classmethod
+    def failed(
+        cls,
+        request: DecisionRequest,
+        reason: str,
+        *,
+        latency: float = 0.0,
+        model: str | None = None,
+        request_id: str | None = None,
+    ) -> DecisionResponse:
+        """A call that answered nothing, for ``reason``; every read of it is refused."""
+        return cls(
+            request=request,
+            answers={},
+            input_tokens=None,
+            model=model,
+            request_id=request_id,
+            latency=latency,
+            failure=reason,
+        )
+
+    @property
+    def success(self) -> bool:
+        """Whether the call answered (every question has an answer or a refusal)."""
+        return self.failure is None
+
+    @property
+    def output_tokens(self) -> int:
+        """Always 0: a decision model generates no text."""
+        return 0
+
+    def choice(self, question_id: str) -> ChoiceAnswer:
+        """The answer to the :class:`Choice` asked as ``question_id``."""
+        return self._read(question_id, ChoiceAnswer)
+
+    def noul(self, question_id: str) -> NoulAnswer:
+        """The answer to the :class:`Noul` asked as ``question_id``."""
+        return self._read(question_id, NoulAnswer)
+
+    def score(self, question_id: str) -> ScoreAnswer:
+        """The answer to the :class:`Score` asked as ``question_id``."""
+        return self._read(question_id, ScoreAnswer)
+
+    def _read(self, question_id: str, shape: type[_A]) -> _A:
+        if self.failure is not None:
+            raise AnswerReadError(
+                f"the decision call failed, so question {question_id!r} has no answer: "
+                f"{self.failure}"
+            )
+        questions = self.request.questions
+        if question_id not in questions:
+            raise AnswerReadError(
+                f"question {question_id!r} was never asked; the ids asked are {_listed(questions)}"
+            )
+        asked = questions[question_id].kind
+        if asked != shape.kind:
+            raise AnswerReadError(
+                f"question {question_id!r} was asked as a {asked}, not a {shape.kind}: read it "
+                f"with .{asked}({question_id!r})"
+            )
+        answer = self.answers[question_id]
+        if isinstance(answer, RefusedAnswer):
+            why = answer.reason if answer.reason else "no reason given"
+            raise AnswerReadError(
+                f"the model refused question {question_id!r} ({why}), so it has no {asked} answer"
+            )
+        if not isinstance(answer, shape):  # the constructor keeps answers in their asked shape
+            raise AnswerReadError(f"question {question_id!r} holds no {shape.kind} answer")
+        return answer

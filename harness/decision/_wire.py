@@ -1,0 +1,270 @@
+"""What both wire codecs share: the decoded reply, request validation problems, and the cattrs
+converter that structures reply shapes strictly (no coercion: a string is never a number)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import NewType, TypeAlias, TypeVar
+
+import attrs
+import cattrs
+import cattrs.v
+
+from harness.errors import NotAnAnswerError
+
+from ._answers import Answer, ChoiceAnswer, ScoreAnswer, choice_confidence, score_confidence
+from ._frozen_map import FrozenMap
+from ._json import JsonValue, compact_json, json_kind, plain_json
+from ._questions import Choice, Score
+
+__all__ = [
+    "ChoiceWire",
+    "Loc",
+    "NoulWire",
+    "Probability",
+    "RequestValidationError",
+    "ScoreWire",
+    "WireNumber",
+    "WireReply",
+    "choice_answer",
+    "not_an_answer",
+    "read_usage",
+    "reply_object",
+    "score_answer",
+    "shown_type",
+    "structure",
+    "wire_text",
+]
+
+T = TypeVar("T")
+
+Loc: TypeAlias = tuple[str | int, ...]
+"""Where a problem is in a request body, FastAPI style: ``("body", "questions", "q", ...)``."""
+
+Probability = NewType("Probability", float)
+"""A number in [0, 1] on the wire."""
+
+WireNumber = NewType("WireNumber", float)
+"""A finite number on the wire (an int or a float, never a bool or a string)."""
+
+SCORE_SLACK = 1e-6
+"""How far past the end of its scale a score may land through rounding before it is refused."""
+
+
+def _answers(value: Mapping[str, Answer]) -> FrozenMap[str, Answer]:
+    return FrozenMap.of(value)
+
+
+@attrs.frozen
+class WireReply:
+    """A decoded reply: the answers by question id (in the request's order) and what the server
+    reported. ``None`` means the server did not say (or said it in a shape not understood)."""
+
+    answers: Mapping[str, Answer] = attrs.field(converter=_answers)
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class RequestValidationError(ValueError):
+    """A request body a server refuses: each problem is ``(loc, msg)``, for a 422 ``detail[]``.
+
+    ``loc`` starts with ``"body"`` as FastAPI's does; ``msg`` never quotes the state.
+    """
+
+    def __init__(self, problems: Sequence[tuple[Loc, str]]) -> None:
+        self.problems: list[tuple[Loc, str]] = list(problems)
+        shown = "; ".join(f"{'.'.join(map(str, loc))}: {msg}" for loc, msg in self.problems)
+        super().__init__(f"invalid decision request: {shown}")
+
+    def detail(self) -> list[dict[str, JsonValue]]:
+        """The problems as a FastAPI-shaped ``detail`` list: ``{"loc", "msg", "type"}`` each."""
+        return [{"loc": list(loc), "msg": msg, "type": "value_error"} for loc, msg in self.problems]
+
+
+class _WireValueError(ValueError):
+    """A hook's refusal; its message is shown as is."""
+
+
+def _shown_number(value: int | float) -> str:
+    if isinstance(value, int) and abs(value) > 10**15:
+        return "a very large integer"
+    return repr(value)
+
+
+def _number(value: object, _: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _WireValueError(f"is {json_kind(value)}, not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _WireValueError("is not a finite number")
+    if isinstance(value, int) and abs(value) > 10**15:
+        raise _WireValueError("is a very large integer, not a sensible number here")
+    return float(value)
+
+
+def _probability(value: object, _: object) -> Probability:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _WireValueError(f"is {json_kind(value)}, not a probability")
+    if not 0 <= value <= 1:
+        raise _WireValueError(f"is {_shown_number(value)}, not a probability in [0, 1]")
+    return Probability(float(value))
+
+
+def _string(value: object, _: object) -> str:
+    if not isinstance(value, str):
+        raise _WireValueError(f"is {json_kind(value)}, not a string")
+    return value
+
+
+def _integer(value: object, _: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _WireValueError(f"is {json_kind(value)}, not an integer")
+    return value
+
+
+_converter = cattrs.Converter(forbid_extra_keys=False, detailed_validation=True)
+_converter.register_structure_hook(str, _string)
+_converter.register_structure_hook(int, _integer)
+_converter.register_structure_hook(float, _number)
+_converter.register_structure_hook(WireNumber, _number)
+_converter.register_structure_hook(Probability, _probability)
+
+
+def _format(exc: BaseException, type_: type | None) -> str:
+    if isinstance(exc, _WireValueError):
+        return str(exc)
+    if isinstance(exc, KeyError):
+        return "is missing"
+    return cattrs.v.format_exception(exc, type_)
+
+
+def not_an_answer(message: str) -> NotAnAnswerError:
+    """The error for a reply that is not an answer, prefixed so a reader knows what kind it is."""
+    return NotAnAnswerError(f"not an answer: {message}")
+
+
+def structure(raw: object, shape: type[T], where: str) -> T:
+    """``raw`` structured as the wire shape ``shape`` (an attrs class), or NotAnAnswerError whose
+    message names each offending field under ``where``, never its value."""
+    try:
+        return _converter.structure(raw, shape)
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError, AttributeError) as error:
+        problems = cattrs.transform_error(error, path=where, format_exception=_format)
+        shown = "; ".join(f"{place} {what}".strip() for what, place in map(_split, problems))
+        raise not_an_answer(shown) from error
+
+
+def _split(problem: str) -> tuple[str, str]:
+    what, _, place = problem.rpartition(" @ ")
+    return (what, place) if what else (problem, "")
+
+
+def read_usage(raw: object) -> tuple[int | None, int | None]:
+    """(input tokens, output tokens) from a ``usage`` object; unknown (None) where absent, not a
+    non-negative integer, or the whole object is not understood. Zeros are kept as reported."""
+    if not isinstance(raw, Mapping):
+        return None, None
+    return _token_count(raw.get("input_tokens")), _token_count(raw.get("output_tokens"))
+
+
+def _token_count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def reply_object(payload: object) -> Mapping[object, object]:
+    """The reply body as an object, or NotAnAnswerError naming what it is instead."""
+    if not isinstance(payload, Mapping):
+        raise not_an_answer(f"the reply body is {json_kind(payload)}, not a JSON object")
+    return payload
+
+
+def choice_answer(
+    question_id: str,
+    question: Choice,
+    choice: str,
+    probabilities: Sequence[float],
+    confidence: float | None,
+) -> ChoiceAnswer:
+    """The answer to ``question`` from wire values already checked as probabilities, in option
+    order; refuses a choice that is not one of the options. A missing confidence is the
+    reference one (:func:`choice_confidence`)."""
+    options = list(question.options)
+    if choice not in question.options:
+        raise not_an_answer(
+            f"answer {question_id!r} chose a value that is not one of its options "
+            f"({', '.join(map(repr, options))})"
+        )
+    if confidence is None:
+        confidence = choice_confidence(probabilities)
+    return ChoiceAnswer(choice, dict(zip(options, probabilities, strict=True)), confidence)
+
+
+def score_answer(
+    question_id: str,
+    question: Score,
+    score: float,
+    probabilities: Sequence[float],
+    confidence: float | None,
+) -> ScoreAnswer:
+    """The answer to ``question`` from wire values already checked, levels lowest first. A score
+    past either end of the scale by rounding (at most ``SCORE_SLACK``) is clamped; further is
+    refused. A missing confidence is the reference one (:func:`score_confidence`)."""
+    top = len(question.levels) - 1
+    if not -SCORE_SLACK <= score <= top + SCORE_SLACK:
+        raise not_an_answer(
+            f"answer {question_id!r} has score {score!r}, outside its scale [0, {top}]"
+        )
+    if confidence is None:
+        confidence = score_confidence(probabilities)
+    return ScoreAnswer(min(max(score, 0.0), float(top)), question.levels, probabilities, confidence)
+
+
+def wire_text(value: object) -> str | None:
+    """Instructions or a description as text: a string as is, an object or array (which the
+    System One docs allow) as its compact JSON; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Mapping, list)):
+        try:
+            return compact_json(plain_json(value, "the text"))
+        except ValueError:
+            return None
+    return None
+
+
+@attrs.frozen
+class NoulWire:
+    """A System One noul answer's fields: ``{"noul": p}``."""
+
+    noul: Probability
+
+
+@attrs.frozen
+class ChoiceWire:
+    """A choice answer's fields, probabilities already narrowed to the options asked."""
+
+    choice: str
+    probabilities: dict[str, Probability]
+    confidence: Probability | None = None
+
+
+@attrs.frozen
+class ScoreWire:
+    """A score answer's fields, probabilities keyed ``"0".."n-1"`` for the levels asked."""
+
+    score: WireNumber
+    probabilities: dict[str, Probability]
+    confidence: Probability | None = None
+
+
+def shown_type(value: object) -> str:
+    """An answer's ``type`` for a message: quoted when it is a known word, else described (a reply
+    may carry anything there, and nothing a server sends is quoted blindly)."""
+    if isinstance(value, str) and value in {"noul", "choice", "score", "predicate", "refusal"}:
+        return repr(value)
+    if value is None:
+        return "no type"
+    return f"an unrecognised type ({json_kind(value)})"

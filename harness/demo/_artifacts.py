@@ -1,0 +1,113 @@
+"""The demo's artifacts: a folder, its entries, a document read from one, and a statement in it.
+
+What each reads as before a decision model is set by :func:`register_formatters`: the digest is
+all the model sees of an artifact, so a listing entry shows its path, kind and size, a document
+its path and first words, and a statement its own text.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from harness.artifacts import Artifact, TextFormatterRegistry
+
+__all__ = [
+    "Document",
+    "DocumentRef",
+    "Folder",
+    "Statement",
+    "document_ref_text",
+    "document_text",
+    "register_formatters",
+    "shown_path",
+    "statement_text",
+]
+
+SHOWN_PATH_PARTS: Final = 3
+"""A long path reads as ``.../`` and its last this many parts (the file and its folders)."""
+
+SHOWN_PATH_CHARS: Final = 48
+"""Paths up to this many characters read whole."""
+
+FIRST_WORDS: Final = 24
+"""How many words of a document its digest shows after the path."""
+
+
+@attrs.frozen
+class Folder(Artifact, alias="folder"):
+    """A folder of documents on the local disk, by path."""
+
+    path: str
+
+
+@attrs.frozen
+class DocumentRef(Artifact, alias="document_ref"):
+    """One entry of a folder listing: the file's path, what kind of file it is and its size.
+
+    ``kind`` is one of ``text``, ``code``, ``data`` (readable) or ``empty``, ``pdf``,
+    ``image``, ``office``, ``binary`` (refused by ``read_document``).
+    """
+
+    path: str
+    kind: str
+    size: int
+
+
+@attrs.frozen
+class Document(Artifact, alias="document"):
+    """The text of a document read from disk, with the path it was read from."""
+
+    path: str
+    text: str
+
+
+@attrs.frozen
+class Statement(Artifact, alias="statement"):
+    """One sentence or line of a document, with the path of the document it came from."""
+
+    source: str
+    text: str
+
+
+def shown_path(path: str) -> str:
+    """``path`` as a digest shows it: whole when short, else ``.../`` and its last parts.
+
+    >>> shown_path("notes/todo.md")
+    'notes/todo.md'
+    >>> shown_path("/srv/share/very/long/path/to/the/company/drive/minutes/2027/board.md")
+    '.../minutes/2027/board.md'
+    """
+    if len(path) <= SHOWN_PATH_CHARS:
+        return path
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    if len(parts) <= SHOWN_PATH_PARTS:
+        return path
+    return ".../" + "/".join(parts[-SHOWN_PATH_PARTS:])
+
+
+def document_ref_text(ref: DocumentRef) -> str:
+    """``"<path> (<kind>, <size> bytes)"``."""
+    return f"{shown_path(ref.path)} ({ref.kind}, {ref.size} bytes)"
+
+
+def document_text(document: Document) -> str:
+    """The document's path and its first words: ``"<path>: <first words> ..."``."""
+    words = document.text.split()
+    head = " ".join(words[:FIRST_WORDS])
+    more = " ..." if len(words) > FIRST_WORDS else ""
+    return f"{shown_path(document.path)}: {head}{more}"
+
+
+def statement_text(statement: Statement) -> str:
+    """The statement's own text."""
+    return statement.text
+
+
+def register_formatters(registry: TextFormatterRegistry) -> None:
+    """Register what the demo's artifacts read as in digests (a ``Folder`` reads as its path)."""
+    registry.register(Folder, lambda folder: shown_path(folder.path))
+    registry.register(DocumentRef, document_ref_text)
+    registry.register(Document, document_text)
+    registry.register(Statement, statement_text)

@@ -1,0 +1,18 @@
+"""Jobs and the dispatcher: identity, timeouts, retry budgets, admission, events, the record."""
+
+from harness.jobs._dispatcher import Dispatcher as Dispatcher
+from harness.jobs._dispatcher import JobHandle as JobHandle
+from harness.jobs._dispatcher import JobTimeoutError as JobTimeoutError
+from harness.jobs._events import EventKind as EventKind
+from harness.jobs._events import JobEvent as JobEvent
+from harness.jobs._events import JobSnapshot as JobSnapshot
+from harness.jobs._events import Subscription as Subscription
+from harness.jobs._job import DEFAULT_UPSTREAM_RETRIES as DEFAULT_UPSTREAM_RETRIES
+from harness.jobs._job import Job as Job
+from harness.jobs._job import JobContext as JobContext
+from harness.jobs._pacing import Pacing as Pacing
+from harness.jobs._record import JobRecord as JobRecord
+from harness.jobs._record import ModelCall as ModelCall
+from harness.jobs._requirements import DecisionBinding as DecisionBinding
+from harness.jobs._requirements import Requirements as Requirements
+from harness.jobs._requirements import ResolvedBinding as ResolvedBinding

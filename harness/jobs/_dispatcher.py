@@ -1,0 +1,312 @@
+"""The dispatcher: runs jobs with admission, timeouts, paced re-runs and events."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from harness.errors import (
+    ExternalServiceError,
+    LLMReadableError,
+    OverloadSignal,
+    RateLimitSignal,
+    RetrySignal,
+    UpstreamThrottleError,
+)
+from harness.jobs._events import EventKind, JobEvent, JobSnapshot, Subscription
+from harness.jobs._job import Job, JobContext
+from harness.jobs._pacing import Pacing
+from harness.jobs._requirements import ResolvedBinding
+from harness.models import Admission, Catalog, CatalogEntry, Permit, check_ceiling
+
+if TYPE_CHECKING:
+    from harness.llm import DecisionClient
+
+__all__ = ["Dispatcher", "JobHandle", "JobTimeoutError"]
+
+log = logging.getLogger("harness.jobs")
+
+R = TypeVar("R")
+
+
+class JobTimeoutError(LLMReadableError, TimeoutError):
+    """A job ran past its timeout (waiting for admission does not count)."""
+
+    correctable = False
+
+
+class JobHandle(Generic[R]):
+    """A submitted job: await :meth:`result`, or :meth:`cancel` it."""
+
+    def __init__(self, job: Job[R], task: asyncio.Task[R]) -> None:
+        self.job = job
+        self._task = task
+        task.add_done_callback(_retrieve)
+
+    async def result(self) -> R:
+        """The job's result, or its failure raised."""
+        return await asyncio.shield(self._task) if not self._task.done() else self._task.result()
+
+    def cancel(self) -> None:
+        """Cancel the job; its permits come back."""
+        self._task.cancel()
+
+    def done(self) -> bool:
+        """Whether the job is over."""
+        return self._task.done()
+
+    def __await__(self):  # type: ignore[no-untyped-def]  # the generator type of a Task is private
+        return self._task.__await__()
+
+
+def _retrieve(task: asyncio.Task[object]) -> None:
+    # A failure is delivered through result() and the events; never "exception never retrieved".
+    if not task.cancelled():
+        task.exception()
+
+
+ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
+
+
+def _default_client(entry: CatalogEntry) -> DecisionClient:
+    from harness import llm
+
+    if entry.provider == "systemone":
+        return llm.SystemOneClient()
+    if entry.provider == "openai":
+        return llm.OpenAIDecisionsClient()
+    if entry.provider == "embedded":
+        from harness.llm._embedded import EmbeddedDecisionClient
+
+        return EmbeddedDecisionClient()
+    raise ExternalServiceError(
+        f"no decision client for entry {entry.id!r} (provider {entry.provider!r}): pass one to "
+        f"Dispatcher(clients={{{entry.id!r}: client}})"
+    )
+
+
+class Dispatcher:
+    """Runs jobs: resolves and prices their bindings, admits them, runs them under their
+    timeout, re-runs them on retry signals within their budget, and publishes events.
+
+    Use it as an async context manager (or call :meth:`aclose`) so clients are closed.
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        *,
+        clients: Mapping[str, DecisionClient] | None = None,
+        client_factory: ClientFactory | None = None,
+        admission: Admission | None = None,
+        pacing: Pacing | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if catalog is None:
+            from harness.models import load_catalog
+
+            catalog = load_catalog()
+        self.catalog = catalog
+        self.admission = admission if admission is not None else Admission()
+        self.pacing = pacing if pacing is not None else Pacing()
+        self.clock = clock
+        self._clients: dict[str, DecisionClient] = dict(clients or {})
+        self._owned: dict[str, DecisionClient] = {}
+        self._factory = client_factory or _default_client
+        self._subscriptions: list[Subscription] = []
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._closed = False
+
+    async def __aenter__(self) -> Dispatcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- clients -------------------------------------------------------------------------
+
+    def client_for(self, entry: CatalogEntry) -> DecisionClient:
+        """The client installed for ``entry``'s id, else one per provider made on first use."""
+        client = self._clients.get(entry.id)
+        if client is None:
+            client = self._owned.get(entry.provider)
+            if client is None:
+                client = self._factory(entry)
+                self._owned[entry.provider] = client
+        return client
+
+    # -- events --------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        callback: Callable[[JobEvent], None],
+        predicate: Callable[[JobEvent], bool] | None = None,
+    ) -> Subscription:
+        """Call ``callback`` with every event ``predicate`` accepts (all when ``None``)."""
+        subscription = Subscription(callback, predicate)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    def _publish(self, kind: EventKind, job: Job[object], **fields: object) -> None:
+        if not self._subscriptions:
+            return
+        snapshot = JobSnapshot(
+            job_id=job.identity.job_id,
+            parent_id=job.identity.parent_id,
+            workflow_id=job.identity.workflow_id,
+            user_id=job.identity.user_id,
+            job_class=type(job).__qualname__,
+            tool_name=job.tool_name,
+            metadata=job.metadata,
+        )
+        event = JobEvent(kind, snapshot, **fields)  # type: ignore[arg-type]
+        for subscription in tuple(self._subscriptions):
+            try:
+                subscription.deliver(event)
+            except Exception:  # a subscriber's bug never fails a job
+                log.exception("event subscriber failed on %s", kind.value)
+        self._subscriptions = [s for s in self._subscriptions if s.active]
+
+    def publish_progress(self, job: Job[object], message: str) -> None:
+        """Publish a progress event for ``job`` (see :meth:`JobContext.progress`)."""
+        self._publish(EventKind.PROGRESS, job, message=message)
+
+    # -- running -------------------------------------------------------------------------
+
+    def submit(self, job: Job[R]) -> JobHandle[R]:
+        """Schedule ``job`` on the running loop and return its handle."""
+        if self._closed:
+            raise RuntimeError("the dispatcher is closed: create a new Dispatcher")
+        task: asyncio.Task[R] = asyncio.get_running_loop().create_task(self._execute(job))
+        self._tasks.add(task)  # type: ignore[arg-type]
+        task.add_done_callback(self._tasks.discard)  # type: ignore[arg-type]
+        self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
+        return JobHandle(job, task)
+
+    async def run(self, job: Job[R]) -> R:
+        """Submit ``job`` and wait for its result."""
+        return await self.submit(job).result()
+
+    def _resolve(self, job: Job[object]) -> tuple[ResolvedBinding, ...]:
+        resolved = []
+        for binding in job.requirements().bindings:
+            entry = self.catalog.resolve_decision(binding.pinned, asked_by=job.describe())
+            reservation = binding.price(entry)
+            check_ceiling(entry, reservation)
+            resolved.append(ResolvedBinding(binding, entry, reservation))
+        return tuple(resolved)
+
+    async def _admit(self, job: Job[object], resolved: tuple[ResolvedBinding, ...]) -> list[Permit]:
+        permits: list[Permit] = []
+        try:
+            for item in resolved:
+                demand = self.admission.demand(item.entry, item.reservation)
+                if demand.would_wait():
+                    self._publish(
+                        EventKind.ADMISSION_WAIT,
+                        job,
+                        message=f"waiting for {demand.amount} on the {demand.kind} {demand.name!r}",
+                    )
+                permits.append(await demand.acquire())
+        except BaseException:
+            for permit in permits:
+                permit.release()
+            raise
+        return permits
+
+    async def _attempt(self, job: Job[R], attempt: int, used: float, began: list[float]) -> R:
+        any_job: Job[object] = job  # type: ignore[assignment]
+        resolved = self._resolve(any_job)
+        permits = await self._admit(any_job, resolved)
+        began.append(self.clock())  # the job's clock starts once admitted
+        try:
+            if attempt == 0:
+                self._publish(EventKind.STARTED, any_job)
+            left = None if job.timeout is None else max(0.0, job.timeout - used)
+            deadline = None if left is None else self.clock() + left
+            context = JobContext(any_job, self, resolved, attempt, deadline)
+            try:
+                async with asyncio.timeout(left) as scope:
+                    return await job.run(context)
+            except TimeoutError as error:
+                if scope.expired():
+                    raise JobTimeoutError(
+                        f"{job.describe()} did not finish within its timeout of {job.timeout:g} s"
+                    ) from error
+                raise
+        finally:
+            for permit in permits:
+                permit.release()
+
+    async def _execute(self, job: Job[R]) -> R:
+        any_job: Job[object] = job  # type: ignore[assignment]
+        attempt = 0
+        used = 0.0  # seconds of the job's timeout spent (running and pacing, not admission)
+        try:
+            while True:
+                began: list[float] = []
+                try:
+                    result = await self._attempt(job, attempt, used, began)
+                except RetrySignal as signal:
+                    used += self.clock() - began[-1] if began else 0.0
+                    wait = self._pause_for(job, signal, attempt, used)
+                    self._publish(
+                        EventKind.RETRY,
+                        any_job,
+                        message=signal.message,
+                        attempt=attempt + 1,
+                        delay=wait,
+                    )
+                    log.info("re-running %s in %.3f s: %s", job.describe(), wait, signal.message)
+                    await self.pacing.sleep(wait)
+                    used += wait
+                    attempt += 1
+                    continue
+                self._publish(EventKind.COMPLETED, any_job)
+                return result
+        except JobTimeoutError as error:
+            self._publish(EventKind.TIMED_OUT, any_job, message=error.message, error=error)
+            raise
+        except asyncio.CancelledError:
+            self._publish(EventKind.CANCELLED, any_job)
+            raise
+        except Exception as error:
+            self._publish(EventKind.FAILED, any_job, message=str(error), error=error)
+            raise
+
+    def _pause_for(self, job: Job[R], signal: RetrySignal, attempt: int, used: float) -> float:
+        budget = job.upstream_retries
+        if attempt >= budget:
+            kind = (
+                UpstreamThrottleError
+                if isinstance(signal, RateLimitSignal | OverloadSignal)
+                else ExternalServiceError
+            )
+            raise kind(
+                f"{signal.message}; gave up after the retry budget ({budget}) was spent",
+                status=signal.status,
+            ) from signal
+        wait = self.pacing.delay(attempt, signal.retry_after)
+        if job.timeout is not None and used + wait > job.timeout:
+            raise ExternalServiceError(
+                f"{signal.message}; a re-run was asked for after {wait:g} s, which would outlast "
+                f"the {max(0.0, job.timeout - used):g} s left of the job's timeout",
+                status=signal.status,
+            ) from signal
+        return wait
+
+    async def aclose(self) -> None:
+        """Cancel what still runs and close the clients this dispatcher made."""
+        self._closed = True
+        tasks = [t for t in self._tasks if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        owned = list(self._owned.values())
+        self._owned.clear()
+        for client in owned:
+            await client.aclose()

@@ -1,0 +1,67 @@
+"""What a job needs before it runs: its model bindings, priced and admitted by the dispatcher."""
+
+from __future__ import annotations
+
+import attrs
+
+from harness.decision import DecisionRequest, openai, systemone
+from harness.models import CatalogEntry, Reservation, price
+
+__all__ = ["DecisionBinding", "Requirements", "ResolvedBinding"]
+
+
+@attrs.frozen
+class DecisionBinding:
+    """A decision seat: resolved to ``pinned`` when given, else to the catalog's decision pin.
+
+    The reservation is the request's wire body as the resolved entry would receive it, counted
+    under the entry's tokenizer, with no output; ``flat_tokens`` prices a known count as given.
+    """
+
+    pinned: str | None = None
+    request: DecisionRequest | None = None
+    flat_tokens: int | None = None
+    seat: str = "decision"
+
+    def __attrs_post_init__(self) -> None:
+        if self.request is None and self.flat_tokens is None:
+            raise ValueError("a decision binding prices a request or a flat token count: give one")
+        if self.flat_tokens is not None and self.flat_tokens < 0:
+            raise ValueError(f"flat_tokens must be >= 0, got {self.flat_tokens}")
+
+    def wire_body(self, entry: CatalogEntry) -> bytes | None:
+        """The body ``entry`` would receive, or ``None`` for a flat binding."""
+        if self.request is None:
+            return None
+        if entry.provider == "openai":
+            return openai.encode_body(self.request, entry.wire_model_id)
+        return systemone.encode_body(self.request, entry.wire_model_id)
+
+    def price(self, entry: CatalogEntry) -> Reservation:
+        """The reservation this binding demands of ``entry``."""
+        if self.flat_tokens is not None:
+            return Reservation(self.flat_tokens)
+        body = self.wire_body(entry)
+        assert body is not None  # noqa: S101 - guaranteed by __attrs_post_init__
+        return price(entry, body)
+
+
+@attrs.frozen
+class Requirements:
+    """A job's model bindings, read-only; most jobs need none."""
+
+    bindings: tuple[DecisionBinding, ...] = ()
+
+    @classmethod
+    def none(cls) -> Requirements:
+        """A job that calls no model."""
+        return cls(())
+
+
+@attrs.frozen
+class ResolvedBinding:
+    """A binding as the dispatcher resolved it: the entry and the priced reservation."""
+
+    binding: DecisionBinding
+    entry: CatalogEntry
+    reservation: Reservation

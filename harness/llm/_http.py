@@ -1,0 +1,351 @@
+"""What an HTTP decision server's reply means for the dispatcher.
+
+The decision clients make one round trip and classify its outcome (ARCHITECTURE.md section 4,
+SYSTEM-ONE.md "Errors" and "Headers"):
+
+* 408, 500, 502, 504 and no answer at all -> :class:`TransientSignal`;
+* 429 -> :class:`RateLimitSignal`; 503, 529 -> :class:`OverloadSignal`; every signal carries the
+  server's hint (``retry-after-ms`` wins over ``Retry-After``, seconds or an HTTP date);
+* 401 -> :class:`UnauthorizedError`, 403 -> :class:`PermissionDeniedError`, any other status ->
+  :class:`ExternalServiceError` naming the status and the server's message;
+* an unknown host -> :class:`ExternalServiceError` at once (no re-run finds it).
+
+Messages name the service and the URL (without credentials or query) and never the key: a server
+that echoes the key back has it replaced by ``***``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+import aiohttp
+import attrs
+from yarl import URL
+
+from harness.errors import (
+    ExternalServiceError,
+    OverloadSignal,
+    PermissionDeniedError,
+    RateLimitSignal,
+    RetrySignal,
+    TransientSignal,
+    UnauthorizedError,
+)
+
+__all__ = [
+    "Endpoint",
+    "HttpReply",
+    "HttpTransport",
+    "connection_failure",
+    "error_message",
+    "retry_after",
+    "status_failure",
+]
+
+MESSAGE_CHARS = 200
+"""How much of a raw error body a message quotes."""
+
+
+@attrs.frozen
+class Endpoint:
+    """One URL of a decision server as the messages name it; the key is never shown."""
+
+    service: str
+    """What answers there, for messages: ``"System One server"``."""
+    url: str
+    api_key_env: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+
+    @property
+    def shown_url(self) -> str:
+        """The URL without user info, query or fragment (where a gateway might carry a key)."""
+        try:
+            parsed = URL(self.url)
+            return str(parsed.with_user(None).with_query(None).with_fragment(None))
+        except (ValueError, TypeError):
+            return "<unparsable URL>"
+
+    def headers(self) -> dict[str, str]:
+        """The request headers: JSON, and a bearer token only when there is a key."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key, should a server echo it, replaced by ``***``."""
+        if self.api_key:
+            return text.replace(self.api_key, "***")
+        return text
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is not None:
+        return value
+    lowered = name.lower()
+    for key, candidate in headers.items():
+        if key.lower() == lowered:
+            return candidate
+    return None
+
+
+def retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The server's pause hint in seconds, never negative; ``None`` when it gave none.
+
+    ``retry-after-ms`` (milliseconds) wins over ``Retry-After``, which is either seconds or an
+    HTTP date taken relative to ``now`` (the current time by default). Unreadable values are
+    ignored.
+    """
+    millis = _header(headers, "retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis.strip())
+        except ValueError:
+            value = float("nan")
+        if value == value and value not in (float("inf"), float("-inf")):
+            return max(0.0, value / 1000.0)
+    raw = _header(headers, "retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        pass
+    else:
+        if seconds == seconds and seconds not in (float("inf"), float("-inf")):
+            return max(0.0, seconds)
+        return None
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    reference = now if now is not None else datetime.now(UTC)
+    if reference.tzinfo is None:
+        reference = reference.replace(tzinfo=UTC)
+    return max(0.0, (when - reference).total_seconds())
+
+
+def _truncate(text: str, limit: int = MESSAGE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _detail_entry(entry: object) -> str:
+    if isinstance(entry, Mapping):
+        loc = entry.get("loc")
+        msg = entry.get("msg", entry.get("message"))
+        where = ".".join(str(part) for part in loc) if isinstance(loc, list | tuple) else loc
+        if where is not None and msg is not None:
+            return f"{where}: {msg}"
+        if msg is not None:
+            return str(msg)
+    return str(entry)
+
+
+def _message_from(payload: object) -> str | None:
+    if not isinstance(payload, Mapping):
+        return None
+    error = payload.get("error")
+    if isinstance(error, str) and error:
+        return error
+    if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    message = payload.get("message")
+    if isinstance(message, str) and message:
+        return message
+    detail = payload.get("detail")
+    if isinstance(detail, str) and detail:
+        return detail
+    if isinstance(detail, Mapping) and isinstance(detail.get("message"), str):
+        return str(detail["message"])
+    if isinstance(detail, list) and detail:
+        return "; ".join(_detail_entry(entry) for entry in detail)
+    return None
+
+
+def error_message(body: bytes) -> str:
+    """The server's message from an error body, in SYSTEM-ONE.md's order of the four shapes.
+
+    ``error`` (a string or ``error.message``), then ``message``, then ``detail`` (a string,
+    ``detail.message`` or a ``detail[]`` list rendered ``loc: msg; ...``); otherwise the raw body,
+    truncated to about 200 characters.
+    """
+    text = body.decode("utf-8", errors="replace")
+    try:
+        payload: object = json.loads(text)
+    except ValueError:
+        payload = None
+    found = _message_from(payload)
+    if found is not None:
+        return _truncate(found)
+    return _truncate(text) if text.strip() else "(empty body)"
+
+
+def status_failure(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    endpoint: Endpoint,
+    *,
+    now: datetime | None = None,
+) -> RetrySignal | ExternalServiceError:
+    """The exception a non-2xx reply becomes; see the module docstring for the table."""
+    message = endpoint.redact(error_message(body))
+    where = f"{endpoint.service} at {endpoint.shown_url}"
+    if status in (408, 429) or status >= 500:
+        said = f"{endpoint.service} answered HTTP {status}: {message} ({endpoint.shown_url})"
+        hint = retry_after(headers, now)
+        if status == 429:
+            return RateLimitSignal(said, retry_after=hint, status=status)
+        if status in (503, 529):
+            return OverloadSignal(said, retry_after=hint, status=status)
+        return TransientSignal(said, retry_after=hint, status=status)
+    if not endpoint.api_key_env:
+        key_hint = "the catalog entry names no api_key_env, so no key was sent"
+    elif not endpoint.api_key:
+        key_hint = f"the environment variable {endpoint.api_key_env} is not set, so no key was sent"
+    else:
+        key_hint = f"check that the environment variable {endpoint.api_key_env} holds a valid key"
+    if status == 401:
+        return UnauthorizedError(
+            f"{where} refused the credentials (HTTP 401): {message}; {key_hint}", status=401
+        )
+    if status == 403:
+        sent = "a key was sent" if endpoint.api_key else "no key was sent"
+        return PermissionDeniedError(
+            f"{where} refused the request (HTTP 403, {sent}): {message}; {key_hint}, "
+            "and that the key may use this model",
+            status=403,
+        )
+    fix = {
+        404: "check the entry's base_url, path and wire_model_id",
+        413: "the request is too large for this server; send a smaller state",
+    }.get(status, "the server refused this request; no re-run will change that")
+    return ExternalServiceError(f"{where} answered HTTP {status}: {message}; {fix}", status=status)
+
+
+def _is_unknown_host(error: BaseException) -> bool:
+    if isinstance(error, aiohttp.ClientConnectorDNSError | socket.gaierror):
+        return True
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return isinstance(error.os_error, socket.gaierror)
+    return False
+
+
+def connection_failure(
+    error: BaseException, endpoint: Endpoint, *, timeout: float | None = None
+) -> RetrySignal | ExternalServiceError:
+    """The exception a round trip without a reply becomes.
+
+    A client-side timeout and a connection that failed (refused, reset, disconnected, a broken
+    payload) are transient; an unknown host is not (no re-run resolves it).
+    """
+    if _is_unknown_host(error):
+        host = URL(endpoint.url).host if endpoint.url else None
+        return ExternalServiceError(
+            f"{endpoint.service} host {host!r} is unknown (the name does not resolve); check the "
+            "catalog entry's base_url",
+        )
+    if isinstance(error, TimeoutError):
+        within = f"{timeout:g} s" if timeout is not None else "the connection's time limit"
+        return TransientSignal(
+            f"{endpoint.service} at {endpoint.shown_url} did not answer within {within}"
+        )
+    reason = endpoint.redact(_truncate(str(error) or type(error).__name__, 120))
+    return TransientSignal(
+        f"{endpoint.service} at {endpoint.shown_url} could not be reached: {reason}"
+    )
+
+
+@attrs.frozen
+class HttpReply:
+    """A 2xx reply, read in full: headers with lower-case names, the body, the round trip time."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    latency: float
+    """Seconds from sending the request to reading the last byte of the reply."""
+
+    @property
+    def request_id(self) -> str | None:
+        """The server's ``x-typesafe-request-id``, when it sent one."""
+        return self.headers.get("x-typesafe-request-id") or None
+
+
+class HttpTransport:
+    """One pooled :class:`aiohttp.ClientSession`, created lazily inside the running loop.
+
+    ``request`` makes one round trip and raises the classified failure (see the module
+    docstring) for anything but a 2xx reply. The pool has no connection limit by default:
+    admission (gates and buckets) bounds the calls, and a hidden queue here would spend the job's
+    timeout waiting in line.
+    """
+
+    def __init__(self, *, max_connections: int = 0) -> None:
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _current_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is not None and not self._session.closed and self._loop is loop:
+            return self._session
+        if self._session is not None and not self._session.closed:
+            self._session.detach()  # bound to a loop that is gone; its sockets go with it
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self._max_connections),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
+        )
+        self._loop = loop
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        endpoint: Endpoint,
+        body: bytes | None = None,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 -- the job's deadline, applied as aiohttp's total
+    ) -> HttpReply:
+        """Send ``body`` to ``endpoint`` and read the 2xx reply, or raise its classified failure.
+
+        ``timeout`` (seconds) bounds the whole round trip; passing it is the caller's deadline.
+        """
+        session = self._current_session()
+        limit = aiohttp.ClientTimeout(total=max(timeout, 0.001)) if timeout is not None else None
+        started = time.perf_counter()
+        try:
+            async with session.request(
+                method, endpoint.url, data=body, headers=endpoint.headers(), timeout=limit
+            ) as reply:
+                payload = await reply.read()
+                status = reply.status
+                headers = {name.lower(): value for name, value in reply.headers.items()}
+        except aiohttp.InvalidURL as error:
+            raise ExternalServiceError(
+                f"{endpoint.service} URL {endpoint.shown_url!r} is not a valid URL; check the "
+                "catalog entry's base_url and path"
+            ) from error
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            raise connection_failure(error, endpoint, timeout=timeout) from error
+        latency = time.perf_counter() - started
+        if not 200 <= status < 300:
+            raise status_failure(status, headers, payload, endpoint)
+        return HttpReply(status=status, headers=headers, body=payload, latency=latency)
+
+    async def aclose(self) -> None:
+        """Close the pooled connections; idempotent."""
+        session, self._session, self._loop = self._session, None, None
+        if session is not None and not session.closed:
+            await session.close()

@@ -1,0 +1,29 @@
+"""Models: the catalog of entries and pins, offline tokenizers, pricing and admission.
+
+Users import from here; the private modules behind it may move.
+"""
+
+from ._admission import Admission as Admission
+from ._admission import Demand as Demand
+from ._admission import Permit as Permit
+from ._bucket import TokenBucket as TokenBucket
+from ._catalog import CATALOG_ENV as CATALOG_ENV
+from ._catalog import DECISION as DECISION
+from ._catalog import Catalog as Catalog
+from ._catalog import default_catalog as default_catalog
+from ._catalog import load_catalog as load_catalog
+from ._entry import DEFAULT_PATHS as DEFAULT_PATHS
+from ._entry import PROVIDERS as PROVIDERS
+from ._entry import CatalogEntry as CatalogEntry
+from ._entry import CatalogError as CatalogError
+from ._gate import AdmissionError as AdmissionError
+from ._gate import Gate as Gate
+from ._pricing import ContextCeilingError as ContextCeilingError
+from ._pricing import Reservation as Reservation
+from ._pricing import check_ceiling as check_ceiling
+from ._pricing import price as price
+from ._tokenizers import KNOWN_ENCODINGS as KNOWN_ENCODINGS
+from ._tokenizers import Tokenizer as Tokenizer
+from ._tokenizers import TokenizerError as TokenizerError
+from ._tokenizers import load_tokenizer as load_tokenizer
+from ._tokenizers import tokenizer as tokenizer

@@ -1,0 +1,135 @@
+"""One catalog entry: a model the harness can ask, where it lives and what bounds it."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+import attrs
+
+__all__ = ["DEFAULT_PATHS", "PROVIDERS", "CatalogEntry", "CatalogError"]
+
+PROVIDERS: frozenset[str] = frozenset({"systemone", "openai", "embedded", "fake"})
+"""The providers a catalog entry may name."""
+
+DEFAULT_PATHS: dict[str, str] = {
+    "systemone": "/v1/systemone",
+    "openai": "/v1/decisions",
+    "embedded": "/v1/systemone",
+    "fake": "/v1/systemone",
+}
+"""The request path of each provider when an entry states none."""
+
+_REMOTE_PROVIDERS = frozenset({"systemone", "openai"})
+
+
+class CatalogError(ValueError):
+    """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
+
+
+def _default_path(entry: CatalogEntry) -> str:
+    return DEFAULT_PATHS.get(entry.provider, "/v1/systemone")
+
+
+@attrs.frozen(kw_only=True)
+class CatalogEntry:
+    """A model the harness can ask, with its limits.
+
+    Exactly one of ``tpm`` (a quota window: tokens per minute, optionally ``rpm`` requests per
+    minute) or ``max_concurrent`` (a concurrency bound) is set. ``kind`` says which seat the entry
+    can fill (``"decision"`` for decision models). The API key is read from the environment
+    variable ``api_key_env`` when asked, never stored.
+    """
+
+    id: str
+    provider: str
+    kind: str = "decision"
+    wire_model_id: str
+    base_url: str | None = None
+    path: str = attrs.field(default=attrs.Factory(_default_path, takes_self=True))
+    api_key_env: str | None = None
+    tokenizer: str = "cl100k_base"
+    max_context_tokens: int
+    tpm: int | None = None
+    rpm: int | None = None
+    max_concurrent: int | None = None
+    input_price_per_million: float | None = None
+    max_options: int | None = None
+    max_levels: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        broken = self._broken_rules()
+        if broken:
+            raise CatalogError(f"catalog entry {self.id!r}: " + "; ".join(broken))
+
+    def _broken_rules(self) -> list[str]:
+        rules: list[str] = []
+        if not self.id.strip():
+            rules.append("id must not be blank")
+        if self.provider not in PROVIDERS:
+            known = ", ".join(sorted(PROVIDERS))
+            rules.append(f"unknown provider {self.provider!r}; known providers: {known}")
+        if not self.kind.strip():
+            rules.append('kind must not be blank (use "decision" for a decision model)')
+        if not self.wire_model_id.strip():
+            rules.append("wire_model_id must not be blank")
+        if self.provider in _REMOTE_PROVIDERS and self.base_url is None:
+            rules.append(f"provider {self.provider!r} needs a base_url (e.g. https://host)")
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            rules.append("base_url must start with http:// or https://")
+        if not self.path.startswith("/"):
+            rules.append(f"path must start with '/' (e.g. {_default_path(self)!r})")
+        if self.api_key_env is not None and not self.api_key_env.strip():
+            rules.append("api_key_env must not be blank (leave it out for no key)")
+        if self.max_context_tokens <= 0:
+            rules.append("max_context_tokens must be > 0")
+        if self.tpm is not None and self.max_concurrent is not None:
+            rules.append(
+                "both tpm and max_concurrent are set: an entry is bounded either by a quota "
+                "window (tpm, optional rpm) or by max_concurrent, not both"
+            )
+        if self.tpm is None and self.max_concurrent is None:
+            rules.append(
+                "neither tpm nor max_concurrent is set: give a quota window (tpm = tokens per "
+                "minute, optional rpm) or a concurrency bound (max_concurrent)"
+            )
+        if self.rpm is not None and self.tpm is None:
+            rules.append("rpm is set without tpm: requests per minute only bound a quota window")
+        for name in ("tpm", "rpm", "max_concurrent", "max_options"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                rules.append(f"{name} must be > 0")
+        if self.max_levels is not None and self.max_levels < 2:
+            rules.append("max_levels must be >= 2 (a score has at least two levels)")
+        price = self.input_price_per_million
+        if price is not None and not price >= 0:
+            rules.append("input_price_per_million must be >= 0")
+        return rules
+
+    @property
+    def bound(self) -> Literal["window", "concurrency"]:
+        """``"window"`` for a tpm-bounded entry, ``"concurrency"`` for a max_concurrent one."""
+        return "window" if self.tpm is not None else "concurrency"
+
+    @property
+    def api_key(self) -> str | None:
+        """The key in ``api_key_env`` now, or None when the entry has none or it is unset."""
+        if self.api_key_env is None:
+            return None
+        return os.environ.get(self.api_key_env) or None
+
+    @property
+    def url(self) -> str:
+        """``base_url`` + ``path``; refused for an entry that is not reached over HTTP."""
+        if self.base_url is None:
+            raise CatalogError(
+                f"catalog entry {self.id!r} (provider {self.provider!r}) has no base_url: "
+                "it is not reached over HTTP"
+            )
+        return self.base_url.rstrip("/") + self.path
+
+    def cost(self, input_tokens: int) -> float | None:
+        """The price of ``input_tokens`` billed input tokens, or None when the entry has none."""
+        if self.input_price_per_million is None:
+            return None
+        return input_tokens * self.input_price_per_million / 1_000_000

@@ -1,0 +1,449 @@
+"""A real System One server on loopback for tests: answers, pacing, capacity and faults.
+
+:class:`FakeSystemOneServer` is an aiohttp web server bound to ``127.0.0.1`` only. It serves
+``POST /v1/systemone`` (System One), ``POST /v1/decisions`` (OpenAI Decisions) and
+``GET /v1/models``, answers with an installable policy, and reports usage as one input token per
+four bytes of request body, rounded up (output tokens 0). It can pace requests
+(``service_time``), bound them (``max_in_flight`` plus a bounded queue, then 429 with
+``Retry-After``) and inject faults (:class:`harness.testing.Fault`), by script (``fail_next``) or
+by request number (``faults``). Counters are cumulative across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import math
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal, Self
+
+import attrs
+from aiohttp import web
+
+from harness.decision import DecisionRequest, RequestValidationError
+from harness.decision import openai as openai_codec
+from harness.decision import systemone as systemone_codec
+from harness.llm._fake import Policy, default_answers
+from harness.models import CatalogEntry
+
+if TYPE_CHECKING:
+    from harness.decision import Answer
+
+__all__ = ["ErrorShape", "FakeSystemOneServer", "Fault", "error_body"]
+
+_REQUEST_ID = "x-typesafe-request-id"
+
+ErrorShape = Literal["error", "error_object", "message", "detail", "detail_object", "detail_list"]
+"""The error body shapes in circulation (SYSTEM-ONE.md "Errors")."""
+
+
+def error_body(shape: ErrorShape, message: str) -> bytes:
+    """An error body of ``shape`` carrying ``message``.
+
+    ``error``: ``{"error": msg}``; ``error_object``: ``{"error": {"message": msg}}``;
+    ``message``: ``{"message": msg}``; ``detail``: ``{"detail": msg}``; ``detail_object``:
+    ``{"detail": {"message": msg}}``; ``detail_list``: ``{"detail": [{"loc": ["body",
+    "questions"], "msg": msg}]}``.
+    """
+    payloads: dict[str, object] = {
+        "error": {"error": message},
+        "error_object": {"error": {"message": message, "type": "invalid_request_error"}},
+        "message": {"message": message},
+        "detail": {"detail": message},
+        "detail_object": {"detail": {"message": message}},
+        "detail_list": {"detail": [{"loc": ["body", "questions"], "msg": message}]},
+    }
+    return json.dumps(payloads[shape]).encode()
+
+
+@attrs.frozen
+class Fault:
+    """What the fake server does instead of answering one request. Build with the factories.
+
+    ``kind`` is ``"reply"`` (a canned status, headers and body), ``"reset"`` (close the
+    connection without a reply) or ``"hang"`` (never answer; the connection drops when the server
+    stops). ``retry_after_date`` renders a ``Retry-After`` HTTP date that many seconds after the
+    moment the reply is sent.
+    """
+
+    kind: Literal["reply", "reset", "hang"]
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    retry_after_date: float | None = None
+
+    def rendered_headers(self) -> dict[str, str]:
+        """The reply headers, the HTTP date (if any) computed now."""
+        headers = dict(self.headers)
+        if self.retry_after_date is not None:
+            when = datetime.now(UTC) + timedelta(seconds=self.retry_after_date)
+            headers["Retry-After"] = format_datetime(when, usegmt=True)
+        return headers
+
+    @classmethod
+    def http(
+        cls,
+        status: int,
+        message: str = "injected failure",
+        *,
+        shape: ErrorShape = "error_object",
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
+        """A reply with ``status`` and an error body of ``shape`` carrying ``message``."""
+        return cls("reply", status, error_body(shape, message), headers=dict(headers or {}))
+
+    @classmethod
+    def rate_limited(
+        cls,
+        retry_after: float | None = 1,
+        *,
+        as_date: bool = False,
+        retry_after_ms: float | None = None,
+        message: str = "rate limit reached",
+    ) -> Fault:
+        """429 with ``Retry-After`` in seconds (or as an HTTP date) and/or ``retry-after-ms``."""
+        headers: dict[str, str] = {}
+        if retry_after is not None and not as_date:
+            headers["Retry-After"] = f"{retry_after:g}"
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = f"{retry_after_ms:g}"
+        body = error_body("error_object", message)
+        date = retry_after if as_date else None
+        return cls("reply", 429, body, headers=headers, retry_after_date=date)
+
+    @classmethod
+    def unavailable(cls, message: str = "loading") -> Fault:
+        """503, the model loading."""
+        return cls.http(503, message)
+
+    @classmethod
+    def overloaded(cls, message: str = "overloaded") -> Fault:
+        """529, the server overloaded."""
+        return cls.http(529, message)
+
+    @classmethod
+    def server_error(cls, message: str = "internal error") -> Fault:
+        """500."""
+        return cls.http(500, message)
+
+    @classmethod
+    def request_timeout(cls, message: str = "request timeout") -> Fault:
+        """408."""
+        return cls.http(408, message)
+
+    @classmethod
+    def unauthorized(cls, message: str = "invalid API key") -> Fault:
+        """401."""
+        return cls.http(401, message)
+
+    @classmethod
+    def forbidden(cls, message: str = "this key may not use this model") -> Fault:
+        """403."""
+        return cls.http(403, message)
+
+    @classmethod
+    def bad_request(cls, message: str, *, shape: ErrorShape, status: int = 400) -> Fault:
+        """400 (or 422, 404, ...) with an error body of ``shape``."""
+        return cls.http(status, message, shape=shape)
+
+    @classmethod
+    def connection_reset(cls) -> Fault:
+        """Close the connection without a reply."""
+        return cls("reset")
+
+    @classmethod
+    def hang(cls) -> Fault:
+        """Never answer; the connection drops when the server stops."""
+        return cls("hang")
+
+    @classmethod
+    def not_an_answer(cls, payload: object = None) -> Fault:
+        """200 with JSON that is not an answer (default ``{"ok": true}``)."""
+        body = json.dumps({"ok": True} if payload is None else payload).encode()
+        return cls("reply", 200, body)
+
+    @classmethod
+    def not_json(cls, text: str = "<html><body>gateway says hello</body></html>") -> Fault:
+        """200 with a body that is not JSON."""
+        return cls("reply", 200, text.encode(), content_type="text/html")
+
+
+@attrs.frozen
+class _Codec:
+    decode_request: Callable[[object], tuple[DecisionRequest, str]]
+    encode_reply: Callable[..., Mapping[str, object]]  # keyword-only model/input/output tokens
+
+
+class FakeSystemOneServer:
+    """A System One (and OpenAI Decisions) server on ``127.0.0.1`` for tests.
+
+    Use it as ``async with FakeSystemOneServer() as server:`` or call :meth:`start` /
+    :meth:`stop`; :meth:`restart` comes back on the same port. ``policy`` answers each decoded
+    request (default :func:`harness.testing.default_answers`: the first option of every choice at
+    0.9, every noul 0.5, every score its middle level); it may be async and may be swapped at any
+    time. ``model`` is the served model id (default: echo the request's). With ``api_key`` set,
+    a request without a bearer token gets 403 and a wrong one 401, as live servers do.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        policy: Policy = default_answers,
+        model: str | None = None,
+        service_time: float = 0.0,
+        max_in_flight: int | None = None,
+        queue_limit: int = 0,
+        busy_retry_after: int = 1,
+        api_key: str | None = None,
+        systemone_path: str = "/v1/systemone",
+        decisions_path: str = "/v1/decisions",
+        models: Sequence[str] | None = ("fake-decider",),
+    ) -> None:
+        if max_in_flight is not None and max_in_flight < 1:
+            raise ValueError("max_in_flight must be >= 1 (or None for no bound)")
+        if queue_limit < 0:
+            raise ValueError("queue_limit must be >= 0")
+        self.policy = policy
+        self.model = model
+        self.service_time = service_time
+        self.max_in_flight = max_in_flight
+        self.queue_limit = queue_limit
+        self.busy_retry_after = busy_retry_after
+        self.api_key = api_key
+        self.systemone_path = systemone_path
+        self.decisions_path = decisions_path
+        self.models = models
+        """The names ``GET /v1/models`` lists; ``None`` answers 404 (no listing)."""
+        self.faults: Callable[[int], Fault | None] | None = None
+        """A fault by request number (1-based, across restarts), after ``fail_next``'s queue."""
+        self.requests = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.answered = 0
+        self.bodies: list[bytes] = []
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self._port = port
+        self._queued_faults: deque[Fault] = deque()
+        self._waiting = 0
+        self._slots: asyncio.Semaphore | None = None
+        self._stopping: asyncio.Event | None = None
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The bound port (known once started; kept for :meth:`restart`)."""
+        if self._port == 0:
+            raise RuntimeError("the fake server has no port yet: start it first")
+        return self._port
+
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:<port>``: an entry's ``base_url``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The System One endpoint."""
+        return self.root + self.systemone_path
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is listening."""
+        return self._runner is not None
+
+    async def start(self) -> None:
+        """Listen on ``127.0.0.1`` (the given port, the previous one, or an ephemeral one)."""
+        if self._runner is not None:
+            raise RuntimeError(f"the fake server is already running on port {self._port}")
+        app = web.Application()
+        app.router.add_post(self.systemone_path, self._serve_systemone)
+        app.router.add_post(self.decisions_path, self._serve_decisions)
+        app.router.add_get("/v1/models", self._serve_models)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", self._port)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._port = int(runner.addresses[0][1])
+        self._stopping = asyncio.Event()
+        self._slots = asyncio.Semaphore(self.max_in_flight) if self.max_in_flight else None
+        self._runner = runner
+
+    async def stop(self) -> None:
+        """Stop listening; requests left hanging lose their connection. Idempotent."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        if self._stopping is not None:
+            self._stopping.set()
+        await runner.cleanup()
+
+    async def restart(self) -> None:
+        """Stop, then listen again on the same port."""
+        await self.stop()
+        await self.start()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def fail_next(self, fault: Fault, times: int = 1) -> None:
+        """Answer the next ``times`` decision requests with ``fault`` (after earlier ones)."""
+        self._queued_faults.extend([fault] * times)
+
+    def entry(self, **overrides: object) -> CatalogEntry:
+        """A catalog entry pointing at this server (``max_concurrent = 8`` unless overridden)."""
+        fields: dict[str, object] = {
+            "id": "fake-systemone",
+            "provider": "systemone",
+            "wire_model_id": "fake-decider",
+            "base_url": self.root,
+            "max_context_tokens": 65_536,
+        }
+        fields.update(overrides)
+        if "tpm" not in fields and "max_concurrent" not in fields:
+            fields["max_concurrent"] = 8
+        return CatalogEntry(**fields)  # type: ignore[arg-type]  # overrides are the caller's
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    async def _serve_systemone(self, request: web.Request) -> web.StreamResponse:
+        codec = _Codec(systemone_codec.decode_request, systemone_codec.encode_reply)
+        return await self._serve(request, codec)
+
+    async def _serve_decisions(self, request: web.Request) -> web.StreamResponse:
+        codec = _Codec(openai_codec.decode_request, openai_codec.encode_reply)
+        return await self._serve(request, codec)
+
+    async def _serve_models(self, request: web.Request) -> web.StreamResponse:
+        if self.models is None:
+            return _json(404, {"error": {"message": "no model listing here"}}, None)
+        listing = [
+            {"name": name, "description": "fake", "release_date": None} for name in self.models
+        ]
+        return _json(200, {"models": listing}, None)
+
+    def _next_fault(self, number: int) -> Fault | None:
+        if self._queued_faults:
+            return self._queued_faults.popleft()
+        return self.faults(number) if self.faults is not None else None
+
+    async def _serve(self, request: web.Request, codec: _Codec) -> web.StreamResponse:
+        body = await request.read()
+        self.requests += 1
+        number = self.requests
+        request_id = f"fake-{number}"
+        self.bodies.append(body)
+        self.headers.append(dict(request.headers))
+        self.paths.append(request.path)
+        refused = self._refuse_credentials(request.headers.get("Authorization"))
+        if refused is not None:
+            return _json(refused[0], {"error": {"message": refused[1]}}, request_id)
+        slots = self._slots
+        if slots is not None and slots.locked() and self._waiting >= self.queue_limit:
+            return web.Response(
+                status=429,
+                body=error_body("error_object", "server busy: too many requests in flight"),
+                content_type="application/json",
+                headers={"Retry-After": str(self.busy_retry_after), _REQUEST_ID: request_id},
+            )
+        fault = self._next_fault(number)
+        if slots is not None:
+            self._waiting += 1
+            try:
+                await slots.acquire()
+            finally:
+                self._waiting -= 1
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if fault is not None:
+                return await self._serve_fault(request, fault, request_id)
+            if self.service_time > 0:
+                await asyncio.sleep(self.service_time)
+            return await self._answer(body, codec, request_id)
+        finally:
+            self.in_flight -= 1
+            if slots is not None:
+                slots.release()
+
+    def _refuse_credentials(self, authorization: str | None) -> tuple[int, str] | None:
+        if self.api_key is None:
+            return None
+        if authorization is None:
+            return 403, "no API key: send Authorization: Bearer <key>"
+        if authorization != f"Bearer {self.api_key}":
+            return 401, "invalid API key"
+        return None
+
+    async def _serve_fault(
+        self, request: web.Request, fault: Fault, request_id: str
+    ) -> web.StreamResponse:
+        if fault.kind == "hang":
+            assert self._stopping is not None
+            await self._stopping.wait()
+        if fault.kind in ("hang", "reset"):
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response(status=500)  # never written: the connection is gone
+        return web.Response(
+            status=fault.status,
+            body=fault.body,
+            content_type=fault.content_type,
+            headers={**fault.rendered_headers(), _REQUEST_ID: request_id},
+        )
+
+    async def _answer(self, body: bytes, codec: _Codec, request_id: str) -> web.StreamResponse:
+        try:
+            payload: object = json.loads(body)
+        except ValueError:
+            problems = [{"loc": ["body"], "msg": "the body is not JSON", "type": "json_invalid"}]
+            return _json(422, {"detail": problems}, request_id)
+        try:
+            decision, model = codec.decode_request(payload)
+        except RequestValidationError as error:
+            return _json(422, {"detail": error.detail()}, request_id)
+        try:
+            produced = self.policy(decision)
+            answers: Mapping[str, Answer] = (
+                await produced if inspect.isawaitable(produced) else produced
+            )
+            reply = codec.encode_reply(
+                answers,
+                model=self.model or model,
+                input_tokens=math.ceil(len(body) / 4),
+                output_tokens=0,
+            )
+        except Exception as error:  # a broken test policy: say so in a 500
+            message = f"fake server policy failed: {type(error).__name__}: {error}"
+            return _json(500, {"error": {"message": message[:300]}}, request_id)
+        self.answered += 1
+        return _json(200, reply, request_id)
+
+
+def _json(status: int, payload: object, request_id: str | None) -> web.Response:
+    headers = {_REQUEST_ID: request_id} if request_id is not None else None
+    return web.json_response(payload, status=status, headers=headers)

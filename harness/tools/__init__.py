@@ -1,0 +1,40 @@
+"""Tools: ``DecisionTool[I, O]``, their names and descriptions, and what they are at run time.
+
+A tool takes one artifact and produces one; ``@tool_name`` names it for the model, and
+:class:`ClassToolProvider` reads a tool class's name, description and concrete ``(I, O)``
+(:func:`tool_types`) and builds instances for a parent (:class:`Identifiable`).
+"""
+
+from harness.tools._identity import Identifiable as Identifiable
+from harness.tools._identity import Identity as Identity
+from harness.tools._identity import Workflow as Workflow
+from harness.tools._identity import new_job_id as new_job_id
+from harness.tools._provider import ClassToolProvider as ClassToolProvider
+from harness.tools._provider import declared_tool_types as declared_tool_types
+from harness.tools._provider import list_iterand as list_iterand
+from harness.tools._provider import open_type_part as open_type_part
+from harness.tools._provider import runtime_class as runtime_class
+from harness.tools._provider import tool_types as tool_types
+from harness.tools._tool import RESERVED_TOOL_NAMES as RESERVED_TOOL_NAMES
+from harness.tools._tool import DecisionTool as DecisionTool
+from harness.tools._tool import tool_description as tool_description
+from harness.tools._tool import tool_name as tool_name
+from harness.tools._tool import validate_tool_name as validate_tool_name
+
+__all__ = [
+    "RESERVED_TOOL_NAMES",
+    "ClassToolProvider",
+    "DecisionTool",
+    "Identifiable",
+    "Identity",
+    "Workflow",
+    "declared_tool_types",
+    "list_iterand",
+    "new_job_id",
+    "open_type_part",
+    "runtime_class",
+    "tool_description",
+    "tool_name",
+    "tool_types",
+    "validate_tool_name",
+]

@@ -1,0 +1,152 @@
+"""Tool facts read from mypy's types, for the shared palette rules.
+
+Why the plugin needs this: mypy does not compare constructors for ``type[...]`` arguments, does
+not see decorators, and accepts ``Any`` or an open type variable in a tool's base. The facts the
+rules need (own name, constructor, bound ``I`` and ``O``) are read here from a class's
+``TypeInfo`` the same way the runtime reads them from the live class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mypy.checkexpr import has_any_type
+from mypy.maptype import map_instance_to_supertype
+from mypy.messages import format_type_bare
+from mypy.nodes import (
+    ARG_NAMED,
+    ARG_OPT,
+    ARG_POS,
+    ARG_STAR,
+    Decorator,
+    FuncDef,
+    OverloadedFuncDef,
+    TypeInfo,
+)
+from mypy.options import Options
+from mypy.subtypes import is_subtype
+from mypy.typeops import get_all_type_vars
+from mypy.types import AnyType, Instance, Type, TypeVarType, get_proper_type
+from mypy.typevars import fill_typevars
+
+from harness._palette._rules import Open, ToolFacts
+from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY
+
+__all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "tool_base"]
+
+
+@dataclass(frozen=True)
+class MypyType:
+    """A type node over a mypy ``Instance``."""
+
+    typ: Instance
+    options: Options
+
+    def is_subtype_of(self, other: MypyType) -> bool:
+        """mypy's own subtype check (``ListArtifact`` is covariant)."""
+        return is_subtype(self.typ, other.typ)
+
+    def iterand(self) -> MypyType | None:
+        """``X`` of ``ListArtifact[X]``, also through a subclass of a parameterised list."""
+        for base in self.typ.type.mro:
+            if base.fullname == LIST_ARTIFACT:
+                mapped = map_instance_to_supertype(self.typ, base)
+                arg = get_proper_type(mapped.args[0]) if mapped.args else None
+                return MypyType(arg, self.options) if isinstance(arg, Instance) else None
+        return None
+
+    def render(self) -> str:
+        """The type as mypy prints it."""
+        return format_type_bare(self.typ, self.options)
+
+
+def artifact_side(typ: Type, options: Options) -> MypyType | Open:
+    """A concrete artifact type, or why it is open."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, AnyType):
+        return Open("Any")
+    if isinstance(proper, TypeVarType):
+        return Open(f'type variable "{proper.name}"')
+    if not isinstance(proper, Instance):
+        return Open(f'"{format_type_bare(proper, options)}"')
+    if has_any_type(proper):
+        return Open(f'Any in "{format_type_bare(proper, options)}"')
+    if get_all_type_vars(proper):
+        return Open(f'a type variable in "{format_type_bare(proper, options)}"')
+    return MypyType(proper, options)
+
+
+def tool_base(info: TypeInfo) -> TypeInfo | None:
+    """``DecisionTool``'s ``TypeInfo`` when ``info`` is a tool class."""
+    for base in info.mro:
+        if base.fullname == DECISION_TOOL:
+            return base
+    return None
+
+
+def _self_instance(info: TypeInfo) -> Instance:
+    filled = get_proper_type(fill_typevars(info))
+    if isinstance(filled, Instance):
+        return filled
+    return Instance(info, list(info.defn.type_vars))  # a tuple-based class: its own instance
+
+
+def tool_sides(info: TypeInfo, options: Options) -> tuple[MypyType | Open, MypyType | Open]:
+    """The tool's ``I`` and ``O`` as seen from its own class (type variables left open)."""
+    base = tool_base(info)
+    if base is None:
+        return Open("not a tool"), Open("not a tool")
+    mapped = map_instance_to_supertype(_self_instance(info), base)
+    if len(mapped.args) != 2:
+        return Open("Any"), Open("Any")
+    return artifact_side(mapped.args[0], options), artifact_side(mapped.args[1], options)
+
+
+def ctor_problem(info: TypeInfo) -> str | None:
+    """Why ``Tool(parent)`` does not build the class, or ``None``."""
+    node = info.get_method("__init__")
+    if isinstance(node, Decorator):
+        node = node.func
+    if not isinstance(node, FuncDef):  # overloaded or unknown: trust it
+        return None
+    kinds = node.arg_kinds[1:]
+    names = [name or "_" for name in node.arg_names[1:]]
+    positional_slots = sum(kind in (ARG_POS, ARG_OPT, ARG_STAR) for kind in kinds)
+    required = sum(kind == ARG_POS for kind in kinds)
+    if positional_slots >= 1 and required <= 1 and ARG_NAMED not in kinds:
+        return None
+    return f"its constructor takes ({', '.join(names)})"
+
+
+def own_name_record(info: TypeInfo) -> dict[str, object] | None:
+    """What the ``@tool_name`` hook recorded on this very class (never a parent's)."""
+    record = info.metadata.get(METADATA_KEY)
+    return record if isinstance(record, dict) and "name" in record else None
+
+
+def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
+    """The facts of one tool class, for the shared rules."""
+    label = info.name
+    if tool_base(info) is None:
+        return ToolFacts(info.fullname, label, not_a_tool="it is not a DecisionTool subclass")
+    record = own_name_record(info)
+    name = record.get("name") if record is not None else None
+    inherited: tuple[str, str] | None = None
+    if record is None:
+        for parent in info.mro[1:]:
+            parent_record = own_name_record(parent)
+            if parent_record is not None and isinstance(parent_record.get("name"), str):
+                inherited = (str(parent_record["name"]), parent.name)
+                break
+    input_side, output_side = tool_sides(info, options)
+    abstract = tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
+    return ToolFacts(
+        key=info.fullname,
+        label=label,
+        abstract=abstract,
+        name=name if isinstance(name, str) else None,
+        inherited_from=inherited,
+        ctor=ctor_problem(info),
+        input=input_side,
+        output=output_side,
+    )
