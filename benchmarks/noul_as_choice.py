@@ -116,6 +116,8 @@ ENTRY = CatalogEntry(
 class Figures:
     """One way of asking measured on one labelled set."""
 
+    questions: int
+    true: int
     auc: float
     accuracy: float
     precision: float
@@ -139,6 +141,8 @@ def figures(scores: Sequence[float], labels: Sequence[bool], seconds: float) -> 
     hits = sum(1 for c, label in zip(chosen, labels, strict=True) if c and label)
     right = sum(1 for c, label in zip(chosen, labels, strict=True) if c == label)
     return Figures(
+        questions=len(labels),
+        true=len(positives),
         auc=roc_auc(positives, negatives),
         accuracy=right / len(labels),
         precision=hits / sum(chosen) if any(chosen) else 0.0,
@@ -170,7 +174,9 @@ def _thinker_request(texts: Sequence[str], source: str) -> DecisionRequest:
         "done": ["read_document on document_ref#1 produced document#1",
                  "split_statements on document#1 produced list#1"],
     }  # fmt: skip
-    return DecisionRequest(state, {f"select_{r}": _select(r, t) for r, t in zip(refs, texts)})
+    return DecisionRequest(
+        state, {f"select_{r}": _select(r, t) for r, t in zip(refs, texts, strict=True)}
+    )
 
 
 async def _probabilities(client: EmbeddedDecisionClient, request: DecisionRequest) -> list[float]:
@@ -199,7 +205,9 @@ async def thinker(client: EmbeddedDecisionClient) -> Figures:
 
 async def corpus(client: EmbeddedDecisionClient) -> Figures:
     """Every statement of the demo corpus, a thinker-shaped request per document."""
-    key = json.loads((pathlib.Path(__file__).parents[1] / "harness/demo/answer_key.json").read_text())
+    key = json.loads(
+        (pathlib.Path(__file__).parents[1] / "harness/demo/answer_key.json").read_text()
+    )
     planted = {(d["file"], d["sentence"]) for d in key["decisions"]}
     root = corpus_path()
     scores: list[float] = []
@@ -229,7 +237,7 @@ async def main() -> None:
     """Measure both ways on every set and print the figures and the winner."""
     sets = {"direct": direct, "thinker": thinker, "corpus": corpus}
     mean_auc: dict[bool, float] = {}
-    print(f"{'set':8} {'way':7} {'AUC':>6} {'acc@.5':>7} {'prec':>6} {'recall':>6} "
+    print(f"{'set':8} {'way':7} {'n/true':>7} {'AUC':>6} {'acc@.5':>7} {'prec':>6} {'recall':>6} "
           f"{'P|true':>7} {'P|false':>7} {'ms/q':>6}")  # fmt: skip
     for as_choice in (False, True):
         client = EmbeddedDecisionClient(noul_as_choice=as_choice)
@@ -238,7 +246,7 @@ async def main() -> None:
         for name, measure in sets.items():
             f = await measure(client)
             aucs.append(f.auc)
-            print(f"{name:8} {way:7} {f.auc:6.3f} {f.accuracy:7.3f} {f.precision:6.3f} "
+            print(f"{name:8} {way:7} {f'{f.questions}/{f.true}':>7} {f.auc:6.3f} {f.accuracy:7.3f} {f.precision:6.3f} "
                   f"{f.recall:6.3f} {f.mean_true:7.3f} {f.mean_false:7.3f} "
                   f"{f.ms_per_question:6.2f}")  # fmt: skip
         mean_auc[as_choice] = statistics.fmean(aucs)

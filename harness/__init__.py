@@ -10,6 +10,11 @@ from harness.artifacts import ArtifactRegistry as ArtifactRegistry
 from harness.artifacts import LinkArtifact as LinkArtifact
 from harness.artifacts import ListArtifact as ListArtifact
 from harness.artifacts import TextFormatterRegistry as TextFormatterRegistry
+from harness.deciding import OBS_TURNS as OBS_TURNS
+from harness.deciding import DecisionCall as DecisionCall
+from harness.deciding import DecisionThinker as DecisionThinker
+from harness.deciding import DecisionTurn as DecisionTurn
+from harness.deciding import ThinkerRun as ThinkerRun
 from harness.decision import Answer as Answer
 from harness.decision import Choice as Choice
 from harness.decision import ChoiceAnswer as ChoiceAnswer
@@ -21,11 +26,6 @@ from harness.decision import Question as Question
 from harness.decision import RefusedAnswer as RefusedAnswer
 from harness.decision import Score as Score
 from harness.decision import ScoreAnswer as ScoreAnswer
-from harness.deciding import OBS_TURNS as OBS_TURNS
-from harness.deciding import DecisionCall as DecisionCall
-from harness.deciding import DecisionThinker as DecisionThinker
-from harness.deciding import DecisionTurn as DecisionTurn
-from harness.deciding import ThinkerRun as ThinkerRun
 from harness.errors import ExternalServiceError as ExternalServiceError
 from harness.errors import GuardrailError as GuardrailError
 from harness.errors import InvalidInputError as InvalidInputError

@@ -15,14 +15,14 @@ not ``ListArtifact[O]`` for an explicit ``O`` (``[arg-type]``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import Context, Expression, StrExpr, TupleExpr, TypeInfo
-from mypy.plugin import FunctionContext
+from mypy.plugin import CheckerPluginInterface, FunctionContext
 from mypy.subtypes import is_subtype
 from mypy.types import (
     CallableType,
@@ -37,8 +37,8 @@ from mypy.typevars import fill_typevars
 
 from harness._palette._rules import ToolFacts, Verdict, palette_verdicts
 from mypy_plugin._dependencies import depend_on
-from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record
-from mypy_plugin._names import THINKER
+from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
+from mypy_plugin._names import LIST_ARTIFACT, THINKER
 from mypy_plugin._report import report, reporting_surprises
 
 __all__ = ["check_direct_thinker", "check_super_init"]
@@ -172,12 +172,11 @@ def _check(site: _Site) -> None:
     palette_facts = [facts[entry.info.fullname] for entry in known if entry.info is not None]
 
     thinker_input = None
-    thinker_output = None
+    thinker_output: Type | None = None
     if site.thinker_args is not None and len(site.thinker_args) == 2:
         side = artifact_side(site.thinker_args[0], options)
         thinker_input = side if isinstance(side, MypyType) else None
-        out_side = artifact_side(site.thinker_args[1], options)
-        thinker_output = out_side if isinstance(out_side, MypyType) else None
+        thinker_output = site.thinker_args[1]
     asked = _instance_of_class_type(output_type) if output_type is not None else None
     asked_side = artifact_side(asked, options) if asked is not None else None
     output_node = asked_side if isinstance(asked_side, MypyType) else None
@@ -193,7 +192,9 @@ def _check(site: _Site) -> None:
     for verdict in verdicts:
         info = infos.get(verdict.key)
         node = nodes.get(verdict.key, key_expr)
-        if info is not None and _already_reported(verdict, info, key_info, key_facts, thinker_output):
+        if info is not None and _already_reported(
+            api, verdict, info, key_info, key_facts, thinker_output
+        ):
             continue
         if verdict.definition and info is not None and own_name_record(info) is not None:
             if verdict.key not in noted:  # reported where it is defined: point there
@@ -214,11 +215,12 @@ def _check(site: _Site) -> None:
 
 
 def _already_reported(
+    api: CheckerPluginInterface,
     verdict: Verdict,
     info: TypeInfo,
     key_info: TypeInfo,
     key_facts: ToolFacts[MypyType],
-    thinker_output: MypyType | None,
+    thinker_output: Type | None,
 ) -> bool:
     """What plain mypy reports itself, or what is not ours to say."""
     if verdict.code == "harness-name":
@@ -227,26 +229,22 @@ def _already_reported(
             return True  # a name computed at run time: the runtime validator checks it
     if verdict.code == "harness-tool" and info is key_info:
         return True  # [arg-type] or [type-abstract] on the key_tool argument
-    if verdict.code == "harness-tool" and key_facts.not_a_tool is None and verdict.message.startswith(
-        '"'
-    ):
+    if verdict.code == "harness-tool" and tool_base(info) is None:
         return True  # a non-tool class in the palette: [arg-type]
     if verdict.code == "harness-key-tool":
         produced = key_facts.output_node
-        iterand = produced.iterand() if produced is not None else None
-        if iterand is None:
-            return True  # not a list at all: [arg-type]
-        if thinker_output is not None and not iterand.is_subtype_of(thinker_output):
-            return True  # not a list of the thinker's explicit O: [arg-type]
+        if produced is None or thinker_output is None:
+            return produced is None
+        # mypy checks the key tool against ListArtifact[O] for the O it inferred or was given.
+        expected = api.named_generic_type(LIST_ARTIFACT, [thinker_output])
+        return not is_subtype(produced.typ, expected)
     return False
 
 
 def _classes_involved(
-    infos: object, facts: Sequence[ToolFacts[MypyType]], site: _Site
+    infos: Iterable[TypeInfo], facts: Sequence[ToolFacts[MypyType]], site: _Site
 ) -> list[str]:
-    names: list[str] = []
-    if isinstance(infos, type({}.values())):
-        names += [info.fullname for info in infos]
+    names = [info.fullname for info in infos]
     nodes: list[MypyType] = []
     for fact in facts:
         nodes += [n for n in (fact.input_node, fact.output_node) if n is not None]
@@ -289,5 +287,3 @@ def check_super_init(ctx: FunctionContext) -> Type:
         _check(_Site(ctx, args))
     return ctx.default_return_type
 
-
-_ = is_subtype  # kept for readers: MypyType.is_subtype_of is mypy's is_subtype

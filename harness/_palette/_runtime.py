@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from harness._palette._rules import Open, ToolFacts, Verdict, palette_verdicts, reachable_types
-from harness.artifacts._artifact import Artifact, ListArtifact
-from harness.tools._provider import _find, _open_part, list_iterand
+from harness.artifacts._artifact import Artifact
+from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
 from harness.tools._tool import NAME_ATTR, DecisionTool
 
 __all__ = [
@@ -73,7 +73,7 @@ def _key(cls: object) -> str:
 
 
 def _side(tp: object) -> RuntimeType | Open:
-    open_part = _open_part(tp)
+    open_part = open_type_part(tp)
     if open_part is not None:
         return Open("Any" if open_part is Any else f'type variable "{open_part!r}"')
     origin = getattr(tp, "__origin__", None) or tp
@@ -108,8 +108,8 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
             if NAME_ATTR in parent.__dict__:
                 inherited = (str(parent.__dict__[NAME_ATTR]), parent.__qualname__)
                 break
-    found = _find(cls, {}, cls) or DecisionTool.__parameters__
-    sides = [_side(tp) for tp in found] if len(found) == 2 else [Open("Any"), Open("Any")]
+    found = declared_tool_types(cls)
+    sides = [_side(tp) for tp in found]
     return ToolFacts(
         key=_key(cls),
         label=_label(cls),
@@ -127,10 +127,7 @@ def thinker_input_of(thinker: type) -> type | None:
     ``DecisionThinker[Note, Verdict](...)`` construction: the parameters are erased)."""
     if not (isinstance(thinker, type) and issubclass(thinker, DecisionTool)):
         return None
-    found = _find(thinker, {}, thinker)
-    if not found:
-        return None
-    side = _side(found[0])
+    side = _side(declared_tool_types(thinker)[0])
     return None if isinstance(side, Open) else side.tp
 
 
@@ -212,5 +209,3 @@ def validate_palette(
         raise PaletteError(report.verdicts)
     return report
 
-
-_ = ListArtifact  # the list type the iterand rules are about

@@ -69,7 +69,7 @@ class DecisionCall(Job[DecisionResponse]):
 
     async def run(self, context: JobContext) -> DecisionResponse:
         """Send the request to the resolved entry through an observable client."""
-        assert self.request is not None  # noqa: S101 - requirements() refused it already
+        assert self.request is not None
         (resolved,) = context.resolved
         client = ObservableDecisionClient(
             context.client_for(resolved),

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Generic, Never, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeVar
 
 import attrs
 
@@ -30,10 +30,10 @@ from harness.artifacts import (
     digest_line,
     digest_words,
 )
-from harness.decision import Choice, DecisionRequest, Noul, Question
 from harness.deciding._call import DecisionCall
 from harness.deciding._tool_run import ToolRun
 from harness.deciding._turn import FINISH, OBS_TURNS, DecisionTurn, turns_json
+from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Question
 from harness.errors import LLMReadableError
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, runtime_class
 
@@ -48,7 +48,7 @@ DEFAULT_SELECTION_THRESHOLD: Final = 0.5
 log = logging.getLogger("harness.thinker")
 
 I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
-O = TypeVar("O", bound=Artifact)
+O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed names the output type O
 
 
 @attrs.frozen
@@ -96,9 +96,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
         if not 0.0 <= selection_threshold <= 1.0:
-            raise ValueError(
-                f"selection_threshold must be in [0, 1], got {selection_threshold!r}"
-            )
+            raise ValueError(f"selection_threshold must be in [0, 1], got {selection_threshold!r}")
         folded = [cls for cls in palette if cls is not key_tool]
         folded.append(key_tool)  # the key tool comes after the others, once
         self.output_type = output_type
@@ -211,8 +209,10 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             for move in moves:
                 questions[f"{move.provider.name}_input"] = Choice(
                     f"If {move.provider.name} runs, which artifact should it take?",
-                    {ref: digest_line(ref, world.get(ref), self.formatters) for ref in
-                     move.candidates},
+                    {
+                        ref: digest_line(ref, world.get(ref), self.formatters)
+                        for ref in move.candidates
+                    },
                 )
         for ref in candidates:
             words = digest_words(world.get(ref), self.formatters)
@@ -223,11 +223,11 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             )
         return DecisionRequest(state, questions)
 
-    async def _decide(self, context: JobContext, request: DecisionRequest) -> object:
+    async def _decide(self, context: JobContext, request: DecisionRequest) -> DecisionResponse:
         call = DecisionCall(context, request, upstream_retries=context.upstream_retries)
         return await context.run(call)
 
-    def _selection(self, response: object, candidates: Sequence[str]) -> dict[str, float]:
+    def _selection(self, response: DecisionResponse, candidates: Sequence[str]) -> dict[str, float]:
         return {ref: response.noul(f"select_{ref}").probability for ref in candidates}
 
     async def _run_tool(
@@ -238,9 +238,14 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         provider: ClassToolProvider[Never, Artifact],
         ref: str,
     ) -> tuple[DecisionTurn, str]:
-        tool = provider.create(context)
-        job = ToolRun(context, tool, world.get(ref), name=provider.name,
-                      upstream_retries=context.upstream_retries)
+        tool: DecisionTool[Any, Artifact] = provider.create(context)  # typed by the palette rules
+        job = ToolRun(
+            context,
+            tool,
+            world.get(ref),
+            name=provider.name,
+            upstream_retries=context.upstream_retries,
+        )
         try:
             product = await context.run(job)
         except LLMReadableError as failure:
@@ -259,20 +264,22 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         context: JobContext,
         world: ArtifactRegistry,
         number: int,
-        next_: object,
+        next_: Mapping[str, float] | None,
         selection: dict[str, float],
         candidates: Sequence[str],
     ) -> ListArtifact[O]:
-        chosen = [
-            world.get(ref)
-            for ref in candidates
-            if selection.get(ref, 0.0) >= self.selection_threshold
-        ]
-        answer = ListArtifact(self.output_type, tuple(chosen), self.objective)  # type: ignore[arg-type]
+        chosen: list[O] = []
+        for ref in candidates:
+            artifact = world.get(ref)
+            if selection.get(ref, 0.0) >= self.selection_threshold and isinstance(
+                artifact, self.output_type
+            ):
+                chosen.append(artifact)
+        answer = ListArtifact(self.output_type, tuple(chosen), self.objective)
         world.adopt(answer)
-        self._turns.append(DecisionTurn(number, next_, FINISH, selection=selection))  # type: ignore[arg-type]
+        self._turns.append(DecisionTurn(number, next_, FINISH, selection=selection))
         self._publish(context)
-        return answer  # type: ignore[return-value]
+        return answer
 
     def _publish(self, context: JobContext) -> None:
         context.metadata[OBS_TURNS] = turns_json(self._turns)

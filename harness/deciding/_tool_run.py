@@ -20,7 +20,7 @@ class ToolRun(Job[Artifact]):
     def __init__(
         self,
         parent: Identifiable,
-        tool: DecisionTool[Artifact, Artifact],
+        tool: DecisionTool[Any, Artifact],  # any tool: the thinker offers it only its input type
         input: Artifact,
         *,
         name: str,
@@ -66,6 +66,10 @@ class ThinkerRun(ToolRun):
     ) -> None:
         name = type(thinker).__dict__.get(NAME_ATTR, type(thinker).__qualname__)
         super().__init__(
-            parent, thinker, input, name=str(name), upstream_retries=upstream_retries,
+            parent,
+            thinker,
+            input,
+            name=str(name),
+            upstream_retries=upstream_retries,
             timeout=timeout,
         )

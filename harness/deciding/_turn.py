@@ -45,9 +45,7 @@ class DecisionTurn:
     artifact: str | None = None
     result: str | None = None
     failure: str | None = None
-    selection: Mapping[str, float] = attrs.field(
-        factory=dict, converter=_frozen_selection
-    )
+    selection: Mapping[str, float] = attrs.field(factory=dict, converter=_frozen_selection)
 
     def to_json(self) -> dict[str, object]:
         """The turn as a JSON object, keys in a fixed order."""

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from harness.errors import (
     ExternalServiceError,
@@ -117,7 +117,7 @@ class Dispatcher:
         self._owned: dict[str, DecisionClient] = {}
         self._factory = client_factory or _default_client
         self._subscriptions: list[Subscription] = []
-        self._tasks: set[asyncio.Task[object]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._closed = False
 
     async def __aenter__(self) -> Dispatcher:
@@ -181,8 +181,8 @@ class Dispatcher:
         if self._closed:
             raise RuntimeError("the dispatcher is closed: create a new Dispatcher")
         task: asyncio.Task[R] = asyncio.get_running_loop().create_task(self._execute(job))
-        self._tasks.add(task)  # type: ignore[arg-type]
-        task.add_done_callback(self._tasks.discard)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
         return JobHandle(job, task)
 

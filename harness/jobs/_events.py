@@ -35,6 +35,10 @@ _TERMINAL = frozenset(
 )
 
 
+def _read_only(metadata: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(metadata))
+
+
 @attrs.frozen
 class JobSnapshot:
     """A job as it was when an event was published: ids, class and a copy of its metadata."""
@@ -45,7 +49,7 @@ class JobSnapshot:
     user_id: str | None
     job_class: str
     tool_name: str | None
-    metadata: Mapping[str, str] = attrs.field(converter=lambda m: MappingProxyType(dict(m)))
+    metadata: Mapping[str, str] = attrs.field(converter=_read_only)
 
 
 @attrs.frozen

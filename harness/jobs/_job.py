@@ -44,7 +44,7 @@ class Job(Generic[R], abc.ABC):
         self,
         parent: Identifiable,
         *,
-        timeout: float | None | _Inherit = _INHERIT,
+        timeout: float | _Inherit | None = _INHERIT,
         upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
     ) -> None:
         if upstream_retries < 0:

@@ -38,8 +38,9 @@ class Pacing:
         """The pause in seconds before the re-run that follows ``attempt`` (0-based)."""
         if retry_after is not None:
             return max(0.0, retry_after) * self.scale
-        backoff = min(self.cap, self.base * (2**attempt))
-        return backoff * self.rng.uniform(1.0 - self.jitter, 1.0) * self.scale
+        backoff = min(self.cap, self.base * (2.0**attempt))
+        jitter: float = self.rng.uniform(1.0 - self.jitter, 1.0)
+        return backoff * jitter * self.scale
 
     async def sleep(self, seconds: float) -> None:
         """Pause (a separate method so a test can replace the clock)."""

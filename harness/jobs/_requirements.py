@@ -42,7 +42,7 @@ class DecisionBinding:
         if self.flat_tokens is not None:
             return Reservation(self.flat_tokens)
         body = self.wire_body(entry)
-        assert body is not None  # noqa: S101 - guaranteed by __attrs_post_init__
+        assert body is not None
         return price(entry, body)
 
 

@@ -37,8 +37,8 @@ from harness.decision import (
     NoulAnswer,
     Question,
     Score,
+    systemone,
 )
-from harness.decision import systemone
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
 
 from ._systemone import check_limits, local_answers

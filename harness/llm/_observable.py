@@ -48,7 +48,9 @@ class ObservableDecisionClient:
             raise
         self._add(entry, response, response.failure, response.latency)
         log.debug(
-            "decision on %s answered in %.3f s (model %s)", entry.id, response.latency,
+            "decision on %s answered in %.3f s (model %s)",
+            entry.id,
+            response.latency,
             response.model,
         )
         return response

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, NoulAnswer
 from harness.deciding import DecisionThinker
+from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, NoulAnswer
 from harness.errors import InvalidInputError
 from harness.jobs import JobContext
 from harness.models import Catalog, CatalogEntry
@@ -102,7 +102,8 @@ def triage_policy(request: DecisionRequest) -> Mapping[str, Answer]:
         return answers
     for qid, question in questions.items():
         if qid.endswith("_input"):
-            answers[qid] = pick(question, next(iter(question.options)))  # type: ignore[attr-defined]
+            assert isinstance(question, Choice)
+            answers[qid] = pick(question, next(iter(question.options)))
     nxt = questions["next"]
     assert isinstance(nxt, Choice)
     split = questions.get("split_note_input")
@@ -123,9 +124,9 @@ def triage_policy(request: DecisionRequest) -> Mapping[str, Answer]:
 
 def state_of(request: DecisionRequest) -> dict[str, object]:
     """The request's state as a dict (the thinker always sends an object)."""
-    state = request.state
+    state = json.loads(json.dumps(request.state))
     assert isinstance(state, dict)
-    return json.loads(json.dumps(state))
+    return state
 
 
 Policy = Callable[[DecisionRequest], Mapping[str, Answer]]

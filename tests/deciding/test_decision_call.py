@@ -5,18 +5,21 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from harness.decision import Choice, DecisionRequest, Noul, systemone
 from harness.deciding import DecisionCall, MissingRequestError
+from harness.decision import Choice, DecisionRequest, Noul, systemone
 from harness.errors import ExternalServiceError, LLMReadableError
 from harness.jobs import DecisionBinding, Dispatcher, Pacing
 from harness.llm import FakeDecisionModel
 from harness.models import Catalog, tokenizer
-from harness.testing import Fault, FakeSystemOneServer
+from harness.testing import FakeSystemOneServer, Fault
 from harness.tools import Workflow
 
 REQUEST = DecisionRequest(
     "The invoice is overdue by ten days.",
-    {"act": Choice("What now?", {"remind": "send a reminder", "wait": None}), "late": Noul("Late?")},
+    {
+        "act": Choice("What now?", {"remind": "send a reminder", "wait": None}),
+        "late": Noul("Late?"),
+    },
 )
 
 
@@ -80,7 +83,8 @@ async def test_an_answered_call_lands_on_its_record() -> None:
     assert record.success
     assert record.answers == response.answers
     assert record.answers["act"] == response.choice("act")
-    assert record.input_tokens is not None and record.input_tokens > 0
+    assert record.input_tokens is not None
+    assert record.input_tokens > 0
     assert record.input_tokens == response.input_tokens
     assert record.latency > 0
     assert record.model == "served-1.2"
@@ -98,7 +102,8 @@ async def test_a_failed_call_lands_on_the_record_and_fails_the_submit() -> None:
                 await dispatcher.run(call)
     (record,) = call.record.calls
     assert not record.success
-    assert record.reason is not None and "HTTP 503" in record.reason
+    assert record.reason is not None
+    assert "HTTP 503" in record.reason
     chain = []
     error: BaseException | None = failure.value
     while error is not None:

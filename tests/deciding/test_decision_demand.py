@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from harness.decision import Answer, Choice, DecisionRequest
 from harness.deciding import DecisionCall
+from harness.decision import Answer, Choice, DecisionRequest
 from harness.jobs import Dispatcher
 from harness.llm import FakeDecisionModel
 from harness.llm._fake import default_answers
@@ -41,7 +41,8 @@ async def test_a_concurrency_bounded_entry_holds_one_permit_on_its_gate_during_t
         await dispatcher.run(DecisionCall(Workflow(), REQUEST))
     assert seen == [("gated", 3, 1), ("gated", 3, 1)]
     gate = admission.gate_for(GATED)
-    assert gate.in_use == 0 and gate.available == 3
+    assert gate.in_use == 0
+    assert gate.available == 3
     assert admission.gate_for(GATED) is gate
 
 

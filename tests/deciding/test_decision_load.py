@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.decision import Choice, DecisionRequest
 from harness.deciding import DecisionCall
+from harness.decision import Choice, DecisionRequest
 from harness.errors import LLMReadableError
 from harness.jobs import Dispatcher, Pacing
 from harness.models import Catalog
@@ -37,7 +37,7 @@ async def test_a_server_that_stops_settles_every_call_and_serves_again_after_res
                 dispatcher.submit(DecisionCall(Workflow(), REQUEST, upstream_retries=0, timeout=5))
                 for _ in range(60)
             ]
-            while server.answered < 5:
+            while server.answered < 5:  # noqa: ASYNC110 - polling a counter of the fake server
                 await asyncio.sleep(0.001)
             await server.stop()
             outcomes = await asyncio.wait_for(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.decision import Choice, DecisionRequest
 from harness.deciding import DecisionCall
+from harness.decision import Choice, DecisionRequest
 from harness.jobs import DecisionBinding, Dispatcher
 from harness.llm import FakeDecisionModel
 from harness.models import Catalog, CatalogEntry, CatalogError, ContextCeilingError
@@ -16,8 +16,12 @@ REQUEST = DecisionRequest("state", {"q": Choice("Pick", {"a": None, "b": None})}
 
 def entry(entry_id: str, *, kind: str = "decision", ceiling: int = 100_000) -> CatalogEntry:
     return CatalogEntry(
-        id=entry_id, provider="fake", kind=kind, wire_model_id=f"{entry_id}-model",
-        max_context_tokens=ceiling, max_concurrent=2,
+        id=entry_id,
+        provider="fake",
+        kind=kind,
+        wire_model_id=f"{entry_id}-model",
+        max_context_tokens=ceiling,
+        max_concurrent=2,
     )
 
 

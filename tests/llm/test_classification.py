@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,6 +20,7 @@ from harness.errors import (
     TransientSignal,
     UnauthorizedError,
 )
+from harness.llm._http import error_message, retry_after
 from harness.llm._systemone import SystemOneClient
 from harness.models import CatalogEntry
 from harness.testing._fake_server import FakeSystemOneServer, Fault
@@ -290,3 +292,33 @@ async def test_aclose_is_idempotent_and_the_client_reopens(
     await client.aclose()
     assert (await client.decide(sample_request(), server.entry())).success
     await client.aclose()
+
+
+def test_retry_after_reads_milliseconds_then_seconds_then_dates() -> None:
+    now = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
+    assert retry_after({}, now) is None
+    assert retry_after({"Retry-After": "12"}, now) == 12.0
+    assert retry_after({"retry-after": "1.5"}, now) == 1.5
+    assert retry_after({"Retry-After": "12", "Retry-After-Ms": "40"}, now) == 0.04
+    assert retry_after({"Retry-After": "Fri, 01 May 2026 12:00:45 GMT"}, now) == 45.0
+    assert retry_after({"Retry-After": "Fri, 01 May 2026 11:00:00 GMT"}, now) == 0.0
+    assert retry_after({"Retry-After": "-3"}, now) == 0.0
+    assert retry_after({"Retry-After": "soon"}, now) is None
+    assert retry_after({"retry-after-ms": "nan", "Retry-After": "2"}, now) == 2.0
+
+
+def test_error_message_reads_the_four_shapes_in_order() -> None:
+    assert error_message(b'{"error": "bad model"}') == "bad model"
+    assert error_message(b'{"error": {"message": "bad key", "type": "auth"}}') == "bad key"
+    assert error_message(b'{"message": "slow down"}') == "slow down"
+    assert error_message(b'{"detail": "not found"}') == "not found"
+    assert error_message(b'{"detail": {"message": "loading"}}') == "loading"
+    listed = b'{"detail": [{"loc": ["body", "questions", "q"], "msg": "bad"}, {"msg": "worse"}]}'
+    assert error_message(listed) == "body.questions.q: bad; worse"
+    assert error_message(b'{"error": "first", "message": "second", "detail": "third"}') == "first"
+    assert error_message(b'{"message": "second", "detail": "third"}') == "second"
+    raw = error_message(b"<html>" + b"y" * 1000 + b"</html>")
+    assert raw.startswith("<html>yyy")
+    assert raw.endswith("...")
+    assert len(raw) <= 200
+    assert error_message(b"") == "(empty body)"

@@ -1,0 +1,169 @@
+"""Properties of both wire codecs over generated requests, answers and arbitrary JSON."""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from harness.decision import (
+    Choice,
+    DecisionRequest,
+    Noul,
+    RequestValidationError,
+    WireReply,
+    openai,
+    systemone,
+)
+from harness.decision._json import compact_json
+from harness.errors import NotAnAnswerError
+
+from .strategies import CANARY, answers_to, requests, states, texts, wild_json
+
+CODECS = [pytest.param(systemone, id="systemone"), pytest.param(openai, id="openai")]
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def over_the_wire(payload: object) -> object:
+    """What a client reads: the payload written as JSON text and parsed again."""
+    return json.loads(json.dumps(payload))
+
+
+def server_reply(codec: ModuleType, request: DecisionRequest, data: st.DataObject) -> object:
+    answers = data.draw(answers_to(request))
+    if codec is openai:
+        answers = dict(zip(openai.question_names(request), answers.values(), strict=True))
+    return codec.encode_reply(answers, model="served-1", input_tokens=7)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@PROPERTY
+@given(request=requests, data=st.data())
+def test_a_server_shaped_reply_decodes_to_its_answers(
+    codec: ModuleType, request: DecisionRequest, data: st.DataObject
+) -> None:
+    answers = data.draw(answers_to(request))
+    keyed = answers
+    if codec is openai:
+        keyed = dict(zip(openai.question_names(request), answers.values(), strict=True))
+    payload = codec.encode_reply(keyed, model="served-1", input_tokens=7)
+    decoded = codec.decode_reply(request, over_the_wire(payload))
+    assert decoded == WireReply(answers=answers, model="served-1", input_tokens=7, output_tokens=0)
+    assert list(decoded.answers) == list(request.questions)
+
+
+@PROPERTY
+@given(request=requests, model=texts)
+def test_systemone_decode_request_reads_what_encode_body_wrote(
+    request: DecisionRequest, model: str
+) -> None:
+    body = systemone.encode_body(request, model)
+    assert systemone.decode_request(json.loads(body)) == (request, model)
+    assert systemone.encode_body(request, model) == body  # deterministic
+
+
+@PROPERTY
+@given(request=requests, model=texts)
+def test_openai_decode_request_reads_what_encode_body_wrote(
+    request: DecisionRequest, model: str
+) -> None:
+    one_option = [q for q in request.questions.values() if isinstance(q, Choice) and len(q.options) < 2]
+    assume(not one_option)  # OpenAI Decisions takes 2-255 choices; clients answer one locally
+    decoded, served = openai.decode_request(json.loads(openai.encode_body(request, model)))
+    assert served == model
+    state = request.state
+    assert decoded.state == (state if isinstance(state, str) else compact_json(state))
+    assert list(decoded.questions) == list(openai.question_names(request))
+    for sent, read in zip(request.questions.values(), decoded.questions.values(), strict=True):
+        if isinstance(sent, Noul):  # a predicate carries its sides in its instructions
+            assert isinstance(read, Noul)
+            assert read.instructions.startswith(sent.instructions)
+        else:
+            assert read == sent
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@PROPERTY
+@given(request=requests, payload=wild_json)
+def test_decoding_any_json_gives_a_reply_or_not_an_answer(
+    codec: ModuleType, request: DecisionRequest, payload: object
+) -> None:
+    try:
+        decoded = codec.decode_reply(request, payload)
+    except NotAnAnswerError as error:
+        assert str(error).startswith("not an answer: ")
+    else:
+        assert isinstance(decoded, WireReply)
+
+
+def _places(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    places = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            places += _places(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            places += _places(item, (*path, index))
+    return places
+
+
+def _replace(value: object, path: tuple[object, ...], new: object) -> object:
+    if not path:
+        return new
+    *head, last = path
+    container = value
+    for step in head:
+        container = container[step]  # type: ignore[index]
+    container[last] = new  # type: ignore[index]
+    return value
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@PROPERTY
+@given(
+    state=states,
+    request=requests,
+    data=st.data(),
+    replacement=wild_json,
+)
+def test_a_corrupted_reply_is_an_answer_or_not_an_answer_never_quoting_the_state(
+    codec: ModuleType,
+    state: object,
+    request: DecisionRequest,
+    data: st.DataObject,
+    replacement: object,
+) -> None:
+    request = DecisionRequest([CANARY, state], request.questions)  # type: ignore[list-item]
+    payload = over_the_wire(server_reply(codec, request, data))
+    where = data.draw(st.sampled_from(_places(payload)))
+    corrupted = _replace(copy.deepcopy(payload), where, replacement)
+    try:
+        decoded = codec.decode_reply(request, corrupted)
+    except NotAnAnswerError as error:
+        assert CANARY not in str(error)
+    else:
+        assert set(decoded.answers) == set(request.questions)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@PROPERTY
+@given(payload=wild_json, questions=wild_json)
+def test_decoding_any_request_gives_a_request_or_validation_problems(
+    codec: ModuleType, payload: object, questions: object
+) -> None:
+    shaped = {"model": "m", "state": [CANARY, payload], "input": [CANARY], "questions": questions}
+    for body in (payload, shaped):
+        try:
+            request, model = codec.decode_request(body)
+        except RequestValidationError as error:
+            assert error.problems
+            assert all(loc[0] == "body" for loc, _ in error.problems)
+            if body is shaped and CANARY not in json.dumps(questions):
+                assert CANARY not in str(error)
+        else:
+            assert isinstance(request, DecisionRequest)
+            assert isinstance(model, str)

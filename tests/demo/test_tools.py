@@ -1,0 +1,296 @@
+"""The demo's corpus and tools: list_folder, read_document, split_statements, the formatters."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import zipfile
+from typing import TYPE_CHECKING, cast
+
+import pytest
+
+from harness.artifacts import ListArtifact, TextFormatterRegistry, digest_words
+from harness.demo import (
+    Document,
+    DocumentRef,
+    Folder,
+    ListFolder,
+    ReadDocument,
+    SplitStatements,
+    Statement,
+    UnreadableDocumentError,
+    corpus_path,
+    register_formatters,
+    shown_path,
+    split_into_statements,
+)
+from harness.errors import InvalidInputError, LLMReadableError, NotFoundError
+from harness.tools import ClassToolProvider, Workflow
+
+if TYPE_CHECKING:
+    from harness.jobs import JobContext
+
+NO_CONTEXT = cast("JobContext", None)  # the demo's tools never read their context
+ANSWER_KEY = pathlib.Path(__file__).parents[2] / "harness" / "demo" / "answer_key.json"
+REFUSED = {
+    "empty": "is empty",
+    "pdf": "is a PDF",
+    "image": "is an image",
+    "office": "is an office file",
+    "binary": "is a binary file",
+}
+
+
+async def list_corpus() -> ListArtifact[DocumentRef]:
+    return await ListFolder(Workflow()).execute(Folder(str(corpus_path())), NO_CONTEXT)
+
+
+async def read(ref: DocumentRef) -> Document:
+    return await ReadDocument(Workflow()).execute(ref, NO_CONTEXT)
+
+
+def ref_of(path: pathlib.Path) -> DocumentRef:
+    return DocumentRef(str(path), "text", path.stat().st_size)
+
+
+def size_on_disk(path: str) -> int:
+    return pathlib.Path(path).stat().st_size
+
+
+def relative(ref: DocumentRef) -> str:
+    return pathlib.Path(ref.path).relative_to(corpus_path()).as_posix()
+
+
+# -- the corpus ---------------------------------------------------------------------------------
+
+
+def test_corpus_has_about_thirty_files_of_every_listed_kind_in_under_200_kb() -> None:
+    files = [p for p in corpus_path().rglob("*") if p.is_file()]
+    assert 28 <= len(files) <= 36
+    assert sum(p.stat().st_size for p in files) < 200_000
+    suffixes = {p.suffix for p in files}
+    assert {".md", ".txt", ".py", ".csv", ".json", ".pdf", ".png", ".jpg", ".docx", ".xlsx"} <= (
+        suffixes
+    )
+    assert [p.name for p in files if p.stat().st_size == 0] == ["todo.md"]
+
+
+async def test_the_listing_finds_every_kind_of_file() -> None:
+    kinds = [ref.kind for ref in await list_corpus()]
+    assert set(kinds) == {"text", "code", "data", "office", "pdf", "image", "binary", "empty"}
+    assert kinds.count("empty") == 1
+    assert kinds.count("text") >= 15
+
+
+def test_the_binary_files_are_real_ones() -> None:
+    root = corpus_path()
+    for office in ("finance/board-resolution-2027-01.docx", "finance/price-list-2027.xlsx"):
+        with zipfile.ZipFile(root / office) as archive:
+            assert archive.testzip() is None
+            assert "[Content_Types].xml" in archive.namelist()
+    pdf = (root / "finance/annual-report-2026.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-1.4")
+    assert pdf.rstrip().endswith(b"%%EOF")
+    assert b"startxref" in pdf
+    png = (root / "assets/logo.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert png[12:16] == b"IHDR"
+    assert png.endswith(b"IEND\xaeB`\x82")
+    jpeg = (root / "assets/team-photo.jpg").read_bytes()
+    assert jpeg.startswith(b"\xff\xd8\xff")
+    assert jpeg.endswith(b"\xff\xd9")
+    assert (root / "archive/billing-2026.db").read_bytes().startswith(b"SQLite format 3\x00")
+
+
+def test_the_answer_key_names_real_files_and_sentences() -> None:
+    key = json.loads(ANSWER_KEY.read_text(encoding="utf-8"))
+    assert len(key["decisions"]) >= 5
+    for decision in key["decisions"]:
+        text = (corpus_path() / decision["file"]).read_text(encoding="utf-8")
+        assert decision["sentence"] in text
+
+
+# -- list_folder --------------------------------------------------------------------------------
+
+
+async def test_list_folder_is_complete_sorted_and_deterministic() -> None:
+    first = await list_corpus()
+    second = await list_corpus()
+    assert first == second
+    assert first.iterand_type is DocumentRef
+    names = [relative(ref) for ref in first]
+    assert names == sorted(names)
+    on_disk = sorted(
+        p.relative_to(corpus_path()).as_posix() for p in corpus_path().rglob("*") if p.is_file()
+    )
+    assert names == on_disk
+    for ref in first:
+        assert ref.size == size_on_disk(ref.path)
+
+
+async def test_list_folder_walks_subfolders_of_any_folder(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "deep.md").write_text("Deep notes here.\n", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("A note.\n", encoding="utf-8")
+    listing = await ListFolder(Workflow()).execute(Folder(str(tmp_path)), NO_CONTEXT)
+    assert [
+        (pathlib.Path(r.path).relative_to(tmp_path).as_posix(), r.kind, r.size) for r in listing
+    ] == [
+        ("a.txt", "text", 8),
+        ("b/deep.md", "text", 17),
+    ]
+
+
+async def test_list_folder_refuses_a_missing_folder_and_a_file(tmp_path: pathlib.Path) -> None:
+    tool = ListFolder(Workflow())
+    with pytest.raises(NotFoundError, match="does not exist"):
+        await tool.execute(Folder(str(tmp_path / "nowhere")), NO_CONTEXT)
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="it is a file, not a folder"):
+        await tool.execute(Folder(str(tmp_path / "file.txt")), NO_CONTEXT)
+
+
+# -- read_document ------------------------------------------------------------------------------
+
+
+async def test_read_document_refuses_each_unreadable_kind_with_its_reason() -> None:
+    refused = [ref for ref in await list_corpus() if ref.kind in REFUSED]
+    assert {ref.kind for ref in refused} == set(REFUSED)
+    for ref in refused:
+        with pytest.raises(UnreadableDocumentError) as caught:
+            await read(ref)
+        error = caught.value
+        assert isinstance(error, InvalidInputError)
+        assert isinstance(error, LLMReadableError)
+        assert error.correctable
+        assert error.kind == ref.kind
+        name = pathlib.Path(ref.path).name
+        assert error.message.startswith(shown_path(ref.path))
+        assert f"{name} {REFUSED[ref.kind]}" in error.message
+        assert str(error) == error.message
+    pdf = next(ref for ref in refused if ref.kind == "pdf")
+    with pytest.raises(UnreadableDocumentError) as caught:
+        await read(pdf)
+    assert caught.value.message.endswith(
+        "annual-report-2026.pdf is a PDF: read_document reads text files only"
+    )
+
+
+async def test_read_document_judges_by_content_not_by_extension_or_listed_kind(
+    tmp_path: pathlib.Path,
+) -> None:
+    export = corpus_path() / "archive" / "legacy-export.txt"
+    with pytest.raises(
+        UnreadableDocumentError,
+        match=r"legacy-export\.txt is a binary file \(it contains NUL bytes\)",
+    ):
+        await read(ref_of(export))  # listed as text here: the content decides
+    latin = tmp_path / "old-notes.txt"
+    latin.write_bytes("Le prix passe à 15 EUR le 1er mars.".encode("latin-1"))
+    with pytest.raises(UnreadableDocumentError, match="it is not UTF-8 text"):
+        await read(ref_of(latin))
+    blank = tmp_path / "blank.md"
+    blank.write_text("  \n\n\t\n", encoding="utf-8")
+    with pytest.raises(UnreadableDocumentError, match="blank space"):
+        await read(ref_of(blank))
+    disguised = tmp_path / "notes.md"
+    disguised.write_bytes((corpus_path() / "assets" / "logo.png").read_bytes())
+    with pytest.raises(UnreadableDocumentError, match=r"notes\.md is an image"):
+        await read(ref_of(disguised))
+
+
+async def test_read_document_reads_text_and_names_a_missing_file(tmp_path: pathlib.Path) -> None:
+    readme = corpus_path() / "README.md"
+    document = await read(ref_of(readme))
+    assert document == Document(str(readme), readme.read_text(encoding="utf-8"))
+    with pytest.raises(NotFoundError, match=r"gone\.md does not exist"):
+        await read(DocumentRef(str(tmp_path / "gone.md"), "text", 10))
+
+
+async def test_read_document_reads_every_text_kind_of_the_listing() -> None:
+    readable = [ref for ref in await list_corpus() if ref.kind in {"text", "code", "data"}]
+    for ref in readable:
+        document = await read(ref)
+        assert document.path == ref.path
+        assert len(document.text.encode("utf-8")) == ref.size
+
+
+# -- split_statements ---------------------------------------------------------------------------
+
+
+async def test_split_statements_finds_every_planted_decision_with_its_source() -> None:
+    key = json.loads(ANSWER_KEY.read_text(encoding="utf-8"))
+    splitter = SplitStatements(Workflow())
+    for decision in key["decisions"]:
+        path = corpus_path() / decision["file"]
+        statements = await splitter.execute(await read(ref_of(path)), NO_CONTEXT)
+        assert statements.iterand_type is Statement
+        assert Statement(str(path), decision["sentence"]) in statements.iterands
+        assert all(s.source == str(path) for s in statements)
+
+
+async def test_split_statements_drops_code_data_and_short_lines() -> None:
+    splitter = SplitStatements(Workflow())
+    code = corpus_path() / "engineering" / "src" / "pricing.py"
+    texts = [s.text for s in await splitter.execute(await read(ref_of(code)), NO_CONTEXT)]
+    assert texts == [
+        "Plan prices used by the billing service.",
+        "Prices are in euro cents per seat per month.",
+        "The billing service reads them at start-up.",
+        "TODO: read the schedule from the price list instead of this table.",
+        "The monthly price of extra storage, in cents, per started 100 GB.",
+    ]
+    data = corpus_path() / "data" / "price-list-2026.csv"
+    assert len(await splitter.execute(await read(ref_of(data)), NO_CONTEXT)) == 0
+
+
+def test_statements_join_wrapped_lines_split_sentences_and_keep_abbreviations() -> None:
+    text = (
+        "# Pricing\n\n"
+        "The board approved the change. It applies, e.g. for Pro, from\n"
+        "1 March 2027.\n"
+        "- Item one is a list entry\n"
+        "  that wraps onto a second line.\n"
+        "Summary: the outage lasted\n"
+        "two hours in total.\n"
+        'PRICES = {"pro": 1200}\n'
+        "def price(plan): return PRICES[plan]\n"
+        "The board approved the change.\n"
+    )
+    assert split_into_statements(text) == [
+        "The board approved the change.",
+        "It applies, e.g. for Pro, from 1 March 2027.",
+        "Item one is a list entry that wraps onto a second line.",
+        "Summary: the outage lasted two hours in total.",
+    ]
+
+
+# -- formatters and palette readiness -----------------------------------------------------------
+
+
+def test_formatters_say_what_each_artifact_reads_as() -> None:
+    registry = TextFormatterRegistry()
+    register_formatters(registry)
+    ref = DocumentRef("notes/todo.md", "empty", 0)
+    assert digest_words(ref, registry) == "notes/todo.md (empty, 0 bytes)"
+    document = Document("minutes/board.md", "# Board meeting\n\nThe board approved raising prices.")
+    assert (
+        digest_words(document, registry)
+        == "minutes/board.md: # Board meeting The board approved raising prices."
+    )
+    statement = Statement("minutes/board.md", "The board approved raising prices.")
+    assert digest_words(statement, registry) == "The board approved raising prices."
+    assert digest_words(Folder("corpus"), registry) == "corpus"
+    deep = DocumentRef("/opt/site-packages/harness/demo/corpus/minutes/2027/board.md", "text", 9)
+    assert digest_words(deep, registry) == ".../minutes/2027/board.md (text, 9 bytes)"
+
+
+def test_the_tools_are_palette_ready() -> None:
+    providers = [ClassToolProvider(tool) for tool in (ListFolder, ReadDocument, SplitStatements)]
+    assert [p.name for p in providers] == ["list_folder", "read_document", "split_statements"]
+    assert [(p.input_type, p.output_type) for p in providers] == [
+        (Folder, ListArtifact[DocumentRef]),
+        (DocumentRef, Document),
+        (Document, ListArtifact[Statement]),
+    ]
+    assert "PDFs" in providers[1].description
