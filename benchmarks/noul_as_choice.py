@@ -246,8 +246,9 @@ async def main() -> None:
         for name, measure in sets.items():
             f = await measure(client)
             aucs.append(f.auc)
-            print(f"{name:8} {way:7} {f'{f.questions}/{f.true}':>7} {f.auc:6.3f} {f.accuracy:7.3f} {f.precision:6.3f} "
-                  f"{f.recall:6.3f} {f.mean_true:7.3f} {f.mean_false:7.3f} "
+            counts = f"{f.questions}/{f.true}"
+            print(f"{name:8} {way:7} {counts:>7} {f.auc:6.3f} {f.accuracy:7.3f} "
+                  f"{f.precision:6.3f} {f.recall:6.3f} {f.mean_true:7.3f} {f.mean_false:7.3f} "
                   f"{f.ms_per_question:6.2f}")  # fmt: skip
         mean_auc[as_choice] = statistics.fmean(aucs)
         await client.aclose()

@@ -139,7 +139,7 @@ def test_a_corrupted_reply_is_an_answer_or_not_an_answer_never_quoting_the_state
 ) -> None:
     request = DecisionRequest([CANARY, state], request.questions)  # type: ignore[list-item]
     payload = over_the_wire(server_reply(codec, request, data))
-    where = data.draw(st.sampled_from(_places(payload)))
+    where = data.draw(st.sampled_from(_places(payload)[1:]))  # the root is tested above
     corrupted = _replace(copy.deepcopy(payload), where, replacement)
     try:
         decoded = codec.decode_reply(request, corrupted)

@@ -9,6 +9,7 @@ testing base), so harness itself is analysed once.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,5 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.mypy_ini_file = str(HERE / "mypy.ini")
     if getattr(config.option, "mypy_pyproject_toml_file", None) is not None:
         config.option.mypy_pyproject_toml_file = None
+    config.option.mypy_modify_pythonpath = True  # pass our PYTHONPATH on to mypy: the plugin
+    _prepend("PATH", Path(sys.executable).parent)  # the mypy of this interpreter
     _prepend("PYTHONPATH", REPO)
     _prepend("MYPYPATH", REPO, HERE / "kit")
