@@ -22,7 +22,7 @@ from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import Context, Expression, StrExpr, TupleExpr, TypeInfo
-from mypy.plugin import CheckerPluginInterface, FunctionContext
+from mypy.plugin import FunctionContext
 from mypy.subtypes import is_subtype
 from mypy.types import (
     CallableType,
@@ -193,7 +193,7 @@ def _check(site: _Site) -> None:
         info = infos.get(verdict.key)
         node = nodes.get(verdict.key, key_expr)
         if info is not None and _already_reported(
-            api, verdict, info, key_info, key_facts, thinker_output
+            verdict, info, key_info, key_facts, thinker_output
         ):
             continue
         if verdict.definition and info is not None and own_name_record(info) is not None:
@@ -215,7 +215,6 @@ def _check(site: _Site) -> None:
 
 
 def _already_reported(
-    api: CheckerPluginInterface,
     verdict: Verdict,
     info: TypeInfo,
     key_info: TypeInfo,
@@ -235,9 +234,11 @@ def _already_reported(
         produced = key_facts.output_node
         if produced is None or thinker_output is None:
             return produced is None
+        list_info = next((b for b in produced.typ.type.mro if b.fullname == LIST_ARTIFACT), None)
+        if list_info is None:
+            return True  # not a list at all: [arg-type]
         # mypy checks the key tool against ListArtifact[O] for the O it inferred or was given.
-        expected = api.named_generic_type(LIST_ARTIFACT, [thinker_output])
-        return not is_subtype(produced.typ, expected)
+        return not is_subtype(produced.typ, Instance(list_info, [thinker_output]))
     return False
 
 

@@ -344,7 +344,7 @@ def dead_tool_verdicts(
                     "harness-dead-tool",
                     facts.label,
                     f"Tool {_q(facts.label)} can never run: nothing reachable from "
-                    f"{_q(thinker_input.render())} is a {_q(wanted.render())}",
+                    f"{_q(thinker_input.render())} is an instance of {_q(wanted.render())}",
                     (
                         _reachable_note(thinker_input, reachable),
                         "Remove it from the palette, or add a tool producing "

@@ -91,14 +91,18 @@ def _probabilities(value: Mapping[str, float]) -> FrozenMap[str, float]:
     return FrozenMap(pairs)
 
 
+def _is_sequence(value: object) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
 def _probability_list(value: Sequence[float]) -> tuple[float, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
+    if not _is_sequence(value):
         raise ValueError(f"score probabilities must be a sequence, not {type(value).__name__}")
     return tuple(check_probability(f"the probability of level {i}", p) for i, p in enumerate(value))
 
 
 def _level_names(value: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
+    if not _is_sequence(value):
         raise ValueError(f"score levels must be a sequence of str, not {type(value).__name__}")
     levels = tuple(value)
     for index, level in enumerate(levels):

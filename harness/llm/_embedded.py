@@ -165,7 +165,7 @@ class EmbeddedDecisionClient:
         request: DecisionRequest,
         entry: CatalogEntry,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 -- the protocol's deadline for one answer
+        timeout: float | None = None,
     ) -> DecisionResponse:
         """Answer ``request`` with the entry's sparrow model; see :class:`DecisionClient`."""
         check_limits(request, entry)

@@ -25,9 +25,7 @@ texts = st.text(min_size=1, max_size=12).filter(lambda text: bool(text.strip()))
 descriptions = st.none() | st.text(max_size=12)
 probabilities = st.floats(min_value=0.0, max_value=1.0)
 
-choices = st.builds(
-    Choice, texts, st.dictionaries(texts, descriptions, min_size=1, max_size=5)
-)
+choices = st.builds(Choice, texts, st.dictionaries(texts, descriptions, min_size=1, max_size=5))
 nouls = st.builds(Noul, texts, descriptions, descriptions)
 scores = st.builds(Score, texts, st.lists(texts, min_size=2, max_size=6))
 questions: st.SearchStrategy[Question] = st.one_of(choices, nouls, scores)
@@ -41,7 +39,9 @@ json_scalars = (
 )
 json_values: st.SearchStrategy[JsonValue] = st.recursive(
     json_scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 wild_json: st.SearchStrategy[object] = st.recursive(
@@ -51,8 +51,10 @@ wild_json: st.SearchStrategy[object] = st.recursive(
     | st.floats()
     | st.text(max_size=10)
     | st.just(CANARY),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=6) | st.just(CANARY), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=6) | st.just(CANARY), inner, max_size=4)
+    ),
     max_leaves=16,
 )
 """Any decoded JSON value, NaN and infinities included (Python's json module reads them)."""
@@ -80,7 +82,9 @@ def answer_to(draw: st.DrawFn, question: Question) -> Answer:
         options = list(question.options)
         values = draw(st.lists(probabilities, min_size=len(options), max_size=len(options)))
         return ChoiceAnswer(
-            draw(st.sampled_from(options)), dict(zip(options, values, strict=True)), draw(probabilities)
+            draw(st.sampled_from(options)),
+            dict(zip(options, values, strict=True)),
+            draw(probabilities),
         )
     top = len(question.levels) - 1
     values = draw(st.lists(probabilities, min_size=top + 1, max_size=top + 1))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.decision import (
+    Answer,
     AnswerReadError,
     Choice,
     ChoiceAnswer,
@@ -25,7 +26,7 @@ REQUEST = DecisionRequest(
         "anger": Score("How angry?", ["calm", "angry", "furious"]),
     },
 )
-ANSWERS = {
+ANSWERS: dict[str, Answer] = {
     "team": ChoiceAnswer("tech", {"billing": 0.2, "tech": 0.8}, 0.6),
     "refund": NoulAnswer(0.9),
     "anger": ScoreAnswer(1.0, ("calm", "angry", "furious"), (0.1, 0.8, 0.1), 0.8),
@@ -49,7 +50,11 @@ def test_answers_are_read_by_the_shape_asked() -> None:
     assert response.choice("team").choice == "tech"
     assert response.noul("refund").probability == 0.9
     assert response.score("anger").score == 1.0
-    assert (response.input_tokens, response.model, response.request_id) == (42, "jev-1.13.0", "req_1")
+    assert (response.input_tokens, response.model, response.request_id) == (
+        42,
+        "jev-1.13.0",
+        "req_1",
+    )
     assert response.latency == 0.015
 
 
@@ -118,9 +123,15 @@ def test_answers_are_read_only() -> None:
     ("answers", "rule"),
     [
         ({**ANSWERS, "extra": NoulAnswer(0.5)}, "answers no question asked"),
-        ({**ANSWERS, "refund": ChoiceAnswer("a", {"a": 1.0}, 1.0)}, "asked as a noul but answered as a choice"),
+        (
+            {**ANSWERS, "refund": ChoiceAnswer("a", {"a": 1.0}, 1.0)},
+            "asked as a noul but answered as a choice",
+        ),
         ({"team": ANSWERS["team"]}, "answers every question"),
-        ({**ANSWERS, "team": ChoiceAnswer("tech", {"tech": 1.0}, 1.0)}, "one probability per option"),
+        (
+            {**ANSWERS, "team": ChoiceAnswer("tech", {"tech": 1.0}, 1.0)},
+            "one probability per option",
+        ),
         (
             {**ANSWERS, "anger": ScoreAnswer(0.0, ("a", "b", "c"), (1.0, 0.0, 0.0), 1.0)},
             "the question's levels",

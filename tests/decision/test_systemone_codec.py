@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from jevcompat.mock import FAULTS, MockConfig, respond, validate_request
@@ -35,9 +36,9 @@ REQUEST = DecisionRequest(
 )
 
 
-def reply() -> dict[str, object]:
+def reply() -> dict[str, Any]:  # JSON edited freely by the tests
     """A valid reply to REQUEST, as the reference server writes it."""
-    return json.loads(
+    payload: dict[str, Any] = json.loads(
         json.dumps(
             {
                 "model": "jev-1.13.0",
@@ -61,17 +62,24 @@ def reply() -> dict[str, object]:
             }
         )
     )
+    return payload
 
 
 # ------------------------------------------------------------------ encoding, one shape a test
 
 
 def test_encode_a_choice() -> None:
-    request = DecisionRequest("tickét", {"team": Choice("Which team?", {"billing": "Invoices", "tech": None})})
-    assert systemone.encode_body(request, "jev-latest") == (
-        '{"model":"jev-latest","state":"tickét","questions":{"team":{"instructions":"Which team?",'
-        '"type":"choice","criteria":{"billing":"Invoices","tech":null}}}}'
-    ).encode()
+    request = DecisionRequest(
+        "tickét", {"team": Choice("Which team?", {"billing": "Invoices", "tech": None})}
+    )
+    assert (
+        systemone.encode_body(request, "jev-latest")
+        == (
+            '{"model":"jev-latest","state":"tickét","questions":{"team":'
+            '{"instructions":"Which team?","type":"choice","criteria":{"billing":"Invoices",'
+            '"tech":null}}}}'
+        ).encode()
+    )
 
 
 def test_encode_a_noul_without_sides() -> None:
@@ -164,7 +172,8 @@ def test_decode_what_the_reference_server_answers() -> None:
 
 
 @pytest.mark.parametrize(
-    "fault", ["noul-range", "confidence-over", "score-keys-1-based", "boolean-type", "first-question-only"]
+    "fault",
+    ["noul-range", "confidence-over", "score-keys-1-based", "boolean-type", "first-question-only"],
 )
 def test_the_reference_servers_faults_are_not_answers(fault: str) -> None:
     assert fault in FAULTS
@@ -186,7 +195,7 @@ def refused(payload: object) -> str:
     return message
 
 
-def edited(change: Callable[[dict[str, dict[str, object]]], None]) -> dict[str, object]:
+def edited(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
     payload = reply()
     answers = payload["answers"]
     assert isinstance(answers, dict)
@@ -209,22 +218,24 @@ def test_refuse_a_missing_answer_naming_the_id() -> None:
 
 
 def test_refuse_a_missing_option_probability_naming_id_and_option() -> None:
-    message = refused(edited(lambda a: a["team"]["probabilities"].pop("billing")))  # type: ignore[attr-defined]
+    message = refused(edited(lambda a: a["team"]["probabilities"].pop("billing")))
     assert "answer 'team' has no probability for option 'billing'" in message
 
 
 def test_refuse_a_missing_level_probability() -> None:
-    message = refused(edited(lambda a: a["anger"]["probabilities"].pop("2")))  # type: ignore[attr-defined]
+    message = refused(edited(lambda a: a["anger"]["probabilities"].pop("2")))
     assert "answer 'anger' has no probability for level '2'" in message
 
 
 def test_refuse_a_choice_not_offered() -> None:
     message = refused(edited(lambda a: a["team"].update(choice=CANARY)))
-    assert "answer 'team' chose a value that is not one of its options ('billing', 'tech')" in message
+    assert (
+        "answer 'team' chose a value that is not one of its options ('billing', 'tech')" in message
+    )
 
 
 def test_refuse_a_probability_outside_0_1() -> None:
-    message = refused(edited(lambda a: a["team"]["probabilities"].update(tech=1.5)))  # type: ignore[attr-defined]
+    message = refused(edited(lambda a: a["team"]["probabilities"].update(tech=1.5)))
     assert "answer 'team'.probabilities['tech'] is 1.5, not a probability in [0, 1]" in message
 
 
@@ -252,7 +263,9 @@ def test_refuse_a_wrong_answer_type() -> None:
 
 
 def test_refuse_an_answer_that_is_not_an_object() -> None:
-    assert "answer 'refund' is a number, not an object" in refused(edited(lambda a: a.update(refund=0.9)))
+    assert "answer 'refund' is a number, not an object" in refused(
+        edited(lambda a: a.update(refund=0.9))
+    )
 
 
 def test_refuse_a_missing_value() -> None:
@@ -267,7 +280,12 @@ def test_refuse_a_score_off_its_scale() -> None:
 
 def test_no_refusal_quotes_an_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARNESS_TEST_API_KEY", CANARY)
-    for payload in ([], {"answers": {}}, edited(lambda a: a["team"].update(choice=CANARY))):
+    payloads: tuple[object, ...] = (
+        [],
+        {"answers": {}},
+        edited(lambda a: a["team"].update(choice=CANARY)),
+    )
+    for payload in payloads:
         assert CANARY not in refused(payload)
 
 
@@ -287,13 +305,23 @@ def test_decode_request_reads_structured_text_and_a_noul_without_instructions() 
             "seed": 7,
             "questions": {
                 "n": {"type": "noul", "criteria": {"true": "threat", "false": ["none"]}},
-                "c": {"type": "choice", "instructions": ["Route.", "One team."], "criteria": {"B": {"owns": 1}}},
-                "s": {"type": "score", "instructions": {"scale": "x"}, "criteria": [{"label": "Calm"}, "Angry"]},
+                "c": {
+                    "type": "choice",
+                    "instructions": ["Route.", "One team."],
+                    "criteria": {"B": {"owns": 1}},
+                },
+                "s": {
+                    "type": "score",
+                    "instructions": {"scale": "x"},
+                    "criteria": [{"label": "Calm"}, "Angry"],
+                },
             },
         }
     )
     assert model == "jev-latest"
-    assert request.questions["n"] == Noul('true: threat; false: ["none"]', when_true="threat", when_false='["none"]')
+    assert request.questions["n"] == Noul(
+        'true: threat; false: ["none"]', when_true="threat", when_false='["none"]'
+    )
     assert request.questions["c"] == Choice('["Route.","One team."]', {"B": '{"owns":1}'})
     assert request.questions["s"] == Score('{"scale":"x"}', ['{"label":"Calm"}', "Angry"])
 
@@ -319,10 +347,20 @@ def test_decode_request_lists_every_problem_with_its_location() -> None:
             ("body", "questions", "c", "choice", "criteria"),
             "choice criteria must be an object of option -> description, at least one",
         ),
-        (("body", "questions", "s", "score"), "a score needs at least two levels (lowest first), got 1"),
-        (("body", "questions", "n", "noul", "instructions"), "a noul needs instructions or criteria"),
+        (
+            ("body", "questions", "s", "score"),
+            "a score needs at least two levels (lowest first), got 1",
+        ),
+        (
+            ("body", "questions", "n", "noul", "instructions"),
+            "a noul needs instructions or criteria",
+        ),
     ]
-    assert caught.value.detail()[0] == {"loc": ["body", "model"], "msg": "Field required", "type": "value_error"}
+    assert caught.value.detail()[0] == {
+        "loc": ["body", "model"],
+        "msg": "Field required",
+        "type": "value_error",
+    }
     assert isinstance(caught.value, ValueError)
 
 
@@ -332,7 +370,11 @@ def test_decode_request_lists_every_problem_with_its_location() -> None:
         [1],
         {"model": "m", "state": "s"},
         {"model": "m", "state": "s", "questions": {}},
-        {"model": "m", "state": "s", "questions": {"q": {"type": "choice", "instructions": " ", "criteria": ["a"]}}},
+        {
+            "model": "m",
+            "state": "s",
+            "questions": {"q": {"type": "choice", "instructions": " ", "criteria": ["a"]}},
+        },
         {"model": "m", "state": "s", "questions": {"q": {"type": "score", "criteria": ["a", "b"]}}},
         {"model": "m", "state": "s", "questions": {"q": {"type": "noul", "instructions": 3}}},
     ],
@@ -346,7 +388,13 @@ def test_decode_request_refuses_what_the_spec_refuses(payload: object) -> None:
 
 def test_decode_request_never_quotes_the_state() -> None:
     with pytest.raises(RequestValidationError) as caught:
-        systemone.decode_request({"model": "m", "state": [CANARY, float("nan")], "questions": {"q": {"type": "noul", "instructions": "Q?"}}})
+        systemone.decode_request(
+            {
+                "model": "m",
+                "state": [CANARY, float("nan")],
+                "questions": {"q": {"type": "noul", "instructions": "Q?"}},
+            }
+        )
     assert caught.value.problems[0][0] == ("body",)
     assert "non-finite" in str(caught.value)
     assert CANARY not in str(caught.value)
@@ -365,7 +413,12 @@ def test_encode_reply_writes_each_type_as_the_reference_does() -> None:
     assert reply_body == {
         "model": "fake-1",
         "answers": {
-            "team": {"type": "choice", "choice": "tech", "probabilities": {"billing": 0.25, "tech": 0.75}, "confidence": 0.5},
+            "team": {
+                "type": "choice",
+                "choice": "tech",
+                "probabilities": {"billing": 0.25, "tech": 0.75},
+                "confidence": 0.5,
+            },
             "refund": {"type": "noul", "noul": 0.9},
             "anger": {
                 "type": "score",

@@ -62,7 +62,9 @@ def test_bad_choice_options_are_refused_naming_the_rule(options: object, rule: s
         Choice("Which?", options)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("make", [Noul, lambda text: Choice(text, ["a"]), lambda text: Score(text, ["a", "b"])])
+@pytest.mark.parametrize(
+    "make", [Noul, lambda text: Choice(text, ["a"]), lambda text: Score(text, ["a", "b"])]
+)
 @pytest.mark.parametrize("instructions", ["", "   \n"])
 def test_blank_instructions_are_refused(make: object, instructions: str) -> None:
     with pytest.raises(ValueError, match="instructions must not be blank"):
@@ -103,7 +105,11 @@ def test_answers_keep_their_values() -> None:
         0.5,
     )
     score = ScoreAnswer(1, ["lo", "mid", "hi"], [0.0, 1.0, 0.0], 1.0)
-    assert (score.score, score.levels, score.probabilities) == (1.0, ("lo", "mid", "hi"), (0.0, 1.0, 0.0))
+    assert (score.score, score.levels, score.probabilities) == (
+        1.0,
+        ("lo", "mid", "hi"),
+        (0.0, 1.0, 0.0),
+    )
     assert RefusedAnswer().reason is None
     assert {a.kind for a in (choice, score, NoulAnswer(0.5), RefusedAnswer("x"))} == {
         "choice",
@@ -128,7 +134,9 @@ def test_choice_confidence_reference_definition() -> None:
     assert choice_confidence({"a": 1.0}) == 1.0
     assert choice_confidence([0.5, 0.5]) == 0.0
     assert choice_confidence([1.0, 0.0, 0.0]) == 1.0
-    assert choice_confidence({"a": 0.7, "b": 0.2, "c": 0.1}) == pytest.approx((0.7 - 1 / 3) / (2 / 3))
+    assert choice_confidence({"a": 0.7, "b": 0.2, "c": 0.1}) == pytest.approx(
+        (0.7 - 1 / 3) / (2 / 3)
+    )
 
 
 def test_score_confidence_reference_definition() -> None:
@@ -141,7 +149,8 @@ def test_score_confidence_reference_definition() -> None:
 
 def test_request_keeps_questions_in_order_and_the_state() -> None:
     request = DecisionRequest(
-        {"ticket": ("a", "b")}, {"z": Noul("Z?"), "a b": Choice("A?", ["x"]), "🎯": Score("S?", ["l", "h"])}
+        {"ticket": ("a", "b")},
+        {"z": Noul("Z?"), "a b": Choice("A?", ["x"]), "🎯": Score("S?", ["l", "h"])},
     )
     assert list(request.questions) == ["z", "a b", "🎯"]
     assert request.state == {"ticket": ["a", "b"]}  # copied into plain JSON

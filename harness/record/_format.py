@@ -1,0 +1,296 @@
+"""The record file of a run: what ``harness demo`` and ``harness run`` write, ``harness record``
+reads.
+
+A record is one JSON object::
+
+    {
+      "format": "harness-record", "version": 1,
+      "command": "demo", "thinker": "find_price_decisions",
+      "objective": "...", "entry": {"id": "embedded", "provider": "embedded",
+                                    "wire_model_id": "sparrow-decider"},
+      "input": {"alias": "folder", "value": {...}},
+      "artifacts": {"folder#1": "folder#1 (folder): ...", ...},
+      "turns": [<DecisionTurn.to_json()>, ...],
+      "answer": [{"ref": "statement#4", "alias": "statement", "probability": 0.71,
+                  "value": {...}}, ...],
+      "calls": [{"success": true, "latency": 0.002, "model": "...", "input_tokens": null,
+                 "counted_input_tokens": 812, "reason": null, "body": {...}?}, ...],
+      "timing": {"wall_seconds": 1.2, "model_seconds": 0.3}
+    }
+
+``artifacts`` maps every ref of the run's world to its digest line (what the model read), so a
+record reads on its own. ``calls`` are the decision calls in the order they were made; ``body``
+(the request's wire body) is there only when asked for. :func:`load_record` checks every field
+and names the first thing wrong with its place in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from harness.deciding import DecisionTurn
+
+__all__ = [
+    "RECORD_FORMAT",
+    "RECORD_VERSION",
+    "RecordError",
+    "RecordedAnswer",
+    "RecordedCall",
+    "RunRecord",
+    "load_record",
+]
+
+RECORD_FORMAT: Final = "harness-record"
+RECORD_VERSION: Final = 1
+
+JsonObject = dict[str, object]
+
+
+class RecordError(ValueError):
+    """A record file that cannot be read: names the file, the place in it and what is wrong."""
+
+
+@attrs.frozen
+class RecordedAnswer:
+    """One item of the answer: its ref, alias, selection probability and value (its JSON)."""
+
+    ref: str
+    alias: str
+    probability: float | None
+    value: object  # the artifact's JSON form: any JSON value
+
+    def to_json(self) -> JsonObject:
+        """The item as a JSON object."""
+        return {
+            "ref": self.ref,
+            "alias": self.alias,
+            "probability": self.probability,
+            "value": self.value,
+        }
+
+
+@attrs.frozen
+class RecordedCall:
+    """One decision call of the run, as its job's record saw it (plus the wire body if kept)."""
+
+    success: bool
+    latency: float
+    model: str | None
+    input_tokens: int | None
+    counted_input_tokens: int | None
+    reason: str | None = None
+    body: object = None  # the request's wire body (JSON) when the run kept it
+
+    def to_json(self) -> JsonObject:
+        """The call as a JSON object (``body`` only when kept)."""
+        data: JsonObject = {
+            "success": self.success,
+            "latency": self.latency,
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "counted_input_tokens": self.counted_input_tokens,
+            "reason": self.reason,
+        }
+        if self.body is not None:
+            data["body"] = self.body
+        return data
+
+
+@attrs.frozen
+class RunRecord:
+    """A recorded run of a thinker (or any tool): see the module's notes for the file format."""
+
+    command: str
+    thinker: str
+    objective: str | None
+    entry: Mapping[str, str]
+    input_alias: str
+    input_value: object  # the input artifact's JSON form
+    artifacts: Mapping[str, str]
+    turns: tuple[DecisionTurn, ...]
+    answer: tuple[RecordedAnswer, ...]
+    calls: tuple[RecordedCall, ...]
+    wall_seconds: float
+    model_seconds: float
+
+    def to_json(self) -> JsonObject:
+        """The record as the JSON object written to a file."""
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "command": self.command,
+            "thinker": self.thinker,
+            "objective": self.objective,
+            "entry": dict(self.entry),
+            "input": {"alias": self.input_alias, "value": self.input_value},
+            "artifacts": dict(self.artifacts),
+            "turns": [turn.to_json() for turn in self.turns],
+            "answer": [item.to_json() for item in self.answer],
+            "calls": [call.to_json() for call in self.calls],
+            "timing": {"wall_seconds": self.wall_seconds, "model_seconds": self.model_seconds},
+        }
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the record to ``path`` as indented UTF-8 JSON."""
+        text = json.dumps(self.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Reads fields of one JSON object, naming the place of any problem."""
+
+    def __init__(self, source: str, where: str, data: object) -> None:
+        if not isinstance(data, Mapping):
+            raise RecordError(f"{source}: {where} must be a JSON object")
+        self.source = source
+        self.where = where
+        self.data: Mapping[str, object] = data
+
+    def _fail(self, key: str, rule: str) -> RecordError:
+        return RecordError(f"{self.source}: {self.where}.{key} {rule}")
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def raw(self, key: str) -> object:
+        if key not in self.data:
+            raise self._fail(key, "is missing")
+        return self.data[key]
+
+    def text(self, key: str, *, optional: bool = False) -> str | None:
+        value = self.data.get(key) if optional else self.raw(key)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            raise self._fail(key, "must be a string")
+        return value
+
+    def number(self, key: str, *, optional: bool = False) -> float | None:
+        value = self.data.get(key) if optional else self.raw(key)
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._fail(key, "must be a number")
+        return float(value)
+
+    def integer(self, key: str) -> int | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._fail(key, "must be an integer or null")
+        return value
+
+    def items(self, key: str) -> Sequence[object]:
+        value = self.raw(key)
+        if not isinstance(value, list):
+            raise self._fail(key, "must be a JSON array")
+        return value
+
+    def strings(self, key: str) -> dict[str, str]:
+        value = self.raw(key)
+        if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+            raise self._fail(key, "must be an object of strings")
+        return {str(k): str(v) for k, v in value.items()}
+
+    def child(self, key: str) -> _Reader:
+        return _Reader(self.source, f"{self.where}.{key}", self.raw(key))
+
+
+def _read_answer(source: str, index: int, data: object) -> RecordedAnswer:
+    reader = _Reader(source, f"answer[{index}]", data)
+    probability = reader.number("probability", optional=True)
+    if probability is not None and not 0.0 <= probability <= 1.0:
+        raise RecordError(f"{source}: answer[{index}].probability must be in [0, 1]")
+    return RecordedAnswer(
+        ref=reader.text("ref") or "",
+        alias=reader.text("alias") or "",
+        probability=probability,
+        value=reader.raw("value"),
+    )
+
+
+def _read_call(source: str, index: int, data: object) -> RecordedCall:
+    reader = _Reader(source, f"calls[{index}]", data)
+    success = reader.raw("success")
+    if not isinstance(success, bool):
+        raise RecordError(f"{source}: calls[{index}].success must be true or false")
+    return RecordedCall(
+        success=success,
+        latency=reader.number("latency") or 0.0,
+        model=reader.text("model", optional=True),
+        input_tokens=reader.integer("input_tokens"),
+        counted_input_tokens=reader.integer("counted_input_tokens"),
+        reason=reader.text("reason", optional=True),
+        body=reader.data.get("body"),
+    )
+
+
+def _read_turn(source: str, index: int, data: object) -> DecisionTurn:
+    if not isinstance(data, Mapping):
+        raise RecordError(f"{source}: turns[{index}] must be a JSON object")
+    try:
+        return DecisionTurn.from_json(data)
+    except (ValueError, TypeError) as error:
+        raise RecordError(f"{source}: turns[{index}]: {error}") from None
+
+
+def record_from_json(data: object, source: str = "<record>") -> RunRecord:
+    """Build a :class:`RunRecord` from its JSON object, checking every field."""
+    top = _Reader(source, "record", data)
+    kind = top.data.get("format")
+    if kind != RECORD_FORMAT:
+        raise RecordError(
+            f"{source} is not a harness record (its 'format' is not {RECORD_FORMAT!r}): give a "
+            "file written by `harness demo --record` or `harness run --record`"
+        )
+    version = top.raw("version")
+    if version != RECORD_VERSION:
+        raise RecordError(
+            f"{source}: record version {version!r} is not supported (this harness reads version "
+            f"{RECORD_VERSION}): re-record the run with this harness"
+        )
+    given = top.child("input")
+    timing = top.child("timing")
+    return RunRecord(
+        command=top.text("command") or "",
+        thinker=top.text("thinker") or "",
+        objective=top.text("objective", optional=True),
+        entry=top.strings("entry"),
+        input_alias=given.text("alias") or "",
+        input_value=given.raw("value"),
+        artifacts=top.strings("artifacts"),
+        turns=tuple(_read_turn(source, i, t) for i, t in enumerate(top.items("turns"))),
+        answer=tuple(_read_answer(source, i, a) for i, a in enumerate(top.items("answer"))),
+        calls=tuple(_read_call(source, i, c) for i, c in enumerate(top.items("calls"))),
+        wall_seconds=timing.number("wall_seconds") or 0.0,
+        model_seconds=timing.number("model_seconds") or 0.0,
+    )
+
+
+def load_record(path: str | os.PathLike[str]) -> RunRecord:
+    """Read and check the record file at ``path``; :class:`RecordError` names what is wrong."""
+    source = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except FileNotFoundError:
+        raise RecordError(f"record file {source} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError(f"record file {source} cannot be read: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RecordError(
+            f"record file {source} is not JSON (line {error.lineno}, column {error.colno})"
+        ) from None
+    return record_from_json(data, source)
