@@ -1,0 +1,93 @@
+"""A recorded run as text, turn by turn (what ``harness record FILE`` prints)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from harness.deciding import FINISH, DecisionTurn
+from harness.record._format import RunRecord
+
+__all__ = ["move_line", "render_text"]
+
+BAR_WIDTH: Final = 20
+"""Characters of a full (probability 1) bar."""
+
+SHOWN_OPTIONS: Final = 5
+"""How many options of ``next`` and ``argument`` a turn shows, most probable first."""
+
+_WORDS: Final = 90
+
+
+def move_line(turn: DecisionTurn) -> str:
+    """``"turn <n>: <tool> on <ref> -> <result>"`` (or ``failed: <message>``, or ``finish``)."""
+    if turn.tool == FINISH:
+        return f"turn {turn.turn}: finish"
+    line = f"turn {turn.turn}: {turn.tool} on {turn.artifact}"
+    if turn.failure is not None:
+        return f"{line} failed: {turn.failure}"
+    return f"{line} -> {turn.result}"
+
+
+def _bar(probability: float) -> str:
+    filled = round(max(0.0, min(1.0, probability)) * BAR_WIDTH)
+    return "#" * filled + "." * (BAR_WIDTH - filled)
+
+
+def _words(record: RunRecord, ref: str) -> str:
+    line = record.artifacts.get(ref, "")
+    words = line.split(": ", 1)[1] if ": " in line else line
+    return words if len(words) <= _WORDS else words[: _WORDS - 3] + "..."
+
+
+def _distribution(
+    record: RunRecord, title: str, values: Mapping[str, float], *, limit: int | None, marks: bool
+) -> list[str]:
+    ordered = sorted(values.items(), key=lambda kv: -kv[1]) if limit is not None else values.items()
+    shown = list(ordered)[:limit] if limit is not None else list(ordered)
+    lines = [f"  {title}:"]
+    width = max((len(key) for key, _ in shown), default=0)
+    for key, probability in shown:
+        words = _words(record, key) if key in record.artifacts else ""
+        lines.append(
+            f"    {key:<{width}} {_bar(probability)} {probability:5.3f}"
+            + (f"  {words}" if words and marks else "")
+        )
+    hidden = len(values) - len(shown)
+    if hidden > 0:
+        lines.append(f"    ... and {hidden} more")
+    return lines
+
+
+def render_text(record: RunRecord) -> str:
+    """The run turn by turn: each move, its ``next`` and ``argument`` distributions (most
+    probable first), the finishing turn's selection, then the answer."""
+    entry = record.entry
+    lines = [
+        f"{record.thinker} ({record.command}) on entry {entry.get('id')!r} "
+        f"({entry.get('provider')}, {entry.get('wire_model_id')})",
+    ]
+    if record.objective:
+        lines.append(f"objective: {record.objective}")
+    lines.append(f"input: {record.input_alias} {record.input_value}")
+    lines.append(
+        f"{len(record.turns)} turns, {len(record.calls)} decisions, "
+        f"{record.wall_seconds:.2f} s wall, {record.model_seconds:.2f} s in the model"
+    )
+    for turn in record.turns:
+        lines.append("")
+        lines.append(move_line(turn))
+        if turn.next is not None:
+            lines += _distribution(record, "next", turn.next, limit=SHOWN_OPTIONS, marks=False)
+        if turn.argument is not None:
+            lines += _distribution(
+                record, "argument", turn.argument, limit=SHOWN_OPTIONS, marks=True
+            )
+        if turn.selection:
+            lines += _distribution(record, "selection", turn.selection, limit=None, marks=True)
+    lines.append("")
+    lines.append(f"answer: {len(record.answer)} {'item' if len(record.answer) == 1 else 'items'}")
+    for item in record.answer:
+        shown = "  -  " if item.probability is None else f"{item.probability:5.3f}"
+        lines.append(f"  {shown}  {item.ref}  {_words(record, item.ref)}")
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""The embedded model through the dispatcher: the default catalog's pin, admission included."""
+
+from __future__ import annotations
+
+import asyncio
+
+from harness.decision import Choice, DecisionRequest, Noul
+from harness.deciding import DecisionCall
+from harness.jobs import Dispatcher, EventKind, JobEvent
+from harness.models import Admission, default_catalog
+from harness.tools import Workflow
+
+REQUEST = DecisionRequest(
+    "The board approved raising the Pro plan from 12 to 15 EUR per seat from 1 March.",
+    {
+        "topic": Choice(
+            "What is this about?",
+            {"price": "a price or a fee", "weather": "the weather", "sport": "a sports match"},
+        ),
+        "decided": Noul("Is a decision stated?"),
+    },
+)
+
+
+async def test_the_default_catalog_runs_the_embedded_model_under_its_gate() -> None:
+    catalog = default_catalog()
+    entry = catalog.pinned()
+    assert entry.provider == "embedded"
+    assert entry.max_concurrent is not None
+    admission = Admission()
+    gate = admission.gate_for(entry)
+    peaks: list[int] = []
+    events: list[JobEvent] = []
+
+    async with Dispatcher(catalog, admission=admission) as dispatcher:
+        dispatcher.subscribe(events.append, lambda e: e.kind is EventKind.ADMISSION_WAIT)
+        calls = [DecisionCall(Workflow(), REQUEST) for _ in range(12)]
+        handles = [dispatcher.submit(call) for call in calls]
+
+        async def sample() -> None:
+            while not all(h.done() for h in handles):
+                peaks.append(gate.in_use)
+                await asyncio.sleep(0)
+
+        sampler = asyncio.create_task(sample())
+        responses = await asyncio.gather(*(h.result() for h in handles))
+        await sampler
+
+    assert max(peaks) <= entry.max_concurrent
+    assert max(peaks) >= 1
+    assert gate.in_use == 0
+    assert events, "12 calls on a gate of 2 must wait in line"
+    for response, call in zip(responses, calls, strict=True):
+        assert response.success
+        assert response.choice("topic").choice == "price"
+        assert 0.0 <= response.noul("decided").probability <= 1.0
+        (record,) = call.record.calls
+        assert record.success
+        assert record.entry_id == entry.id
+        assert record.input_tokens is None  # sparrow reports no usage: billed is unknown
+        assert record.counted_input_tokens is not None and record.counted_input_tokens > 0
