@@ -47,8 +47,9 @@ class JobHandle(Generic[R]):
         task.add_done_callback(_retrieve)
 
     async def result(self) -> R:
-        """The job's result, or its failure raised."""
-        return await asyncio.shield(self._task) if not self._task.done() else self._task.result()
+        """The job's result, or its failure raised. Cancelling the wait cancels the job (so a
+        cancelled parent never leaves its children running)."""
+        return await self._task
 
     def cancel(self) -> None:
         """Cancel the job; its permits come back."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 
@@ -20,6 +21,7 @@ from harness.decision import Answer, Choice, DecisionRequest
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
 from harness.jobs import Dispatcher, EventKind, JobContext, JobEvent, Pacing
 from harness.llm import FakeDecisionModel
+from harness.models import Admission
 from harness.tools import DecisionTool, Identifiable, Workflow, tool_name
 
 from .notes import (
@@ -428,3 +430,29 @@ def test_digest_lines_cover_links_lists_and_formatters() -> None:
     assert digest_line("note#2", Note("b\nc"), formatters) == "note#2 (note): b c"
     assert all("\n" not in line for line in lines)
     assert json.dumps(lines)
+
+
+async def test_cancelling_a_run_cancels_its_decision_and_returns_the_permit() -> None:
+    started = asyncio.Event()
+
+    async def hang(request: DecisionRequest) -> Mapping[str, Answer]:
+        started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+    admission = Admission()
+    catalog = fake_catalog(max_concurrent=1)
+    events: list[JobEvent] = []
+    async with Dispatcher(
+        catalog, clients={"fake": FakeDecisionModel(hang)}, admission=admission
+    ) as dispatcher:
+        dispatcher.subscribe(events.append, lambda e: e.kind is EventKind.CANCELLED)
+        handle = dispatcher.submit(ThinkerRun(Workflow(), Triage(Workflow()), Note(INPUT)))
+        await started.wait()
+        assert admission.gate_for(catalog.pinned()).in_use == 1
+        handle.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await handle.result()
+        await asyncio.sleep(0)
+        assert admission.gate_for(catalog.pinned()).in_use == 0
+    assert {e.job.job_class for e in events} >= {"ThinkerRun", "DecisionCall"}
