@@ -3,47 +3,115 @@
 Code lists the legal moves (a tool applied to an artifact of the type it takes); the model only
 ranks them, one round trip per turn. The public face is here; ``harness.testing`` holds the test
 doubles and hypothesis strategies, ``harness.models`` the catalog and admission.
+
+Names load on first use (PEP 562), so ``import harness`` stays cheap for the mypy plugin, which
+shares the palette rules; type checkers read the explicit imports below.
 """
 
-from harness.artifacts import Artifact as Artifact
-from harness.artifacts import ArtifactRegistry as ArtifactRegistry
-from harness.artifacts import LinkArtifact as LinkArtifact
-from harness.artifacts import ListArtifact as ListArtifact
-from harness.artifacts import TextFormatterRegistry as TextFormatterRegistry
-from harness.deciding import OBS_TURNS as OBS_TURNS
-from harness.deciding import DecisionCall as DecisionCall
-from harness.deciding import DecisionThinker as DecisionThinker
-from harness.deciding import DecisionTurn as DecisionTurn
-from harness.deciding import ThinkerRun as ThinkerRun
-from harness.decision import Answer as Answer
-from harness.decision import Choice as Choice
-from harness.decision import ChoiceAnswer as ChoiceAnswer
-from harness.decision import DecisionRequest as DecisionRequest
-from harness.decision import DecisionResponse as DecisionResponse
-from harness.decision import Noul as Noul
-from harness.decision import NoulAnswer as NoulAnswer
-from harness.decision import Question as Question
-from harness.decision import RefusedAnswer as RefusedAnswer
-from harness.decision import Score as Score
-from harness.decision import ScoreAnswer as ScoreAnswer
-from harness.errors import ExternalServiceError as ExternalServiceError
-from harness.errors import GuardrailError as GuardrailError
-from harness.errors import InvalidInputError as InvalidInputError
-from harness.errors import LLMReadableError as LLMReadableError
-from harness.errors import NotAnAnswerError as NotAnAnswerError
-from harness.errors import NotFoundError as NotFoundError
-from harness.jobs import Dispatcher as Dispatcher
-from harness.jobs import Job as Job
-from harness.jobs import JobContext as JobContext
-from harness.jobs import JobEvent as JobEvent
-from harness.jobs import Pacing as Pacing
-from harness.models import Catalog as Catalog
-from harness.models import CatalogEntry as CatalogEntry
-from harness.models import load_catalog as load_catalog
-from harness.tools import DecisionTool as DecisionTool
-from harness.tools import Identifiable as Identifiable
-from harness.tools import Workflow as Workflow
-from harness.tools import tool_description as tool_description
-from harness.tools import tool_name as tool_name
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "Answer": "harness.decision",
+    "Artifact": "harness.artifacts",
+    "ArtifactRegistry": "harness.artifacts",
+    "Catalog": "harness.models",
+    "CatalogEntry": "harness.models",
+    "Choice": "harness.decision",
+    "ChoiceAnswer": "harness.decision",
+    "DecisionCall": "harness.deciding",
+    "DecisionRequest": "harness.decision",
+    "DecisionResponse": "harness.decision",
+    "DecisionThinker": "harness.deciding",
+    "DecisionTool": "harness.tools",
+    "DecisionTurn": "harness.deciding",
+    "Dispatcher": "harness.jobs",
+    "ExternalServiceError": "harness.errors",
+    "GuardrailError": "harness.errors",
+    "Identifiable": "harness.tools",
+    "InvalidInputError": "harness.errors",
+    "Job": "harness.jobs",
+    "JobContext": "harness.jobs",
+    "JobEvent": "harness.jobs",
+    "LLMReadableError": "harness.errors",
+    "LinkArtifact": "harness.artifacts",
+    "ListArtifact": "harness.artifacts",
+    "NotAnAnswerError": "harness.errors",
+    "NotFoundError": "harness.errors",
+    "Noul": "harness.decision",
+    "NoulAnswer": "harness.decision",
+    "OBS_TURNS": "harness.deciding",
+    "Pacing": "harness.jobs",
+    "Question": "harness.decision",
+    "RefusedAnswer": "harness.decision",
+    "Score": "harness.decision",
+    "ScoreAnswer": "harness.decision",
+    "TextFormatterRegistry": "harness.artifacts",
+    "ThinkerRun": "harness.deciding",
+    "Workflow": "harness.tools",
+    "load_catalog": "harness.models",
+    "tool_description": "harness.tools",
+    "tool_name": "harness.tools",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from harness.artifacts import Artifact as Artifact
+    from harness.artifacts import ArtifactRegistry as ArtifactRegistry
+    from harness.artifacts import LinkArtifact as LinkArtifact
+    from harness.artifacts import ListArtifact as ListArtifact
+    from harness.artifacts import TextFormatterRegistry as TextFormatterRegistry
+    from harness.deciding import OBS_TURNS as OBS_TURNS
+    from harness.deciding import DecisionCall as DecisionCall
+    from harness.deciding import DecisionThinker as DecisionThinker
+    from harness.deciding import DecisionTurn as DecisionTurn
+    from harness.deciding import ThinkerRun as ThinkerRun
+    from harness.decision import Answer as Answer
+    from harness.decision import Choice as Choice
+    from harness.decision import ChoiceAnswer as ChoiceAnswer
+    from harness.decision import DecisionRequest as DecisionRequest
+    from harness.decision import DecisionResponse as DecisionResponse
+    from harness.decision import Noul as Noul
+    from harness.decision import NoulAnswer as NoulAnswer
+    from harness.decision import Question as Question
+    from harness.decision import RefusedAnswer as RefusedAnswer
+    from harness.decision import Score as Score
+    from harness.decision import ScoreAnswer as ScoreAnswer
+    from harness.errors import ExternalServiceError as ExternalServiceError
+    from harness.errors import GuardrailError as GuardrailError
+    from harness.errors import InvalidInputError as InvalidInputError
+    from harness.errors import LLMReadableError as LLMReadableError
+    from harness.errors import NotAnAnswerError as NotAnAnswerError
+    from harness.errors import NotFoundError as NotFoundError
+    from harness.jobs import Dispatcher as Dispatcher
+    from harness.jobs import Job as Job
+    from harness.jobs import JobContext as JobContext
+    from harness.jobs import JobEvent as JobEvent
+    from harness.jobs import Pacing as Pacing
+    from harness.models import Catalog as Catalog
+    from harness.models import CatalogEntry as CatalogEntry
+    from harness.models import load_catalog as load_catalog
+    from harness.tools import DecisionTool as DecisionTool
+    from harness.tools import Identifiable as Identifiable
+    from harness.tools import Workflow as Workflow
+    from harness.tools import tool_description as tool_description
+    from harness.tools import tool_name as tool_name
+
+
+if not TYPE_CHECKING:  # type checkers read the imports above; unknown names stay errors
+
+    def __getattr__(name: str) -> object:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'harness' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_EXPORTS})

@@ -86,9 +86,9 @@ def _decorator_of(defn: ClassDef) -> Expression | None:
 def _base_expression(defn: ClassDef) -> Context:
     for expr in defn.base_type_exprs:
         target = expr.base if isinstance(expr, IndexExpr) else expr
-        if isinstance(target, RefExpr) and isinstance(target.node, TypeInfo):
-            if tool_base(target.node) is not None:
-                return expr
+        node = target.node if isinstance(target, RefExpr) else None
+        if isinstance(node, TypeInfo) and tool_base(node) is not None:
+            return expr
     return defn
 
 

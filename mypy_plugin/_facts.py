@@ -20,7 +20,6 @@ from mypy.nodes import (
     ARG_STAR,
     Decorator,
     FuncDef,
-    OverloadedFuncDef,
     TypeInfo,
 )
 from mypy.options import Options
@@ -85,7 +84,7 @@ def tool_base(info: TypeInfo) -> TypeInfo | None:
 
 
 def _self_instance(info: TypeInfo) -> Instance:
-    filled = get_proper_type(fill_typevars(info))
+    filled = fill_typevars(info)
     if isinstance(filled, Instance):
         return filled
     return Instance(info, list(info.defn.type_vars))  # a tuple-based class: its own instance
@@ -139,7 +138,9 @@ def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
                 inherited = (str(parent_record["name"]), parent.name)
                 break
     input_side, output_side = tool_sides(info, options)
-    abstract = tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
+    abstract = (
+        tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
+    )
     return ToolFacts(
         key=info.fullname,
         label=label,

@@ -29,6 +29,7 @@ from mypy.types import (
     Instance,
     LiteralType,
     Overloaded,
+    TupleType,
     Type,
     TypeType,
     get_proper_type,
@@ -80,10 +81,10 @@ def _class_of(typ: Type) -> TypeInfo | None:
 def _instance_of_class_type(typ: Type) -> Instance | None:
     proper = get_proper_type(typ)
     if isinstance(proper, (CallableType, Overloaded)) and proper.is_type_obj():
-        filled = get_proper_type(fill_typevars(proper.type_object()))
+        filled = fill_typevars(proper.type_object())
         return filled if isinstance(filled, Instance) else None
     if isinstance(proper, TypeType):
-        item = get_proper_type(proper.item)
+        item = proper.item
         return item if isinstance(item, Instance) else None
     return None
 
@@ -91,11 +92,9 @@ def _instance_of_class_type(typ: Type) -> Instance | None:
 def _palette_entries(site: _Site, typ: Type, expr: Expression) -> list[_Entry] | None:
     proper = get_proper_type(typ)
     options = site.ctx.api.options
-    if not hasattr(proper, "items") or isinstance(proper, (Overloaded,)):
-        return None
-    items = getattr(proper, "items", None)
-    if not isinstance(items, list):
-        return None
+    if not isinstance(proper, TupleType):
+        return None  # a variable-length tuple (reported by the caller) or mypy's own error
+    items = proper.items
     literal = expr.items if isinstance(expr, TupleExpr) else None
     entries = []
     for index, item in enumerate(items):
@@ -283,8 +282,7 @@ def check_super_init(ctx: FunctionContext) -> Type:
         thinker = next((b for b in info.mro if b.fullname == THINKER), None) if info else None
         if info is None or thinker is None:
             return ctx.default_return_type
-        own = get_proper_type(fill_typevars(info))
+        own = fill_typevars(info)
         args = map_instance_to_supertype(own, thinker).args if isinstance(own, Instance) else None
         _check(_Site(ctx, args))
     return ctx.default_return_type
-

@@ -109,6 +109,11 @@ class Verdict:
     definition: bool = False  # a property of the class itself, reportable where it is defined
     key: str = ""  # the class's identity (ToolFacts.key), to find the node it is about
 
+    @property
+    def fix(self) -> str:
+        """The last note: how to fix it."""
+        return self.notes[-1] if self.notes else ""
+
     def render(self) -> str:
         """The verdict on a few lines, the way mypy would print it."""
         lines = [f"{self.message}  [{self.code}]"]

@@ -49,8 +49,8 @@ class RuntimeType:
         """Subclassing, with ``ListArtifact`` covariant in its iterand."""
         mine, theirs = self.iterand(), other.iterand()
         if theirs is not None:
-            return mine is not None and issubclass(self.cls, other.cls) and mine.is_subtype_of(
-                theirs
+            return (
+                mine is not None and issubclass(self.cls, other.cls) and mine.is_subtype_of(theirs)
             )
         return issubclass(self.cls, other.cls)
 
@@ -63,7 +63,7 @@ class RuntimeType:
 
 
 def _label(cls: object) -> str:
-    return cls.__qualname__ if isinstance(cls, type) else repr(cls)
+    return cls.__name__ if isinstance(cls, type) else repr(cls)  # as mypy names it
 
 
 def _key(cls: object) -> str:
@@ -208,4 +208,3 @@ def validate_palette(
     if report.verdicts:
         raise PaletteError(report.verdicts)
     return report
-

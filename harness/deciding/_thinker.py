@@ -35,6 +35,7 @@ from harness.deciding._tool_run import ToolRun
 from harness.deciding._turn import FINISH, OBS_TURNS, DecisionTurn, turns_json
 from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Question
 from harness.errors import LLMReadableError
+from harness.palette import thinker_input_of, validate_palette
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, runtime_class
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
         if not 0.0 <= selection_threshold <= 1.0:
             raise ValueError(f"selection_threshold must be in [0, 1], got {selection_threshold!r}")
+        _validate(type(self), output_type, key_tool, tuple(palette))
         folded = [cls for cls in palette if cls is not key_tool]
         folded.append(key_tool)  # the key tool comes after the others, once
         self.output_type = output_type
@@ -283,6 +285,25 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
     def _publish(self, context: JobContext) -> None:
         context.metadata[OBS_TURNS] = turns_json(self._turns)
+
+
+_LEGAL: set[tuple[object, ...]] = set()  # palettes already proved legal, by thinker class
+
+
+def _validate(thinker: type, output_type: type, key_tool: type, palette: tuple[type, ...]) -> None:
+    """The runtime palette validator (the mypy plugin's verdicts, for every type checker),
+    once per thinker class and palette."""
+    key: tuple[object, ...] = (thinker, output_type, key_tool, palette)
+    if key in _LEGAL:
+        return
+    validate_palette(
+        thinker_input=thinker_input_of(thinker),
+        output_type=output_type,
+        key_tool=key_tool,
+        palette=palette,
+    )
+    if len(_LEGAL) < 4096:
+        _LEGAL.add(key)
 
 
 def _require(value: object, name: str, what: str) -> None:

@@ -31,6 +31,9 @@ log = logging.getLogger("harness.jobs")
 
 R = TypeVar("R")
 
+_DEADLINE_SLACK = 0.001
+"""Seconds before a job's deadline at which a retry signal counts as its timeout."""
+
 
 class JobTimeoutError(LLMReadableError, TimeoutError):
     """A job ran past its timeout (waiting for admission does not count)."""
@@ -237,6 +240,14 @@ class Dispatcher:
                     raise JobTimeoutError(
                         f"{job.describe()} did not finish within its timeout of {job.timeout:g} s"
                     ) from error
+                raise
+            except RetrySignal as signal:
+                # A client given the job's remaining time (aiohttp's total) can hit it in the
+                # same loop tick as the scope above: with no time left, that is the timeout.
+                if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
+                    raise JobTimeoutError(
+                        f"{job.describe()} did not finish within its timeout of {job.timeout:g} s"
+                    ) from signal
                 raise
         finally:
             for permit in permits:

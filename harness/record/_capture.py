@@ -80,7 +80,7 @@ class CallLog:
         request: DecisionRequest,
         entry: CatalogEntry,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 -- the protocol's deadline
+        timeout: float | None = None,
     ) -> DecisionResponse:
         """Ask the inner client and keep the call, answered or failed."""
         body = wire_body(request, entry)

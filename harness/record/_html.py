@@ -8,6 +8,7 @@ anywhere. Every option of every distribution is one ``<div class="bar">`` carryi
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping
 from typing import Final
 
@@ -63,9 +64,7 @@ def _distribution(
         _bar(question, option, probability, record.artifacts.get(option, ""), option == chosen)
         for option, probability in values.items()
     ]
-    return (
-        f'<div class="dist {_e(question)}"><h3>{_e(question)}</h3>' + "".join(bars) + "</div>"
-    )
+    return f'<div class="dist {_e(question)}"><h3>{_e(question)}</h3>' + "".join(bars) + "</div>"
 
 
 def _turn(record: RunRecord, turn: DecisionTurn) -> str:
@@ -107,7 +106,7 @@ def render_html(record: RunRecord) -> str:
         body.append(f'<p class="meta">objective: {_e(record.objective)}</p>')
     body.append(
         f'<p class="meta">input: <code>{_e(record.input_alias)}</code> '
-        f"<code>{_e(record.input_value)}</code></p>"
+        f"<code>{_e(json.dumps(record.input_value, ensure_ascii=False))}</code></p>"
     )
     body += [_turn(record, turn) for turn in record.turns]
     body.append(

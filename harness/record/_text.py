@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Final
 
@@ -69,7 +70,9 @@ def render_text(record: RunRecord) -> str:
     ]
     if record.objective:
         lines.append(f"objective: {record.objective}")
-    lines.append(f"input: {record.input_alias} {record.input_value}")
+    lines.append(
+        f"input: {record.input_alias} {json.dumps(record.input_value, ensure_ascii=False)}"
+    )
     lines.append(
         f"{len(record.turns)} turns, {len(record.calls)} decisions, "
         f"{record.wall_seconds:.2f} s wall, {record.model_seconds:.2f} s in the model"

@@ -22,6 +22,7 @@ from harness.errors import ExternalServiceError, InvalidInputError, TransientSig
 from harness.jobs import Dispatcher, EventKind, JobContext, JobEvent, Pacing
 from harness.llm import FakeDecisionModel
 from harness.models import Admission
+from harness.palette import PaletteError
 from harness.tools import DecisionTool, Identifiable, Workflow, tool_name
 
 from .notes import (
@@ -456,3 +457,22 @@ async def test_cancelling_a_run_cancels_its_decision_and_returns_the_permit() ->
         await asyncio.sleep(0)
         assert admission.gate_for(catalog.pinned()).in_use == 0
     assert {e.job.job_class for e in events} >= {"ThinkerRun", "DecisionCall"}
+
+
+def test_the_constructor_runs_the_palette_validator() -> None:
+    class Unnamed(DecisionTool[Note, Note]):
+        async def execute(self, input: Note, context: JobContext) -> Note:
+            return input
+
+    class Illegal(DecisionThinker[Note, Verdict]):
+        def __init__(self, parent: Identifiable) -> None:
+            super().__init__(
+                parent,
+                output_type=Verdict,
+                key_tool=JudgeNote,
+                palette=(Unnamed,),  # type: ignore[harness-name]
+                objective=OBJECTIVE,
+            )
+
+    with pytest.raises(PaletteError, match=r"harness-name: Tool \"Unnamed\" has no @tool_name"):
+        Illegal(Workflow())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,13 +27,26 @@ def _prepend(variable: str, *paths: Path) -> None:
     os.environ[variable] = os.pathsep.join(parts)
 
 
+_HOOK_MODULE = "harness_plugin_case_hooks"
+
+
+def pass_plugin_path(item: Any) -> None:  # Any: pytest-mypy-plugins' YamlTestItem, untyped
+    """pytest-mypy-plugins extension hook: let mypy import the plugin from the repository.
+
+    (Its ``--mypy-modify-pythonpath`` would also put each case's own files on ``PYTHONPATH``,
+    where mypy treats them as installed packages and silences their errors.)
+    """
+    item.environment_variables["PYTHONPATH"] = str(REPO)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Configure pytest-mypy-plugins for this directory (also when run from the repo root)."""
     if getattr(config.option, "mypy_ini_file", None) is None:
         config.option.mypy_ini_file = str(HERE / "mypy.ini")
     if getattr(config.option, "mypy_pyproject_toml_file", None) is not None:
         config.option.mypy_pyproject_toml_file = None
-    config.option.mypy_modify_pythonpath = True  # pass our PYTHONPATH on to mypy: the plugin
+    if getattr(config.option, "mypy_extension_hook", None) is None:
+        sys.modules[_HOOK_MODULE] = sys.modules[__name__]
+        config.option.mypy_extension_hook = f"{_HOOK_MODULE}.{pass_plugin_path.__name__}"
     _prepend("PATH", Path(sys.executable).parent)  # the mypy of this interpreter
-    _prepend("PYTHONPATH", REPO)
     _prepend("MYPYPATH", REPO, HERE / "kit")

@@ -1,0 +1,76 @@
+"""What the commands share: the usage error, the catalog and entry options, the record path."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Final
+
+from harness.models import DECISION, Catalog, CatalogError, TokenizerError, load_catalog
+
+__all__ = [
+    "DEFAULT_RECORD",
+    "EXIT_FAILED",
+    "EXIT_USAGE",
+    "CliError",
+    "add_model_options",
+    "catalog_from",
+    "check_record_path",
+    "say",
+]
+
+DEFAULT_RECORD: Final = "harness-record.json"
+"""Where ``harness demo`` and ``harness run`` write the run's record by default."""
+
+EXIT_USAGE: Final = 2
+"""A command given wrong arguments, files or names: nothing ran."""
+
+EXIT_FAILED: Final = 1
+"""The run started and failed."""
+
+
+class CliError(Exception):
+    """A usage problem the user can fix: printed as one line, exit code 2, no traceback."""
+
+
+def say(text: str, *, error: bool = False) -> None:
+    """Print a line at once (progress must show as it happens, even through a pipe)."""
+    stream = sys.stderr if error else sys.stdout
+    print(text, file=stream, flush=True)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--catalog FILE`` and ``--entry ID``."""
+    parser.add_argument(
+        "--catalog",
+        metavar="FILE",
+        help="catalog TOML file (default: $HARNESS_CATALOG, else the shipped catalog)",
+    )
+    parser.add_argument(
+        "--entry",
+        metavar="ID",
+        help="catalog entry to ask (default: the catalog's decision pin, the embedded model)",
+    )
+
+
+def catalog_from(args: argparse.Namespace) -> Catalog:
+    """The catalog the options name, with ``--entry`` pinned to the decision seat (checked now,
+    so an unknown entry fails before anything runs)."""
+    try:
+        catalog = load_catalog(args.catalog)
+        if args.entry is not None:
+            catalog.pin(DECISION, args.entry)
+        catalog.pinned(DECISION)
+    except (CatalogError, TokenizerError) as error:
+        raise CliError(str(error)) from None
+    return catalog
+
+
+def check_record_path(path: str) -> None:
+    """Refuse a record path whose folder does not exist, before the run."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CliError(f"cannot write the record to {path}: folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise CliError(f"cannot write the record to {path}: it is a folder; give a file name")

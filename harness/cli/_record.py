@@ -1,0 +1,43 @@
+"""``harness record FILE``: show a recorded run turn by turn, or write it as an HTML page."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.cli._common import CliError, say
+from harness.record import RecordError, load_record, render_html, render_text
+
+__all__ = ["add_parser", "show_record"]
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``harness record``."""
+    parser = commands.add_parser(
+        "record",
+        help="show a recorded run turn by turn (or --html OUT for a page of bars)",
+        description=(
+            "Read a record written by `harness demo` or `harness run` and print it turn by turn "
+            "with each distribution as bars; --html writes one self-contained page instead."
+        ),
+    )
+    parser.add_argument("file", help="the record file (JSON)")
+    parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML page to OUT")
+    parser.set_defaults(command=show_record)
+
+
+def show_record(args: argparse.Namespace) -> int:
+    """Print the record, or write its page."""
+    try:
+        record = load_record(args.file)
+    except RecordError as error:
+        raise CliError(str(error)) from None
+    if args.html is None:
+        say(render_text(record))
+        return 0
+    try:
+        with open(args.html, "w", encoding="utf-8") as file:
+            file.write(render_html(record))
+    except OSError as error:
+        raise CliError(f"cannot write {args.html}: {error.strerror}") from None
+    say(f"wrote {args.html} ({len(record.turns)} turns)")
+    return 0

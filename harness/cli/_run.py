@@ -1,0 +1,137 @@
+"""``harness run MODULE:CLASS``: run any thinker (or tool) on an input given as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+from typing import Any
+
+from harness.artifacts import Artifact, ListArtifact, from_json, to_json
+from harness.cli._common import (
+    DEFAULT_RECORD,
+    EXIT_FAILED,
+    CliError,
+    add_model_options,
+    catalog_from,
+    check_record_path,
+    say,
+)
+from harness.errors import LLMReadableError
+from harness.record import record_run
+from harness.tools import DecisionTool, Workflow, runtime_class, tool_types
+
+__all__ = ["add_parser", "import_tool", "run"]
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``harness run``."""
+    parser = commands.add_parser(
+        "run",
+        help="run a thinker class on an input given as JSON",
+        description=(
+            "Import MODULE, build CLASS with its (parent) constructor, build its input artifact "
+            "from JSON, run it through the catalog's decision model, print the answer (one "
+            "compact JSON object per item) and write the run's record."
+        ),
+    )
+    parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--input", metavar="JSON", help="the input artifact as a JSON object")
+    given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+    add_model_options(parser)
+    parser.add_argument(
+        "--record",
+        default=DEFAULT_RECORD,
+        metavar="FILE",
+        help=f"where to write the run's record (default: {DEFAULT_RECORD})",
+    )
+    parser.add_argument(
+        "--bodies", action="store_true", help="keep each request's wire body in the record"
+    )
+    parser.set_defaults(command=run)
+
+
+def import_tool(target: str) -> type[DecisionTool[Any, Artifact]]:  # any tool's types
+    """The tool class ``MODULE:CLASS`` names; :class:`CliError` says what is wrong."""
+    module_name, colon, class_name = target.partition(":")
+    if not colon or not module_name or not class_name:
+        raise CliError(f"{target!r} is not MODULE:CLASS (e.g. mypackage.triage:Triage)")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules beside you import
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        missing = error.name or module_name
+        raise CliError(
+            f"cannot import module {module_name!r}: no module named {missing!r}; run from the "
+            "folder that holds it, or add that folder to PYTHONPATH"
+        ) from None
+    except Exception as error:
+        raise CliError(
+            f"importing module {module_name!r} failed: {type(error).__name__}: {error}"
+        ) from None
+    found = getattr(module, class_name, None)
+    if found is None:
+        raise CliError(f"module {module_name!r} has no attribute {class_name!r}")
+    if not (isinstance(found, type) and issubclass(found, DecisionTool)):
+        raise CliError(
+            f"{target} is not a thinker or tool class (a DecisionTool subclass such as a "
+            "DecisionThinker subclass)"
+        )
+    return found
+
+
+def _input_text(args: argparse.Namespace) -> str:
+    if args.input is not None:
+        return str(args.input)
+    try:
+        with open(args.input_file, encoding="utf-8") as file:
+            return file.read()
+    except OSError as error:
+        raise CliError(f"cannot read --input-file {args.input_file}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"--input-file {args.input_file} is not UTF-8 text") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Import, build, run, print, record."""
+    tool_class = import_tool(args.target)
+    try:
+        input_type, _ = tool_types(tool_class)
+    except (TypeError, ValueError) as error:
+        raise CliError(f"{args.target}: cannot read its input type: {error}") from None
+    if issubclass(runtime_class(input_type), ListArtifact):
+        raise CliError(
+            f"{args.target} takes a list; harness run builds one artifact from JSON: wrap the "
+            "list in a thinker whose input is a single artifact"
+        )
+    try:
+        given = from_json(input_type, _input_text(args))
+    except (TypeError, ValueError) as error:
+        raise CliError(f"bad --input for {args.target}: {error}") from None
+    check_record_path(args.record)
+    catalog = catalog_from(args)
+    try:
+        tool = tool_class(Workflow())
+    except (TypeError, ValueError) as error:
+        raise CliError(
+            f"cannot build {args.target} from its parent alone: {error}; a thinker keeps the "
+            "(parent) constructor"
+        ) from None
+    try:
+        outcome = asyncio.run(
+            record_run(tool, given, catalog=catalog, command="run", keep_bodies=args.bodies)
+        )
+    except LLMReadableError as error:
+        say(f"harness run: the run failed: {error}", error=True)
+        return EXIT_FAILED
+    product = outcome.product
+    items = product.iterands if isinstance(product, ListArtifact) else (product,)
+    for item in items:
+        say(to_json(item))
+    outcome.record.write(args.record)
+    say(f"record: {args.record}", error=True)
+    return 0

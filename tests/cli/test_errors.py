@@ -1,0 +1,106 @@
+"""CLI errors are clear: one line naming the problem, exit code 2, no traceback."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from harness.cli import main
+from tests.cli.runs import harness
+
+
+def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("HARNESS_CATALOG", raising=False)
+        code = main(args)
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_an_unknown_entry_is_refused_naming_the_known_ones(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    code, err = run_main(["demo", "--entry", "nope", "--record", str(tmp_path / "r.json")], capsys)
+    assert code == 2
+    assert "harness demo: error:" in err
+    assert "unknown catalog entry id 'nope'" in err
+    assert "known ids: 'embedded'" in err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_bad_json_input_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_main(["run", "tests.cli.words:WordFinder", "--input", "{bad"], capsys)
+    assert code == 2
+    assert "bad --input for tests.cli.words:WordFinder" in err
+    assert "is not JSON (line 1, column 2)" in err
+
+
+def test_input_missing_a_field_is_refused_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_main(["run", "tests.cli.words:WordFinder", "--input", "{}"], capsys)
+    assert code == 2
+    assert "not a valid Sentence" in err
+    assert "text" in err
+
+
+def test_a_missing_module_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_main(["run", "no_such_module.thing:Finder", "--input", "{}"], capsys)
+    assert code == 2
+    assert "cannot import module 'no_such_module.thing'" in err
+    assert "no module named 'no_such_module'" in err
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("tests.cli.words", "is not MODULE:CLASS"),
+        ("tests.cli.words:Nothing", "has no attribute 'Nothing'"),
+        ("tests.cli.words:NotATool", "is not a thinker or tool class"),
+    ],
+)
+def test_a_target_that_is_not_a_tool_class_is_refused(
+    target: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run_main(["run", target, "--input", "{}"], capsys)
+    assert code == 2
+    assert message in err
+
+
+def test_a_missing_record_file_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    code, err = run_main(["record", str(tmp_path / "none.json")], capsys)
+    assert code == 2
+    assert "none.json does not exist" in err
+
+
+def test_a_missing_folder_and_a_bad_turn_budget_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    code, err = run_main(["demo", str(tmp_path / "absent")], capsys)
+    assert code == 2
+    assert "absent does not exist" in err
+    code, err = run_main(["demo", "--max-turns", "0"], capsys)
+    assert code == 2
+    assert "--max-turns must be at least 1" in err
+
+
+def test_a_catalog_file_that_does_not_exist_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    code, err = run_main(["serve", "--catalog", str(tmp_path / "c.toml")], capsys)
+    assert code == 2
+    assert "c.toml does not exist" in err
+
+
+def test_in_a_subprocess_the_errors_carry_no_traceback(tmp_path: pathlib.Path) -> None:
+    for args in (
+        ("demo", "--entry", "nope"),
+        ("run", "tests.cli.words:WordFinder", "--input", "[1, 2"),
+        ("run", "missing_module:X", "--input", "{}"),
+    ):
+        done = harness(*args, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert done.stderr.count("\n") == 1  # one line
+        assert done.stderr.startswith(f"harness {args[0]}: error: ")

@@ -1,0 +1,50 @@
+"""`harness run MODULE:CLASS` on a small thinker defined in a test module."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from harness.deciding import FINISH
+from harness.record import load_record
+from tests.cli.runs import harness
+
+
+def test_harness_run_runs_a_thinker_on_json_input_and_records_it(tmp_path: pathlib.Path) -> None:
+    done = harness(
+        "run",
+        "tests.cli.words:WordFinder",
+        "--input",
+        '{"text": "alpha beta gamma"}',
+        "--record",
+        "words.json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "record: words.json"
+    printed = [json.loads(line) for line in done.stdout.splitlines()]
+    record = load_record(tmp_path / "words.json")
+    assert record.command == "run"
+    assert record.thinker == "find_words"
+    assert record.objective == "Keep the words that name a Greek letter"
+    assert record.input_alias == "sentence"
+    assert record.input_value == {"text": "alpha beta gamma"}
+    # The only move is the key tool on the sentence, then the finish with a selection of 3.
+    assert [turn.tool for turn in record.turns] == ["split_words", FINISH]
+    assert record.turns[0].artifact == "sentence#1"
+    assert list(record.turns[-1].selection) == ["word#1", "word#2", "word#3"]
+    # Printed: one compact JSON object per answer item, the record's items in order.
+    assert printed == [item.value for item in record.answer]
+    assert all(item.alias == "word" for item in record.answer)
+    kept = [ref for ref, p in record.turns[-1].selection.items() if p >= 0.5]
+    assert [item.ref for item in record.answer] == kept
+    assert {word["text"] for word in printed} <= {"alpha", "beta", "gamma"}
+
+
+def test_harness_run_reads_the_input_from_a_file(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "in.json").write_text('{"text": "delta"}', encoding="utf-8")
+    done = harness("run", "tests.cli.words:WordFinder", "--input-file", "in.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = load_record(tmp_path / "harness-record.json")  # the default record path
+    assert record.input_value == {"text": "delta"}
+    assert len(record.calls) == 2

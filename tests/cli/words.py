@@ -1,0 +1,47 @@
+"""A small thinker for `harness run`: split a sentence into words, keep the words."""
+
+from __future__ import annotations
+
+import attrs
+
+from harness.artifacts import Artifact, ListArtifact
+from harness.deciding import DecisionThinker
+from harness.jobs import JobContext
+from harness.tools import DecisionTool, Identifiable, tool_name
+
+
+@attrs.frozen
+class Sentence(Artifact, alias="sentence"):
+    text: str
+
+
+@attrs.frozen
+class Word(Artifact, alias="word"):
+    text: str
+    position: int
+
+
+@tool_name("split_words")
+class SplitWords(DecisionTool[Sentence, ListArtifact[Word]]):
+    """Splits a sentence into its words."""
+
+    async def execute(self, input: Sentence, context: JobContext) -> ListArtifact[Word]:
+        return ListArtifact.of(Word, [Word(w, i) for i, w in enumerate(input.text.split())])
+
+
+@tool_name("find_words")
+class WordFinder(DecisionThinker[Sentence, Word]):
+    """Finds the words of a sentence worth keeping."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Word,
+            key_tool=SplitWords,
+            palette=(),
+            objective="Keep the words that name a Greek letter",
+        )
+
+
+class NotATool:
+    """Not a tool at all (harness run refuses it)."""

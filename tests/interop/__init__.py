@@ -1,0 +1,1 @@
+"""Interop tests against third-party System One servers installed from PyPI."""

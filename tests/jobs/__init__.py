@@ -1,0 +1,1 @@
+"""Tests of the jobs runtime: the dispatcher, timeouts, admission, pacing, events, logging."""
