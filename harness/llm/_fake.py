@@ -183,7 +183,7 @@ class FakeDecisionModel:
         request: DecisionRequest,
         entry: CatalogEntry,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 -- the protocol's; the fake answers at once
+        timeout: float | None = None,
     ) -> DecisionResponse:
         """Answer ``request`` with the policy; see :class:`harness.llm.DecisionClient`."""
         check_limits(request, entry)

@@ -316,7 +316,7 @@ class HttpTransport:
         endpoint: Endpoint,
         body: bytes | None = None,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 -- the job's deadline, applied as aiohttp's total
+        timeout: float | None = None,
     ) -> HttpReply:
         """Send ``body`` to ``endpoint`` and read the 2xx reply, or raise its classified failure.
 

@@ -105,7 +105,7 @@ class HttpDecisionClient:
         request: DecisionRequest,
         entry: CatalogEntry,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 -- the protocol's deadline, applied by aiohttp
+        timeout: float | None = None,
     ) -> DecisionResponse:
         """Answer ``request`` with ``entry``'s model; see :class:`harness.llm.DecisionClient`."""
         check_limits(request, entry)

@@ -72,7 +72,7 @@ def validate_tool_name(name: object) -> str | None:
 _C = TypeVar("_C", bound=type[Any])  # any class: a non-tool is refused at run time, by name
 
 
-class tool_name:  # noqa: N801 - a decorator, named as one
+class tool_name:
     """Names a tool: ``@tool_name("split_note")``. The name is what the model chooses by.
 
     A callable object (not a function) so the mypy plugin can check the decorated class.
@@ -87,14 +87,13 @@ class tool_name:  # noqa: N801 - a decorator, named as one
     def __call__(self, cls: _C) -> _C:
         if not (isinstance(cls, type) and issubclass(cls, DecisionTool)):
             raise TypeError(
-                f"@tool_name({self.name!r}) decorates {cls!r}, which is not a DecisionTool "
-                "subclass"
+                f"@tool_name({self.name!r}) decorates {cls!r}, which is not a DecisionTool subclass"
             )
         setattr(cls, NAME_ATTR, self.name)
         return cls
 
 
-class tool_description:  # noqa: N801 - a decorator, named as one
+class tool_description:
     """Describes a tool to the model; without it, the docstring's first line is used."""
 
     def __init__(self, description: str) -> None:

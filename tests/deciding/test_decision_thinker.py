@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from harness.artifacts import Artifact, LinkArtifact, ListArtifact
+from harness.artifacts import LinkArtifact, ListArtifact
 from harness.deciding import (
     DEFAULT_MAX_TURNS,
     DEFAULT_SELECTION_THRESHOLD,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.decision import Choice, DecisionRequest, Noul
 from harness.deciding import DecisionCall
+from harness.decision import Choice, DecisionRequest, Noul
 from harness.jobs import Dispatcher, EventKind, JobEvent
 from harness.models import Admission, default_catalog
 from harness.tools import Workflow
@@ -58,4 +58,5 @@ async def test_the_default_catalog_runs_the_embedded_model_under_its_gate() -> N
         assert record.success
         assert record.entry_id == entry.id
         assert record.input_tokens is None  # sparrow reports no usage: billed is unknown
-        assert record.counted_input_tokens is not None and record.counted_input_tokens > 0
+        assert record.counted_input_tokens is not None
+        assert record.counted_input_tokens > 0
