@@ -21,7 +21,15 @@ from harness.demo._artifacts import document_text as document_text
 from harness.demo._artifacts import register_formatters as register_formatters
 from harness.demo._artifacts import shown_path as shown_path
 from harness.demo._artifacts import statement_text as statement_text
+from harness.demo._run import demo_folder as demo_folder
+from harness.demo._run import demo_progress_line as demo_progress_line
+from harness.demo._run import relative_source as relative_source
+from harness.demo._run import run_demo as run_demo
 from harness.demo._statements import split_into_statements as split_into_statements
+from harness.demo._thinker import DEMO_MAX_TURNS as DEMO_MAX_TURNS
+from harness.demo._thinker import DEMO_OBJECTIVE as DEMO_OBJECTIVE
+from harness.demo._thinker import PriceDecisionFinder as PriceDecisionFinder
+from harness.demo._thinker import demo_formatters as demo_formatters
 from harness.demo._tools import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from harness.demo._tools import MAX_LISTED_FILES as MAX_LISTED_FILES
 from harness.demo._tools import ListFolder as ListFolder
@@ -30,20 +38,28 @@ from harness.demo._tools import SplitStatements as SplitStatements
 from harness.demo._tools import UnreadableDocumentError as UnreadableDocumentError
 
 __all__ = [
+    "DEMO_MAX_TURNS",
+    "DEMO_OBJECTIVE",
     "MAX_DOCUMENT_BYTES",
     "MAX_LISTED_FILES",
     "Document",
     "DocumentRef",
     "Folder",
     "ListFolder",
+    "PriceDecisionFinder",
     "ReadDocument",
     "SplitStatements",
     "Statement",
     "UnreadableDocumentError",
     "corpus_path",
+    "demo_folder",
+    "demo_formatters",
+    "demo_progress_line",
     "document_ref_text",
     "document_text",
     "register_formatters",
+    "relative_source",
+    "run_demo",
     "shown_path",
     "split_into_statements",
     "statement_text",

@@ -75,21 +75,10 @@ def _retrieve(task: asyncio.Task[object]) -> None:
 ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
 
 
-def _default_client(entry: CatalogEntry) -> DecisionClient:
-    from harness import llm
+def _client_for(entry: CatalogEntry) -> DecisionClient:
+    from harness.llm import client_for  # the llm package imports jobs: resolve at first use
 
-    if entry.provider == "systemone":
-        return llm.SystemOneClient()
-    if entry.provider == "openai":
-        return llm.OpenAIDecisionsClient()
-    if entry.provider == "embedded":
-        from harness.llm._embedded import EmbeddedDecisionClient
-
-        return EmbeddedDecisionClient()
-    raise ExternalServiceError(
-        f"no decision client for entry {entry.id!r} (provider {entry.provider!r}): pass one to "
-        f"Dispatcher(clients={{{entry.id!r}: client}})"
-    )
+    return client_for(entry)
 
 
 class Dispatcher:
@@ -119,7 +108,7 @@ class Dispatcher:
         self.clock = clock
         self._clients: dict[str, DecisionClient] = dict(clients or {})
         self._owned: dict[str, DecisionClient] = {}
-        self._factory = client_factory or _default_client
+        self._factory = client_factory or _client_for
         self._subscriptions: list[Subscription] = []
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._closed = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from harness.decision import DecisionRequest, openai, systemone
+from harness.decision import DecisionRequest
 from harness.models import CatalogEntry, Reservation, price
 
 __all__ = ["DecisionBinding", "Requirements", "ResolvedBinding"]
@@ -33,9 +33,9 @@ class DecisionBinding:
         """The body ``entry`` would receive, or ``None`` for a flat binding."""
         if self.request is None:
             return None
-        if entry.provider == "openai":
-            return openai.encode_body(self.request, entry.wire_model_id)
-        return systemone.encode_body(self.request, entry.wire_model_id)
+        from harness.llm._providers import wire_body  # llm imports jobs: resolve at first use
+
+        return wire_body(self.request, entry)
 
     def price(self, entry: CatalogEntry) -> Reservation:
         """The reservation this binding demands of ``entry``."""

@@ -11,6 +11,8 @@ from harness.llm._http import error_message as error_message
 from harness.llm._http import retry_after as retry_after
 from harness.llm._observable import ObservableDecisionClient as ObservableDecisionClient
 from harness.llm._openai import OpenAIDecisionsClient as OpenAIDecisionsClient
+from harness.llm._providers import client_for as client_for
+from harness.llm._providers import wire_body as wire_body
 from harness.llm._systemone import HttpDecisionClient as HttpDecisionClient
 from harness.llm._systemone import SystemOneClient as SystemOneClient
 from harness.llm._systemone import check_limits as check_limits

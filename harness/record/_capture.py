@@ -25,11 +25,8 @@ from harness.artifacts import (
 )
 from harness.deciding import FINISH, DecisionThinker, ThinkerRun
 from harness.decision import DecisionRequest, DecisionResponse
-from harness.decision import openai as openai_codec
-from harness.decision import systemone as systemone_codec
-from harness.errors import ExternalServiceError
 from harness.jobs import Dispatcher, EventKind, JobEvent
-from harness.llm import DecisionClient
+from harness.llm import DecisionClient, client_for, wire_body
 from harness.models import DECISION, Catalog, CatalogEntry, tokenizer
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
 from harness.tools import DecisionTool, Workflow
@@ -37,29 +34,8 @@ from harness.tools import DecisionTool, Workflow
 __all__ = ["CallLog", "RecordedRun", "provider_client", "record_run"]
 
 
-def provider_client(entry: CatalogEntry) -> DecisionClient:
-    """A fresh client for ``entry``'s provider (what the dispatcher would make on its own)."""
-    from harness import llm
-
-    if entry.provider == "systemone":
-        return llm.SystemOneClient()
-    if entry.provider == "openai":
-        return llm.OpenAIDecisionsClient()
-    if entry.provider == "embedded":
-        from harness.llm._embedded import EmbeddedDecisionClient
-
-        return EmbeddedDecisionClient()
-    raise ExternalServiceError(
-        f"catalog entry {entry.id!r} has provider {entry.provider!r}, which no command can "
-        "reach on its own: pin an entry of provider systemone, openai or embedded"
-    )
-
-
-def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
-    """The request's wire body as ``entry``'s provider sends it (compact UTF-8 JSON)."""
-    if entry.provider == "openai":
-        return openai_codec.encode_body(request, entry.wire_model_id)
-    return systemone_codec.encode_body(request, entry.wire_model_id)
+provider_client = client_for
+"""A fresh client for an entry's provider (see :func:`harness.llm.client_for`)."""
 
 
 class CallLog:

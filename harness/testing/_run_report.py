@@ -140,13 +140,9 @@ async def record_run(
     async with Dispatcher(catalog, clients={_ENTRY.id: model}, pacing=Pacing.immediate()) as d:
         try:
             result = await d.run(job)
+            answer = result
         except Exception as failure:  # the run's own failure goes on the report
             error = failure
-        else:
-            if not isinstance(result, ListArtifact):
-                error = TypeError(f"the thinker answered a {type(result).__qualname__}")
-            else:
-                answer = result
     obs = job.metadata.get(OBS_TURNS)
     return RunReport(
         thinker=thinker,

@@ -18,7 +18,7 @@ from harness.record import RecordError, RunRecord, load_record, move_line, recor
 @pytest.fixture(scope="module")
 def demo_record(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     path = tmp_path_factory.mktemp("record") / "demo.json"
-    run = asyncio.run(run_demo(max_turns=6))
+    run = asyncio.run(run_demo())
     run.record.write(path)
     return path
 
@@ -58,6 +58,7 @@ def test_the_html_page_draws_a_bar_per_option_with_no_external_asset(
             if values is not None:
                 expected += [(question, option) for option in values]
     assert [(q, html.unescape(o)) for q, o in bars] == expected
+    assert {q for q, _ in bars} == {"next", "argument", "selection"}
     assert len(bars) == page.count("<svg")  # each bar is drawn
     assert page.startswith("<!DOCTYPE html>")
     assert "<script" not in page
