@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
-from harness.artifacts import Artifact, conforms
+from harness.artifacts import Artifact, ListArtifact, conforms
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
 from harness.tools import DecisionTool, Identifiable, tool_types
 from harness.tools._tool import NAME_ATTR
@@ -43,13 +43,23 @@ class ToolRun(Job[O]):
     async def run(self, context: JobContext) -> O:
         """Execute the tool and check its product's type."""
         product = await self.tool.execute(self.input, context)
-        _, output = tool_types(type(self.tool))
+        output = self._declared_output()
         if not isinstance(product, Artifact) or not conforms(product, output):
             raise TypeError(
                 f"tool {self._name!r} returned a {type(product).__qualname__}, not the "
                 f"{getattr(output, '__name__', output)!s} its type declares"
             )
         return product
+
+    def _declared_output(self) -> type[Artifact]:
+        from harness.deciding._thinker import DecisionThinker  # the thinker module imports this one
+
+        if isinstance(self.tool, DecisionThinker):
+            # A thinker built directly (DecisionThinker[Note, Verdict](...)) has erased type
+            # arguments; it knows its answer's item type from its constructor.
+            answer: type[Artifact] = ListArtifact[self.tool.output_type]  # type: ignore[name-defined]  # a runtime alias
+            return answer
+        return tool_types(type(self.tool))[1]
 
 
 class ThinkerRun(ToolRun[O]):

@@ -11,3 +11,12 @@ from harness.testing._fake_server import ErrorShape as ErrorShape
 from harness.testing._fake_server import FakeSystemOneServer as FakeSystemOneServer
 from harness.testing._fake_server import Fault as Fault
 from harness.testing._fake_server import error_body as error_body
+from harness.testing.invariants import InvariantViolation as InvariantViolation
+from harness.testing.invariants import RunReport as RunReport
+from harness.testing.invariants import assert_invariants as assert_invariants
+from harness.testing.invariants import check_thinker as check_thinker
+from harness.testing.invariants import invariant_problems as invariant_problems
+from harness.testing.invariants import record_run as record_run
+from harness.testing.invariants import run_digest as run_digest
+from harness.testing.strategies import RandomPolicy as RandomPolicy
+from harness.testing.strategies import Scenario as Scenario

@@ -476,3 +476,15 @@ def test_the_constructor_runs_the_palette_validator() -> None:
 
     with pytest.raises(PaletteError, match=r"harness-name: Tool \"Unnamed\" has no @tool_name"):
         Illegal(Workflow())
+
+
+async def test_a_directly_built_thinker_runs() -> None:
+    thinker = DecisionThinker[Note, Verdict](
+        Workflow(),
+        output_type=Verdict,
+        key_tool=JudgeNote,
+        palette=(SplitNote,),
+        objective=OBJECTIVE,
+    )
+    answer, _, _ = await run_thinker(thinker, Note(INPUT), FakeDecisionModel(triage_policy))
+    assert [v.note for v in answer] == ["alpha is due"]
