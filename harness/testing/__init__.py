@@ -1,5 +1,11 @@
 """Test doubles for harness's tests and for users' tests: the fake decision model, the fake
-System One server on loopback, and (in ``harness.testing.strategies``) hypothesis strategies."""
+System One server on loopback, and (in ``harness.testing.strategies``) hypothesis strategies.
+
+The property-testing names (``check_thinker``, ``Scenario``, ...) need hypothesis (the ``test``
+extra) and load on first use.
+"""
+
+from typing import TYPE_CHECKING
 
 from harness.llm._fake import FakeDecisionModel as FakeDecisionModel
 from harness.llm._fake import ScriptExhaustedError as ScriptExhaustedError
@@ -11,12 +17,43 @@ from harness.testing._fake_server import ErrorShape as ErrorShape
 from harness.testing._fake_server import FakeSystemOneServer as FakeSystemOneServer
 from harness.testing._fake_server import Fault as Fault
 from harness.testing._fake_server import error_body as error_body
-from harness.testing.invariants import InvariantViolation as InvariantViolation
-from harness.testing.invariants import RunReport as RunReport
-from harness.testing.invariants import assert_invariants as assert_invariants
-from harness.testing.invariants import check_thinker as check_thinker
-from harness.testing.invariants import invariant_problems as invariant_problems
-from harness.testing.invariants import record_run as record_run
-from harness.testing.invariants import run_digest as run_digest
-from harness.testing.strategies import RandomPolicy as RandomPolicy
-from harness.testing.strategies import Scenario as Scenario
+
+_NEEDS_HYPOTHESIS: dict[str, str] = {
+    "InvariantViolation": "harness.testing.invariants",
+    "RunReport": "harness.testing.invariants",
+    "assert_invariants": "harness.testing.invariants",
+    "check_thinker": "harness.testing.invariants",
+    "invariant_problems": "harness.testing.invariants",
+    "record_run": "harness.testing.invariants",
+    "run_digest": "harness.testing.invariants",
+    "RandomPolicy": "harness.testing.strategies",
+    "Scenario": "harness.testing.strategies",
+}
+
+if TYPE_CHECKING:
+    from harness.testing.invariants import InvariantViolation as InvariantViolation
+    from harness.testing.invariants import RunReport as RunReport
+    from harness.testing.invariants import assert_invariants as assert_invariants
+    from harness.testing.invariants import check_thinker as check_thinker
+    from harness.testing.invariants import invariant_problems as invariant_problems
+    from harness.testing.invariants import record_run as record_run
+    from harness.testing.invariants import run_digest as run_digest
+    from harness.testing.strategies import RandomPolicy as RandomPolicy
+    from harness.testing.strategies import Scenario as Scenario
+
+if not TYPE_CHECKING:  # type checkers read the imports above; unknown names stay errors
+
+    def __getattr__(name: str) -> object:
+        module = _NEEDS_HYPOTHESIS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'harness.testing' has no attribute {name!r}")
+        import importlib
+
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as error:
+            raise ImportError(
+                f"harness.testing.{name} needs hypothesis: pip install 'harness[test]'"
+            ) from error
+        globals()[name] = value
+        return value
