@@ -92,6 +92,7 @@ class ExternalServiceError(LLMReadableError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.request_id: str | None = None  # the server's request id, when it sent one
 
 
 class NotAnAnswerError(ExternalServiceError, ValueError):
@@ -133,6 +134,7 @@ class RetrySignal(Exception):
         self.message = message
         self.retry_after = retry_after
         self.status = status
+        self.request_id: str | None = None  # the server's request id, when it sent one
 
 
 class RateLimitSignal(RetrySignal):

@@ -36,9 +36,21 @@ _DEADLINE_SLACK = 0.001
 
 
 class JobTimeoutError(LLMReadableError, TimeoutError):
-    """A job ran past its timeout (waiting for admission does not count)."""
+    """A job ran past its timeout (waiting for admission does not count); ``job_id`` names it."""
 
     correctable = False
+
+    def __init__(self, message: str, *, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
+
+    @classmethod
+    def of(cls, job: Job[Any]) -> JobTimeoutError:
+        """The timeout of ``job``."""
+        return cls(
+            f"{job.describe()} did not finish within its timeout of {job.timeout:g} s",
+            job_id=job.identity.job_id,
+        )
 
 
 class JobHandle(Generic[R]):
@@ -64,6 +76,12 @@ class JobHandle(Generic[R]):
 
     def __await__(self):  # type: ignore[no-untyped-def]  # the generator type of a Task is private
         return self._task.__await__()
+
+
+def _release(permits: list[Permit]) -> None:
+    for permit in permits:
+        permit.release()
+    permits.clear()
 
 
 def _retrieve(task: asyncio.Task[object]) -> None:
@@ -193,22 +211,41 @@ class Dispatcher:
         return tuple(resolved)
 
     async def _admit(self, job: Job[object], resolved: tuple[ResolvedBinding, ...]) -> list[Permit]:
-        permits: list[Permit] = []
+        """Take every demand or none, never waiting while holding a permit.
+
+        Demands are taken in one global order (by kind and name). When one would wait, the job
+        gives back what it holds, waits for that one alone, and tries the rest again without
+        waiting; so two jobs with crossed demands cannot deadlock.
+        """
+        demands = sorted(
+            (self.admission.demand(item.entry, item.reservation) for item in resolved),
+            key=lambda d: (d.kind, d.name),
+        )
+        held: list[Permit] = []
         try:
-            for item in resolved:
-                demand = self.admission.demand(item.entry, item.reservation)
-                if demand.would_wait():
+            blocking = None
+            while True:
+                if blocking is not None:
                     self._publish(
                         EventKind.ADMISSION_WAIT,
                         job,
-                        message=f"waiting for {demand.amount} on the {demand.kind} {demand.name!r}",
+                        message=f"waiting for {blocking.amount} on the {blocking.kind} "
+                        f"{blocking.name!r}",
                     )
-                permits.append(await demand.acquire())
+                    held.append(await blocking.acquire())
+                for demand in demands:
+                    if demand is blocking:
+                        continue
+                    if demand.would_wait():
+                        blocking = demand
+                        break
+                    held.append(await demand.acquire())
+                else:
+                    return held
+                _release(held)
         except BaseException:
-            for permit in permits:
-                permit.release()
+            _release(held)
             raise
-        return permits
 
     async def _attempt(self, job: Job[R], attempt: int, used: float, began: list[float]) -> R:
         any_job: Job[object] = job  # type: ignore[assignment]
@@ -226,21 +263,16 @@ class Dispatcher:
                     return await job.run(context)
             except TimeoutError as error:
                 if scope.expired():
-                    raise JobTimeoutError(
-                        f"{job.describe()} did not finish within its timeout of {job.timeout:g} s"
-                    ) from error
+                    raise JobTimeoutError.of(job) from error
                 raise
             except RetrySignal as signal:
                 # A client given the job's remaining time (aiohttp's total) can hit it in the
                 # same loop tick as the scope above: with no time left, that is the timeout.
                 if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
-                    raise JobTimeoutError(
-                        f"{job.describe()} did not finish within its timeout of {job.timeout:g} s"
-                    ) from signal
+                    raise JobTimeoutError.of(job) from signal
                 raise
         finally:
-            for permit in permits:
-                permit.release()
+            _release(permits)
 
     async def _execute(self, job: Job[R]) -> R:
         any_job: Job[object] = job  # type: ignore[assignment]
@@ -269,7 +301,9 @@ class Dispatcher:
                 self._publish(EventKind.COMPLETED, any_job)
                 return result
         except JobTimeoutError as error:
-            self._publish(EventKind.TIMED_OUT, any_job, message=error.message, error=error)
+            # A child's timeout fails its parent; only the job whose clock ran out timed out.
+            kind = EventKind.TIMED_OUT if error.job_id == job.identity.job_id else EventKind.FAILED
+            self._publish(kind, any_job, message=error.message, error=error)
             raise
         except asyncio.CancelledError:
             self._publish(EventKind.CANCELLED, any_job)
@@ -286,14 +320,17 @@ class Dispatcher:
                 if isinstance(signal, RateLimitSignal | OverloadSignal)
                 else ExternalServiceError
             )
-            raise kind(
+            spent = kind(
                 f"{signal.message}; gave up after the retry budget ({budget}) was spent",
                 status=signal.status,
-            ) from signal
+            )
+            spent.request_id = signal.request_id
+            raise spent from signal
         wait = self.pacing.delay(attempt, signal.retry_after)
         if job.timeout is not None and used + wait > job.timeout:
+            asked = signal.retry_after if signal.retry_after is not None else wait
             raise ExternalServiceError(
-                f"{signal.message}; a re-run was asked for after {wait:g} s, which would outlast "
+                f"{signal.message}; a re-run was asked for after {asked:g} s, which would outlast "
                 f"the {max(0.0, job.timeout - used):g} s left of the job's timeout",
                 status=signal.status,
             ) from signal

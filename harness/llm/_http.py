@@ -199,7 +199,21 @@ def status_failure(
     *,
     now: datetime | None = None,
 ) -> RetrySignal | ExternalServiceError:
-    """The exception a non-2xx reply becomes; see the module docstring for the table."""
+    """The exception a non-2xx reply becomes; see the module docstring for the table. It carries
+    the reply's ``x-typesafe-request-id`` as ``request_id`` (for the record)."""
+    failure = _status_failure(status, headers, body, endpoint, now=now)
+    failure.request_id = _header(headers, "x-typesafe-request-id")
+    return failure
+
+
+def _status_failure(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    endpoint: Endpoint,
+    *,
+    now: datetime | None,
+) -> RetrySignal | ExternalServiceError:
     message = endpoint.redact(error_message(body))
     where = f"{endpoint.service} at {endpoint.shown_url}"
     if status in (408, 429) or status >= 500:

@@ -42,11 +42,17 @@ class ObservableDecisionClient:
             response = await self._inner.decide(request, entry, timeout=timeout)
         except BaseException as error:
             latency = time.perf_counter() - start
-            reason = "cancelled" if isinstance(error, asyncio.CancelledError) else str(error)
-            self._add(entry, None, reason or type(error).__name__, latency)
+            if isinstance(error, asyncio.CancelledError):
+                reason = "cancelled before an answer (the job timed out or was cancelled)"
+            else:
+                reason = str(error) or type(error).__name__
+            request_id = getattr(error, "request_id", None)
+            self._add(
+                entry, None, reason, latency, request_id if isinstance(request_id, str) else None
+            )
             log.info("decision on %s failed after %.3f s: %s", entry.id, latency, reason)
             raise
-        self._add(entry, response, response.failure, response.latency)
+        self._add(entry, response, response.failure, response.latency, response.request_id)
         log.debug(
             "decision on %s answered in %.3f s (model %s)",
             entry.id,
@@ -61,23 +67,26 @@ class ObservableDecisionClient:
         response: DecisionResponse | None,
         reason: str | None,
         latency: float,
+        request_id: str | None,
     ) -> None:
         billed = response.input_tokens if response is not None else None
+        answered = response is not None and response.success
+        # A call is priced by what the server billed, else by harness's own count of the body it
+        # answered; a call that failed is never priced.
         tokens = billed if billed is not None else self._counted
-        price = entry.input_price_per_million
-        cost = None if price is None or tokens is None else tokens * price / 1_000_000
+        cost = entry.cost(tokens) if answered and tokens is not None else None
         self._record.add(
             ModelCall(
                 entry_id=entry.id,
                 provider=entry.provider,
-                success=response is not None and response.success,
+                success=answered,
                 answers=response.answers if response is not None else MappingProxyType({}),
                 reason=reason,
                 input_tokens=billed,
                 counted_input_tokens=self._counted,
                 latency=latency,
                 model=response.model if response is not None else None,
-                request_id=response.request_id if response is not None else None,
+                request_id=request_id,
                 cost=cost,
             )
         )
