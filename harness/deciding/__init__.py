@@ -6,10 +6,10 @@ from harness.deciding._call import MissingRequestError as MissingRequestError
 from harness.deciding._thinker import DEFAULT_MAX_TURNS as DEFAULT_MAX_TURNS
 from harness.deciding._thinker import DEFAULT_SELECTION_THRESHOLD as DEFAULT_SELECTION_THRESHOLD
 from harness.deciding._thinker import DecisionThinker as DecisionThinker
-from harness.deciding._thinker import parse_turns as parse_turns
 from harness.deciding._tool_run import ThinkerRun as ThinkerRun
 from harness.deciding._tool_run import ToolRun as ToolRun
 from harness.deciding._turn import FINISH as FINISH
 from harness.deciding._turn import OBS_TURNS as OBS_TURNS
 from harness.deciding._turn import DecisionTurn as DecisionTurn
+from harness.deciding._turn import parse_turns as parse_turns
 from harness.deciding._turn import turns_json as turns_json

@@ -14,29 +14,29 @@ One turn, top to bottom (the seed page is the specification):
 
 from __future__ import annotations
 
-import json
 import logging
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeVar
 
 import attrs
 
-from harness.artifacts import (
-    Artifact,
-    ArtifactRegistry,
-    ListArtifact,
-    TextFormatterRegistry,
-    conforms,
-    digest_line,
-    digest_words,
-)
+from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.deciding._call import DecisionCall
 from harness.deciding._tool_run import ToolRun
 from harness.deciding._turn import FINISH, OBS_TURNS, DecisionTurn, turns_json
-from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Question
+from harness.deciding._world import RunWorld
+from harness.decision import (
+    Choice,
+    DecisionRequest,
+    DecisionResponse,
+    Noul,
+    Question,
+    RefusedAnswer,
+)
 from harness.errors import LLMReadableError
 from harness.palette import thinker_input_of, validate_palette
-from harness.tools import ClassToolProvider, DecisionTool, Identifiable, runtime_class
+from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
 if TYPE_CHECKING:
     from harness.jobs import JobContext
@@ -50,14 +50,6 @@ log = logging.getLogger("harness.thinker")
 
 I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed names the output type O
-
-
-@attrs.frozen
-class _Move:
-    """An offered tool and its candidate inputs (refs in world order)."""
-
-    provider: ClassToolProvider[Never, Artifact]
-    candidates: tuple[str, ...]
 
 
 class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra, O]):
@@ -92,12 +84,30 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         _require(output_type, "output_type", "the artifact class of the answer's items")
         _require(key_tool, "key_tool", "the tool producing ListArtifact[O]")
         _require(palette, "palette", "a tuple of tool classes (it may be empty)")
+        if not (isinstance(output_type, type) and issubclass(output_type, Artifact)):
+            raise ValueError(
+                f"output_type must be an Artifact subclass (the answer's item type), not "
+                f"{output_type!r}"
+            )
+        shape: object = palette  # a caller without a type checker may pass anything
+        if not isinstance(shape, tuple | list):
+            raise ValueError(
+                "palette must be a tuple of tool classes, e.g. palette=(SplitNote,), not "
+                f"{type(palette).__name__}"
+            )
         if not isinstance(objective, str) or not objective.strip():
             raise ValueError("objective must be a non-blank string: say what the run is for")
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
-        if not 0.0 <= selection_threshold <= 1.0:
-            raise ValueError(f"selection_threshold must be in [0, 1], got {selection_threshold!r}")
+        if (
+            isinstance(selection_threshold, bool)
+            or not isinstance(selection_threshold, int | float)
+            or not 0.0 <= selection_threshold <= 1.0
+        ):
+            raise ValueError(
+                f"selection_threshold must be a number in [0, 1], got {selection_threshold!r}"
+            )
+        _check_declared_output(type(self), output_type)
         _validate(type(self), output_type, key_tool, tuple(palette))
         folded = [cls for cls in palette if cls is not key_tool]
         folded.append(key_tool)  # the key tool comes after the others, once
@@ -110,6 +120,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self.formatters = formatters if formatters is not None else TextFormatterRegistry()
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
         self._turns: list[DecisionTurn] = []
+        self._running = False
         self.registry = ArtifactRegistry()
 
     def turns(self) -> tuple[DecisionTurn, ...]:
@@ -120,16 +131,27 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
     async def execute(self, input: I_contra, context: JobContext) -> ListArtifact[O]:
         """Run the loop on ``input`` until the model finishes, the moves run out or the budget
-        is spent."""
-        self.registry = world = ArtifactRegistry()
+        is spent. One instance runs one input at a time."""
+        if self._running:
+            raise RuntimeError(
+                f"{type(self).__qualname__} is already running: a thinker instance runs one "
+                "input at a time, so create one instance per concurrent run"
+            )
+        self._running = True
+        try:
+            return await self._loop(input, context)
+        finally:
+            self._running = False
+
+    async def _loop(self, input: Artifact, context: JobContext) -> ListArtifact[O]:
         self._turns = []
-        world.adopt(input)
-        spent: set[tuple[str, str]] = set()
+        world = RunWorld(input, self._providers, self.output_type, self.formatters)
+        self.registry = world.registry
         done: list[str] = []
         tools = {p.name: p for p in self._providers}
         while True:
-            moves = self._moves(world, spent)
-            candidates = self._candidates(world, input)
+            moves = self._moves(world)
+            candidates = self._candidates(world)
             number = len(self._turns) + 1
             if not candidates and (not moves or number > self.max_turns):
                 return self._finish(context, world, number, None, {}, ())
@@ -149,7 +171,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             provider = tools[chosen.choice]
             argument = response.choice(f"{provider.name}_input")
             ref = argument.choice
-            spent.add((provider.name, ref))
+            self._spend(world, provider.name, ref)
             turn, line = await self._run_tool(context, world, number, provider, ref)
             self._turns.append(
                 attrs.evolve(turn, next=chosen.probabilities, argument=argument.probabilities)
@@ -160,66 +182,51 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 f"turn {number}: {provider.name} on {ref}" + (" failed" if turn.failure else "")
             )
 
-    def _moves(self, world: ArtifactRegistry, spent: set[tuple[str, str]]) -> tuple[_Move, ...]:
-        moves = []
-        entries = world.world()
-        for provider in self._providers:
-            takes = provider.input_type
-            takes_list = issubclass(runtime_class(takes), ListArtifact)
-            refs = tuple(
-                ref
-                for ref, artifact in entries
-                if (provider.name, ref) not in spent
-                and (takes_list or not isinstance(artifact, ListArtifact))
-                and conforms(artifact, takes)
-            )
-            if refs:
-                moves.append(_Move(provider, refs))
-        return tuple(moves)
+    # The steps below are methods so a test can plant a broken thinker and watch the property
+    # suite catch it (harness.testing.invariants).
 
-    def _candidates(self, world: ArtifactRegistry, input: Artifact) -> tuple[str, ...]:
-        return tuple(
-            ref
-            for ref, artifact in world.world()
-            if artifact is not input and isinstance(artifact, self.output_type)
-        )
+    def _moves(self, world: RunWorld) -> list[tuple[ClassToolProvider[Never, Artifact], list[str]]]:
+        return world.moves()
+
+    def _candidates(self, world: RunWorld) -> tuple[str, ...]:
+        return tuple(world.candidates)
+
+    def _spend(self, world: RunWorld, tool: str, ref: str) -> None:
+        world.spend(tool, ref)
 
     def _request(
         self,
-        world: ArtifactRegistry,
+        world: RunWorld,
         done: Sequence[str],
-        moves: Sequence[_Move],
+        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
         candidates: Sequence[str],
     ) -> DecisionRequest:
         state = {
             "objective": self.objective,
-            "artifacts": [digest_line(ref, a, self.formatters) for ref, a in world.world()],
+            "artifacts": list(world.lines),
             "done": list(done) if done else ["nothing yet"],
         }
         questions: dict[str, Question] = {}
         if moves:
             options: dict[str, str | None] = {}
-            for move in moves:
-                count = len(move.candidates)
-                options[move.provider.name] = (
-                    f"{move.provider.description} ({count} "
+            for provider, refs in moves:
+                count = len(refs)
+                options[provider.name] = (
+                    f"{provider.description} ({count} "
                     f"{'artifact' if count == 1 else 'artifacts'} it could take)"
                 )
             if candidates:
                 options[FINISH] = "stop here and answer with the artifacts selected below"
             questions["next"] = Choice("Which move brings the objective closer?", options)
-            for move in moves:
-                questions[f"{move.provider.name}_input"] = Choice(
-                    f"If {move.provider.name} runs, which artifact should it take?",
-                    {
-                        ref: digest_line(ref, world.get(ref), self.formatters)
-                        for ref in move.candidates
-                    },
+            lines = world.line
+            for provider, refs in moves:
+                questions[f"{provider.name}_input"] = Choice(
+                    f"If {provider.name} runs, which artifact should it take?",
+                    {ref: lines[ref] for ref in refs},
                 )
         for ref in candidates:
-            words = digest_words(world.get(ref), self.formatters)
             questions[f"select_{ref}"] = Noul(
-                f"Does {ref} belong in the answer to the objective? {ref}: {words}",
+                f"Does {ref} belong in the answer to the objective? {ref}: {world.words[ref]}",
                 when_true=f"{ref} belongs in the answer",
                 when_false=f"{ref} does not belong in the answer",
             )
@@ -230,12 +237,20 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         return await context.run(call)
 
     def _selection(self, response: DecisionResponse, candidates: Sequence[str]) -> dict[str, float]:
-        return {ref: response.noul(f"select_{ref}").probability for ref in candidates}
+        selection: dict[str, float] = {}
+        for ref in candidates:
+            qid = f"select_{ref}"
+            if isinstance(response.answers.get(qid), RefusedAnswer):
+                selection[ref] = 0.0  # a refused selection selects nothing
+                log.info("the model refused to answer %s: counted as not selected", qid)
+            else:
+                selection[ref] = response.noul(qid).probability
+        return selection
 
     async def _run_tool(
         self,
         context: JobContext,
-        world: ArtifactRegistry,
+        world: RunWorld,
         number: int,
         provider: ClassToolProvider[Never, Artifact],
         ref: str,
@@ -264,7 +279,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
     def _finish(
         self,
         context: JobContext,
-        world: ArtifactRegistry,
+        world: RunWorld,
         number: int,
         next_: Mapping[str, float] | None,
         selection: dict[str, float],
@@ -273,10 +288,10 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         chosen: list[O] = []
         for ref in candidates:
             artifact = world.get(ref)
-            if selection.get(ref, 0.0) >= self.selection_threshold and isinstance(
+            if selection[ref] >= self.selection_threshold and isinstance(
                 artifact, self.output_type
             ):
-                chosen.append(artifact)
+                chosen.append(artifact)  # isinstance narrows for the type checker: always true
         answer = ListArtifact(self.output_type, tuple(chosen), self.objective)
         world.adopt(answer)
         self._turns.append(DecisionTurn(number, next_, FINISH, selection=selection))
@@ -287,14 +302,16 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         context.metadata[OBS_TURNS] = turns_json(self._turns)
 
 
-_LEGAL: set[tuple[object, ...]] = set()  # palettes already proved legal, by thinker class
+# Palettes already proved legal, by thinker class (weakly: classes made at run time may go).
+_LEGAL: weakref.WeakKeyDictionary[type, set[tuple[object, ...]]] = weakref.WeakKeyDictionary()
 
 
 def _validate(thinker: type, output_type: type, key_tool: type, palette: tuple[type, ...]) -> None:
     """The runtime palette validator (the mypy plugin's verdicts, for every type checker),
     once per thinker class and palette."""
-    key: tuple[object, ...] = (thinker, output_type, key_tool, palette)
-    if key in _LEGAL:
+    key: tuple[object, ...] = (output_type, key_tool, palette)
+    proved = _LEGAL.setdefault(thinker, set())
+    if key in proved:
         return
     validate_palette(
         thinker_input=thinker_input_of(thinker),
@@ -302,18 +319,24 @@ def _validate(thinker: type, output_type: type, key_tool: type, palette: tuple[t
         key_tool=key_tool,
         palette=palette,
     )
-    if len(_LEGAL) < 4096:
-        _LEGAL.add(key)
+    proved.add(key)
+
+
+def _check_declared_output(thinker: type, output_type: type) -> None:
+    """A subclass that binds O (``DecisionThinker[Note, Verdict]``) must pass that O."""
+    try:
+        _, declared = tool_types(thinker)
+    except TypeError:
+        return  # O left open (a direct DecisionThinker[...](...) call): nothing to compare
+    item = list_iterand(declared)
+    if item is not None and item is not output_type:
+        raise ValueError(
+            f"{thinker.__qualname__} declares its answer as ListArtifact[{item.__qualname__}] "
+            f"but passes output_type={output_type.__qualname__}: pass output_type="
+            f"{item.__qualname__}"
+        )
 
 
 def _require(value: object, name: str, what: str) -> None:
     if value is None:
         raise ValueError(f"{name} is required: pass {what}")
-
-
-def parse_turns(text: str) -> tuple[DecisionTurn, ...]:
-    """Read ``OBS_TURNS`` back into turns."""
-    data = json.loads(text)
-    if not isinstance(data, list):
-        raise ValueError("OBS_TURNS holds a JSON list of turns")
-    return tuple(DecisionTurn.from_json(item) for item in data)

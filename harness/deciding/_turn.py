@@ -9,7 +9,7 @@ from typing import Final
 
 import attrs
 
-__all__ = ["FINISH", "OBS_TURNS", "DecisionTurn", "turns_json"]
+__all__ = ["FINISH", "OBS_TURNS", "DecisionTurn", "parse_turns", "turns_json"]
 
 OBS_TURNS: Final = "OBS_TURNS"
 """The job metadata key under which a thinker publishes its turns as compact JSON."""
@@ -68,8 +68,10 @@ class DecisionTurn:
             value = data.get(key)
             if value is None:
                 return None
-            if not isinstance(value, Mapping):
-                raise ValueError(f"turn field {key!r} must be an object or null")
+            if not isinstance(value, Mapping) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()
+            ):
+                raise ValueError(f"turn field {key!r} must be an object of numbers, or null")
             return {str(k): float(v) for k, v in value.items()}
 
         def text(key: str) -> str | None:
@@ -80,7 +82,7 @@ class DecisionTurn:
 
         turn = data.get("turn")
         tool = data.get("tool")
-        if not isinstance(turn, int) or not isinstance(tool, str):
+        if isinstance(turn, bool) or not isinstance(turn, int) or not isinstance(tool, str):
             raise ValueError("a turn needs an integer 'turn' and a string 'tool'")
         return cls(
             turn=turn,
@@ -99,3 +101,11 @@ def turns_json(turns: Sequence[DecisionTurn]) -> str:
     return json.dumps(
         [t.to_json() for t in turns], separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
+
+
+def parse_turns(text: str) -> tuple[DecisionTurn, ...]:
+    """Read ``OBS_TURNS`` back into turns."""
+    data = json.loads(text)
+    if not isinstance(data, list):
+        raise ValueError("OBS_TURNS holds a JSON list of turns")
+    return tuple(DecisionTurn.from_json(item) for item in data)

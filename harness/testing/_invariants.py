@@ -56,6 +56,7 @@ class _Rules:
     def __init__(self, thinker: DecisionThinker[Any, Any], input: Artifact) -> None:
         self.thinker = thinker
         self.input = input
+        self.given = given_with(input)
         self.providers = [ClassToolProvider(cls) for cls in thinker.palette]
 
     def moves(self, world: World, spent: set[tuple[str, str]]) -> dict[str, list[str]]:
@@ -70,10 +71,23 @@ class _Rules:
 
     def candidates(self, world: World) -> list[str]:
         output = self.thinker.output_type
-        return [ref for ref, a in world if a is not self.input and isinstance(a, output)]
+        return [ref for ref, a in world if id(a) not in self.given and isinstance(a, output)]
 
     def legal_pairs(self, world: World) -> int:
         return sum(1 for p in self.providers for _, a in world if _takes(p, a))
+
+
+def given_with(input: Artifact) -> frozenset[int]:
+    """The identities of the input and the iterands it brings (recursively): never candidates,
+    since only what a tool produced can be an answer."""
+    given: set[int] = set()
+    pending = [input]
+    while pending:
+        artifact = pending.pop()
+        given.add(id(artifact))
+        if isinstance(artifact, ListArtifact):
+            pending.extend(artifact.iterands)
+    return frozenset(given)
 
 
 def _request_problems(

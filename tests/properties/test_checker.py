@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.artifacts import Artifact, ArtifactRegistry
+from harness.artifacts import Artifact
 from harness.deciding import DecisionThinker
+from harness.deciding._world import RunWorld
 from harness.decision import DecisionResponse
 from harness.testing.invariants import InvariantViolation, assert_invariants, check_thinker
 from harness.testing.strategies import (
@@ -36,17 +37,15 @@ NOTES = st.lists(st.sampled_from(["alpha is due", "beta can wait", "gamma", ""])
 class OffersSpentPairs(DecisionThinker[In, Out]):
     """Broken on purpose: its move listing forgets which pairs already ran."""
 
-    def _moves(
-        self, world: ArtifactRegistry, spent: set[tuple[str, str]]
-    ) -> tuple[Any, ...]:  # the planted bug
-        return super()._moves(world, set())
+    def _spend(self, world: RunWorld, tool: str, ref: str) -> None:
+        pass  # the planted bug: the pair stays on offer
 
 
 class AnswersWithTheInput(DecisionThinker[In, Out]):
     """Broken on purpose: the input is an output candidate like any other."""
 
-    def _candidates(self, world: ArtifactRegistry, input: Artifact) -> tuple[str, ...]:
-        return tuple(ref for ref, a in world.world() if isinstance(a, self.output_type))
+    def _candidates(self, world: RunWorld) -> tuple[str, ...]:
+        return tuple(ref for ref, a in world.registry.world() if isinstance(a, self.output_type))
 
 
 class IgnoresTheThreshold(DecisionThinker[In, Out]):
@@ -110,10 +109,8 @@ def test_a_thinker_ignoring_the_threshold_is_caught() -> None:
 
 def test_check_thinker_catches_a_users_broken_thinker() -> None:
     class Careless(Triage):
-        def _moves(
-            self, world: ArtifactRegistry, spent: set[tuple[str, str]]
-        ) -> tuple[Any, ...]:  # the planted bug
-            return super()._moves(world, set())
+        def _spend(self, world: RunWorld, tool: str, ref: str) -> None:
+            pass  # the planted bug: the pair stays on offer
 
     with pytest.raises(InvariantViolation, match="offers spent pairs again"):
         check_thinker(
