@@ -31,7 +31,8 @@ class ToolRun(Job[O]):
         timeout: float | None = None,
     ) -> None:
         super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
-        self.tool: DecisionTool[Any, O] = tool  # the input type is checked at construction
+        _check_input(name, tool, input)
+        self.tool: DecisionTool[Any, O] = tool  # the input type is checked just above
         self.input: Artifact = input
         self._name = name
 
@@ -60,6 +61,19 @@ class ToolRun(Job[O]):
             answer: type[Artifact] = ListArtifact[self.tool.output_type]  # type: ignore[name-defined]  # a runtime alias
             return answer
         return tool_types(type(self.tool))[1]
+
+
+def _check_input(name: str, tool: DecisionTool[Any, Artifact], input: Artifact) -> None:
+    try:
+        takes, _ = tool_types(type(tool))
+    except TypeError:
+        return  # a thinker built directly has erased type arguments: its palette checks inputs
+    if not isinstance(input, Artifact) or not conforms(input, takes):
+        wanted = getattr(takes, "__name__", str(takes))
+        raise TypeError(
+            f"tool {name!r} takes a {wanted}, not a {type(input).__qualname__}: pass an input "
+            "of the tool's input type"
+        )
 
 
 class ThinkerRun(ToolRun[O]):

@@ -17,7 +17,7 @@ from harness.deciding import (
     ThinkerRun,
     parse_turns,
 )
-from harness.decision import Answer, Choice, DecisionRequest
+from harness.decision import Answer, Choice, DecisionRequest, NoulAnswer
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
 from harness.jobs import Dispatcher, EventKind, JobContext, JobEvent, Pacing
 from harness.llm import FakeDecisionModel
@@ -488,3 +488,129 @@ async def test_a_directly_built_thinker_runs() -> None:
     )
     answer, _, _ = await run_thinker(thinker, Note(INPUT), FakeDecisionModel(triage_policy))
     assert [v.note for v in answer] == ["alpha is due"]
+
+
+async def test_progress_says_failed_and_carries_every_turn_so_far() -> None:
+    asked = [0]
+
+    def policy(request: DecisionRequest) -> Mapping[str, Answer]:
+        asked[0] += 1
+        answers = selection_answers(request)
+        if "next" not in request.questions:
+            return answers
+        nxt = request.questions["next"]
+        assert isinstance(nxt, Choice)
+        for qid, question in request.questions.items():
+            if qid.endswith("_input"):
+                assert isinstance(question, Choice)
+                answers[qid] = pick(question, next(iter(question.options)))
+        wanted = "refuse_note" if asked[0] == 1 else "split_note"
+        answers["next"] = pick(nxt, wanted if wanted in nxt.options else next(iter(nxt.options)))
+        return answers
+
+    thinker = SplitThenRefuse(Workflow())
+    _, job, events = await run_thinker(thinker, Note(INPUT), FakeDecisionModel(policy))
+    progress = [
+        e for e in events if e.kind is EventKind.PROGRESS and e.job.job_id == job.identity.job_id
+    ]
+    assert progress[0].message == "turn 1: refuse_note on note#1 failed"
+    assert progress[1].message == "turn 2: split_note on note#1"
+    for number, event in enumerate(progress, 1):
+        so_far = parse_turns(event.job.metadata[OBS_TURNS])
+        assert [t.turn for t in so_far] == list(range(1, number + 1))
+        assert list(so_far) == list(thinker.turns()[:number])
+
+
+async def test_the_answer_is_registered_and_the_threshold_is_inclusive() -> None:
+    def policy(request: DecisionRequest) -> Mapping[str, Answer]:
+        answers = dict(triage_policy(request))
+        for qid in request.questions:
+            if qid.startswith("select_"):
+                answers[qid] = NoulAnswer(0.5 if qid == "select_verdict#1" else 0.4999)
+        return answers
+
+    thinker = Triage(Workflow())
+    answer, _, _ = await run_thinker(thinker, Note(INPUT), FakeDecisionModel(policy))
+    assert [v.note for v in answer] == ["alpha is due"]
+    assert answer in thinker.registry
+    assert thinker.registry.ref(answer).startswith("list#")
+
+
+@tool_name("nested_triage")
+class NestedTriage(DecisionThinker[Note, Verdict]):
+    """Runs the triage inside another thinker."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent, output_type=Verdict, key_tool=Triage, palette=(), objective="Run the triage"
+        )
+
+
+async def test_a_nested_thinker_hands_on_the_retry_budget() -> None:
+    """The top run's budget of 0 reaches the nested thinker's decisions: one 503 there fails the
+    nested run (on the default budget of 3 it would be re-run and succeed), which the outer run
+    reads as its tool's readable failure."""
+    failed = [False]
+
+    def policy(request: DecisionRequest) -> Mapping[str, Answer]:
+        if state_of(request)["objective"] == OBJECTIVE:
+            if not failed[0]:
+                failed[0] = True
+                raise TransientSignal("HTTP 503: loading", status=503)
+            return triage_policy(request)
+        nxt = request.questions["next"]
+        assert isinstance(nxt, Choice)
+        answers = selection_answers(request)
+        answers["next"] = pick(nxt, "triage" if "triage" in nxt.options else "finish")
+        if "triage_input" in request.questions:
+            answers["triage_input"] = pick(request.questions["triage_input"], "note#1")
+        return answers
+
+    outer = NestedTriage(Workflow())
+    async with dispatcher_for(FakeDecisionModel(policy)) as dispatcher:
+        answer = await dispatcher.run(
+            ThinkerRun(Workflow(), outer, Note(INPUT), upstream_retries=0)
+        )
+    assert failed[0]
+    assert len(answer) == 0
+    first = outer.turns()[0]
+    assert first.tool == "triage"
+    assert first.failure is not None
+    assert "retry budget (0)" in first.failure
+
+
+def test_a_run_of_the_wrong_input_type_is_refused_naming_the_tool() -> None:
+    with pytest.raises(TypeError, match="tool 'triage' takes a Note, not a Verdict"):
+        ThinkerRun(Workflow(), Triage(Workflow()), Verdict("x", True))  # type: ignore[misc]
+
+
+async def test_a_thinker_instance_runs_one_input_at_a_time() -> None:
+    gate = asyncio.Event()
+
+    async def slow(request: DecisionRequest) -> Mapping[str, Answer]:
+        await gate.wait()
+        return triage_policy(request)
+
+    thinker = Triage(Workflow())
+    async with dispatcher_for(FakeDecisionModel(slow)) as dispatcher:
+        first = dispatcher.submit(ThinkerRun(Workflow(), thinker, Note(INPUT)))
+        await asyncio.sleep(0.01)
+        with pytest.raises(RuntimeError, match="runs one input at a time"):
+            await dispatcher.run(ThinkerRun(Workflow(), thinker, Note(INPUT)))
+        gate.set()
+        assert [v.note for v in await first.result()] == ["alpha is due"]
+
+
+def test_a_subclass_must_pass_the_output_type_it_declares() -> None:
+    class Mismatch(DecisionThinker[Note, Note]):
+        def __init__(self, parent: Identifiable) -> None:
+            super().__init__(
+                parent,
+                output_type=Verdict,  # type: ignore[arg-type]
+                key_tool=JudgeNote,  # type: ignore[arg-type]
+                palette=(),
+                objective=OBJECTIVE,
+            )
+
+    with pytest.raises(ValueError, match=r"declares its answer as ListArtifact\[Note\]"):
+        Mismatch(Workflow())
