@@ -23,14 +23,16 @@ __all__ = [
     "TypeNode",
     "Verdict",
     "dead_tool_verdicts",
+    "decorated_non_tool_verdict",
     "duplicate_verdicts",
     "graph_verdict",
+    "invalid_name_verdict",
     "key_output_verdict",
-    "name_problem",
     "objective_verdict",
     "palette_verdicts",
     "reachable_types",
     "tool_verdicts",
+    "unknown_entry_verdict",
 ]
 
 #: Every verdict code, with what it means (the mypy plugin's error codes carry the same names).
@@ -66,11 +68,35 @@ class TypeNode(Protocol):
 N = TypeVar("N", bound=TypeNode)
 
 
+def _q(text: str) -> str:
+    return f'"{text}"'
+
+
 @dataclass(frozen=True)
 class Open:
-    """A type parameter that is not a concrete artifact type: ``Any``, a type variable, ..."""
+    """A type parameter that is not a concrete artifact type: ``Any``, a type variable, ...
+
+    Build one with the class methods, so both front ends word it alike from the same parts: the
+    open part and the whole type, each as mypy prints it (``T``, ``ListArtifact[Any]``).
+    """
 
     shown: str  # how the open part reads, e.g. 'Any' or 'type variable "T"'
+
+    @classmethod
+    def any(cls, whole: str | None = None) -> Open:
+        """``Any`` itself, or ``Any`` inside ``whole`` (e.g. ``ListArtifact[Any]``)."""
+        return cls("Any" if whole is None else f"Any in {_q(whole)}")
+
+    @classmethod
+    def type_variable(cls, name: str, whole: str | None = None) -> Open:
+        """A type variable ``name`` (as written, ``T``), itself or inside ``whole``."""
+        shown = f"type variable {_q(name)}"
+        return cls(shown if whole is None else f"{shown} in {_q(whole)}")
+
+    @classmethod
+    def not_an_artifact(cls, whole: str) -> Open:
+        """A type that is not one artifact class, such as a union ``Part | Verdict``."""
+        return cls(f"{_q(whole)}, not one artifact class")
 
 
 @dataclass(frozen=True)
@@ -119,10 +145,6 @@ class Verdict:
         lines = [f"{self.message}  [{self.code}]"]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
-
-
-def _q(text: str) -> str:
-    return f'"{text}"'
 
 
 def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
@@ -184,11 +206,6 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
     return out
 
 
-def name_problem(name: object) -> str | None:
-    """Why ``name`` cannot name a tool (the runtime decorator's own reason), or ``None``."""
-    return validate_tool_name(name)
-
-
 def _name_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
     label = _q(facts.label)
     if facts.name is None:
@@ -206,20 +223,56 @@ def _name_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 key=facts.key,
             )
         ]
-    problem = name_problem(facts.name)
+    verdict = invalid_name_verdict(facts.label, facts.name, facts.key)
+    return [] if verdict is None else [verdict]
+
+
+def invalid_name_verdict(label: str, name: str, key: str = "") -> Verdict | None:
+    """``name`` given by ``@tool_name`` to the class ``label`` is valid (the runtime decorator's
+    own check, which raises ``ValueError`` at import), or the verdict saying why not."""
+    problem = validate_tool_name(name)
     if problem is None:
-        return []
+        return None
     reserved = ", ".join(_q(r) for r in sorted(RESERVED_TOOL_NAMES))
-    return [
-        Verdict(
-            "harness-name",
-            facts.label,
-            f"Invalid tool name {_q(facts.name)} for {label}: {problem}",
-            (f"Use letters, digits and '_', not starting with a digit, and not {reserved}",),
-            definition=True,
-            key=facts.key,
-        )
-    ]
+    return Verdict(
+        "harness-name",
+        label,
+        f"Invalid tool name {_q(name)} for {_q(label)}: {problem}",
+        (f"Use letters, digits and '_', not starting with a digit, and not {reserved}",),
+        definition=True,
+        key=key,
+    )
+
+
+def decorated_non_tool_verdict(label: str, key: str = "") -> Verdict:
+    """``@tool_name`` on a class that is not a ``DecisionTool`` subclass (the runtime decorator
+    raises ``TypeError`` on it)."""
+    return Verdict(
+        "harness-tool",
+        label,
+        f"@tool_name decorates {_q(label)}, which is not a DecisionTool subclass",
+        ('Name tool classes only: "class Tool(DecisionTool[Note, Verdict])"',),
+        definition=True,
+        key=key,
+    )
+
+
+def unknown_entry_verdict(role: str, shown: str) -> Verdict:
+    """A palette entry or key tool (``role``) whose type (``shown``, already quoted) is not one
+    specific class, e.g. ``type[SplitNote]`` or a union: a type checker cannot prove it.
+
+    The palette rules that need every entry (duplicates, reachability, dead tools) are skipped
+    then (``palette_verdicts(..., complete=False)``), never guessed.
+    """
+    return Verdict(
+        "harness-tool",
+        shown,
+        f"{role} of type {shown} is not one specific tool class",
+        (
+            "The plugin proves a palette from its classes: pass the tool classes themselves, in "
+            "a tuple literal or a Final tuple constant",
+        ),
+    )
 
 
 def duplicate_verdicts(tools: Iterable[ToolFacts[N]]) -> list[Verdict]:
@@ -368,8 +421,8 @@ def objective_verdict(objective: str) -> Verdict | None:
     return Verdict(
         "harness-objective",
         "objective",
-        "The thinker's objective is blank",
-        ('Say what the run is for, e.g. objective="Judge every part of the note"',),
+        "The objective must be a non-blank string: say what the run is for",
+        ('Write it as a sentence, e.g. objective="Judge every part of the note"',),
     )
 
 
@@ -380,13 +433,16 @@ def palette_verdicts(
     key_tool: ToolFacts[N],
     palette: Sequence[ToolFacts[N]],
     objective: str | None = None,
+    complete: bool = True,
 ) -> list[Verdict]:
     """Every verdict on a thinker's palette, in a stable order: per class (palette order, then
     the key tool once), duplicates, the key tool's output, reachability, dead tools, objective.
 
     ``thinker_input`` ``None`` (unknown, e.g. erased at run time) skips the reachability rules;
     ``output_type`` ``None`` skips the key tool's output; ``objective`` ``None`` skips the
-    objective.
+    objective. ``complete=False`` says ``palette`` lacks entries the caller could not identify
+    (see :func:`unknown_entry_verdict`): an unknown entry might feed any tool, so reachability
+    and dead tools are not judged; two known entries sharing a name are still a duplicate.
     """
     tools = [facts for facts in palette if facts.key != key_tool.key]
     tools.append(key_tool)  # folded in after the others, once, as the thinker does
@@ -401,7 +457,7 @@ def palette_verdicts(
         verdict = key_output_verdict(key_tool, output_type)
         if verdict is not None:
             out.append(verdict)
-    if thinker_input is not None:
+    if thinker_input is not None and complete:
         reachable = reachable_types(thinker_input, tools)
         verdict = graph_verdict(key_tool, thinker_input, reachable)
         if verdict is not None:
