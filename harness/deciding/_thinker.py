@@ -121,6 +121,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
         self._turns: list[DecisionTurn] = []
         self._running = False
+        self._option_limit: int | None = None
         self.registry = ArtifactRegistry()
 
     def turns(self) -> tuple[DecisionTurn, ...]:
@@ -145,6 +146,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
     async def _loop(self, input: Artifact, context: JobContext) -> ListArtifact[O]:
         self._turns = []
+        self._option_limit = _option_limit(context)
         world = RunWorld(input, self._providers, self.output_type, self.formatters)
         self.registry = world.registry
         done: list[str] = []
@@ -219,10 +221,14 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 options[FINISH] = "stop here and answer with the artifacts selected below"
             questions["next"] = Choice("Which move brings the objective closer?", options)
             lines = world.line
+            limit = self._option_limit
             for provider, refs in moves:
+                # An entry's max_options bounds a choice: offer the first candidates in world
+                # order; the rest stay legal and come up as these are spent.
+                offered = refs if limit is None else refs[:limit]
                 questions[f"{provider.name}_input"] = Choice(
                     f"If {provider.name} runs, which artifact should it take?",
-                    {ref: lines[ref] for ref in refs},
+                    {ref: lines[ref] for ref in offered},
                 )
         for ref in candidates:
             questions[f"select_{ref}"] = Noul(
@@ -335,6 +341,15 @@ def _check_declared_output(thinker: type, output_type: type) -> None:
             f"but passes output_type={output_type.__qualname__}: pass output_type="
             f"{item.__qualname__}"
         )
+
+
+def _option_limit(context: JobContext) -> int | None:
+    """The ``max_options`` of the entry the run's decisions resolve to, if it states one."""
+    try:
+        entry = context.dispatcher.catalog.resolve_decision(None, asked_by=context.job.describe())
+    except ValueError:
+        return None  # no decision entry: the first decision call reports it, naming the job
+    return entry.max_options
 
 
 def _require(value: object, name: str, what: str) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 
+import attrs
 import pytest
 
 from harness.artifacts import LinkArtifact, ListArtifact
@@ -21,7 +22,7 @@ from harness.decision import Answer, Choice, DecisionRequest, NoulAnswer
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
 from harness.jobs import Dispatcher, EventKind, JobContext, JobEvent, Pacing
 from harness.llm import FakeDecisionModel
-from harness.models import Admission
+from harness.models import Admission, Catalog
 from harness.palette import PaletteError
 from harness.tools import DecisionTool, Identifiable, Workflow, tool_name
 
@@ -614,3 +615,26 @@ def test_a_subclass_must_pass_the_output_type_it_declares() -> None:
 
     with pytest.raises(ValueError, match=r"declares its answer as ListArtifact\[Note\]"):
         Mismatch(Workflow())
+
+
+async def test_an_entrys_max_options_bounds_each_input_choice() -> None:
+    model = FakeDecisionModel(triage_policy)
+    entry = fake_catalog().pinned()
+    catalog = Catalog([attrs.evolve(entry, max_options=3)], {"decision": entry.id})
+    thinker = Triage(Workflow())
+    async with Dispatcher(catalog, clients={"fake": model}, pacing=Pacing.immediate()) as d:
+        answer = await d.run(ThinkerRun(Workflow(), thinker, Note(INPUT + "; gamma later")))
+    second = model.requests[1].questions["judge_note_input"]
+    assert isinstance(second, Choice)
+    assert list(second.options) == ["note#1", "note#2", "note#3"]  # note#4 waits its turn
+    third = model.requests[2].questions["judge_note_input"]
+    assert isinstance(third, Choice)
+    assert list(third.options) == ["note#1", "note#3", "note#4"]
+    assert [t.tool for t in thinker.turns()] == [
+        "split_note",
+        "judge_note",
+        "judge_note",
+        "judge_note",
+        "finish",
+    ]
+    assert [v.note for v in answer] == ["alpha is due"]
