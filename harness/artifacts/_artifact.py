@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar, get_args, get_origin
 
 import attrs
 
@@ -64,10 +64,24 @@ class ListArtifact(Artifact, Generic[T_co], alias="list"):
     instruction: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        # The iterand type may itself be a parameterised list (ListArtifact[Note]): check against
+        # its class, and a nested list's declared item type against the parameter.
+        declared = get_origin(self.iterand_type) or self.iterand_type
+        if not (isinstance(declared, type) and issubclass(declared, Artifact)):
+            raise TypeError(
+                f"a list's iterand type must be an Artifact class, not {self.iterand_type!r}: "
+                "wrap plain values in an Artifact subclass"
+            )
+        (inner,) = get_args(self.iterand_type) or (None,)
+        inner_class = get_origin(inner) or inner
         for i, item in enumerate(self.iterands):
-            if not isinstance(item, self.iterand_type):
+            if not isinstance(item, declared) or (
+                isinstance(inner_class, type)
+                and isinstance(item, ListArtifact)
+                and not issubclass(get_origin(item.iterand_type) or item.iterand_type, inner_class)
+            ):
                 raise TypeError(
-                    f"item {i} of a list of {self.iterand_type.__qualname__} is a "
+                    f"item {i} of a list of {getattr(declared, '__qualname__', declared)} is a "
                     f"{type(item).__qualname__}: every iterand must be an instance of the "
                     "iterand type"
                 )

@@ -124,6 +124,22 @@ def _build_converter() -> cattrs.Converter:
     converter.register_unstructure_hook(bytes, lambda v: base64.b64encode(v).decode("ascii"))
     converter.register_structure_hook(bytes, lambda v, _: base64.b64decode(v, validate=True))
 
+    # JSON in is taken as written: no silent coercion ("false" is not True, 3.9 is not 3).
+    def strict(kind: type, accepts: tuple[type, ...], words: str) -> None:
+        def structure(value: object, _: object) -> object:
+            if isinstance(value, bool) and kind is not bool:
+                raise ValueError(f"expected {words}, got a boolean")
+            if not isinstance(value, accepts):
+                raise ValueError(f"expected {words}, got {type(value).__name__}")
+            return float(value) if isinstance(value, int | float) and kind is float else value
+
+        converter.register_structure_hook(kind, structure)
+
+    strict(str, (str,), "a string")
+    strict(int, (int,), "an integer")
+    strict(float, (int, float), "a number")
+    strict(bool, (bool,), "true or false")
+
     def unstructure_set(value: frozenset[object] | set[object]) -> list[object]:
         return [converter.unstructure(item) for item in _sorted_items(value)]
 

@@ -14,6 +14,12 @@ __all__ = ["DecisionRequest"]
 
 
 def _state(value: JsonValue) -> JsonValue:
+    if value is None or isinstance(value, bool | int | float):
+        raise ValueError(
+            f"the decision state must be a string, an object or an array, not "
+            f"{'null' if value is None else type(value).__name__}: System One servers refuse a "
+            'bare scalar, so wrap it, e.g. {"value": ...}'
+        )
     return plain_json(value, "the decision state")
 
 
@@ -42,8 +48,9 @@ def _questions(value: Mapping[str, Question]) -> FrozenMap[str, Question]:
 class DecisionRequest:
     """A state and the questions asked about it, answered in one round trip.
 
-    ``state`` is a ``str`` or any JSON value (checked, and copied into plain lists and dicts, at
-    construction; an error names what is in the way, never the state itself). ``questions`` map
+    ``state`` is a ``str``, or a JSON object or array (checked, and copied into plain lists and
+    dicts, at construction; an error names what is in the way, never the state itself; a bare
+    number, boolean or null is refused, as System One servers refuse it). ``questions`` map
     each id (the caller's key, any non-empty string, never read by the model) to a question, in
     order; at least one.
 

@@ -160,3 +160,30 @@ def test_from_json_refuses_lists_and_non_artifacts() -> None:
         from_json(dict, "{}")  # type: ignore[type-var]
     with pytest.raises(TypeError, match="to_json takes an Artifact, not a dict"):
         to_json({})  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class Flags(Artifact, alias="flags"):
+    keep: bool
+    count: int
+    name: str
+    share: float
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"keep":"false","count":3,"name":"a","share":1}', "keep"),
+        ('{"keep":false,"count":3.9,"name":"a","share":1}', "count"),
+        ('{"keep":false,"count":true,"name":"a","share":1}', "count"),
+        ('{"keep":false,"count":3,"name":[1,2],"share":1}', "name"),
+        ('{"keep":false,"count":3,"name":"a","share":"1"}', "share"),
+    ],
+)
+def test_from_json_never_coerces_a_value(text: str, field: str) -> None:
+    with pytest.raises(ValueError, match=rf"\$\.{field}"):
+        from_json(Flags, text)
+
+
+def test_from_json_takes_an_integer_for_a_float() -> None:
+    assert from_json(Flags, '{"keep":true,"count":3,"name":"a","share":2}').share == 2.0

@@ -278,8 +278,8 @@ def test_refuse_a_score_off_its_scale() -> None:
     assert "answer 'anger' has score 2.5, outside its scale [0, 2]" in message
 
 
-def test_no_refusal_quotes_an_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HARNESS_TEST_API_KEY", CANARY)
+def test_no_refusal_quotes_what_the_server_put_in_an_answer() -> None:
+    """(Keys never reach the codec; the client tests pin that no key is quoted.)"""
     payloads: tuple[object, ...] = (
         [],
         {"answers": {}},

@@ -188,3 +188,9 @@ def test_a_cyclic_state_is_refused() -> None:
     with pytest.raises(ValueError, match="cycle") as caught:
         DecisionRequest(cycle, {"q": Noul("Q?")})  # type: ignore[arg-type]
     assert CANARY not in str(caught.value)
+
+
+@pytest.mark.parametrize("state", [None, 5, 2.5, True])
+def test_a_bare_scalar_state_is_refused_naming_the_rule(state: object) -> None:
+    with pytest.raises(ValueError, match="must be a string, an object or an array"):
+        DecisionRequest(state, {"q": Noul("Q?")})  # type: ignore[arg-type]
