@@ -277,7 +277,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             else:
                 log.warning("%s on %s failed", provider.name, ref, exc_info=failure)
             turn = DecisionTurn(number, None, provider.name, artifact=ref, failure=failure.message)
-            return turn, f"{provider.name} on {ref} failed: {failure.message}"
+            return turn, f"{provider.name} on {ref} failed: {failure.explain_to_llm()}"
         result = world.adopt(product)
         turn = DecisionTurn(number, None, provider.name, artifact=ref, result=result)
         return turn, f"{provider.name} on {ref} produced {result}"

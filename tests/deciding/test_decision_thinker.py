@@ -176,6 +176,7 @@ async def test_a_readable_failure_is_a_fact_of_the_run() -> None:
     done = state_of(model.requests[1])["done"]
     assert isinstance(done, list)
     assert done[0].startswith("refuse_note on note#1 failed: ")
+    assert done[0].endswith("is never acceptable (correctable)")
 
 
 async def test_the_turn_budget_ends_with_a_selection_only_request() -> None:

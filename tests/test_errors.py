@@ -1,0 +1,70 @@
+"""The error family: which failures a model reads, which it may correct, and what it is told."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import (
+    ExternalServiceError,
+    GuardrailError,
+    HarnessSystemError,
+    InvalidInputError,
+    LLMReadableError,
+    NotAnAnswerError,
+    NotFoundError,
+    OverloadSignal,
+    PermissionDeniedError,
+    RateLimitSignal,
+    RetrySignal,
+    TransientSignal,
+    UnauthorizedError,
+    UpstreamThrottleError,
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "correctable"),
+    [
+        (InvalidInputError("count", 3, "must be even"), True),
+        (NotFoundError("no such file: notes.txt"), True),
+        (GuardrailError("the guardrail refused a payment above 100 EUR"), True),
+        (ExternalServiceError("the mail server is down"), False),
+        (NotAnAnswerError("answer 'q' is missing"), False),
+        (UnauthorizedError("HTTP 401"), False),
+        (PermissionDeniedError("HTTP 403"), False),
+        (UpstreamThrottleError("gave up"), False),
+        (HarnessSystemError("the record is corrupt"), False),
+    ],
+)
+def test_each_member_says_whether_the_model_could_correct_it(
+    error: LLMReadableError, correctable: bool
+) -> None:
+    assert error.correctable is correctable
+    explained = error.explain_to_llm()
+    assert explained.startswith(error.message)
+    assert explained.endswith("(correctable)" if correctable else "(not correctable)")
+
+
+def test_an_invalid_input_names_the_parameter_the_value_and_the_rule() -> None:
+    error = InvalidInputError("count", 3, "must be even")
+    assert (error.parameter, error.value, error.rule) == ("count", 3, "must be even")
+    assert error.message == "invalid count 3: must be even"
+    assert isinstance(error, ValueError)
+
+
+def test_a_long_value_is_cut_in_the_message() -> None:
+    error = InvalidInputError("text", "x" * 500, "too long")
+    assert len(error.message) < 120
+    assert error.message.endswith("...: too long")
+
+
+def test_the_correctable_flag_can_be_set_per_instance() -> None:
+    assert LLMReadableError("try another file", correctable=True).correctable
+    assert not LLMReadableError("gone for good").correctable
+
+
+@pytest.mark.parametrize("signal", [RateLimitSignal, OverloadSignal, TransientSignal])
+def test_retry_signals_are_never_readable_errors(signal: type[RetrySignal]) -> None:
+    raised = signal("HTTP 503", retry_after=1.5, status=503)
+    assert not isinstance(raised, LLMReadableError)
+    assert (raised.retry_after, raised.status, raised.request_id) == (1.5, 503, None)
