@@ -120,7 +120,7 @@ def _finite_number(value: float) -> float:
 
 
 def _as_probability(value: float) -> float:
-    return check_probability("a probability", value)
+    return check_probability("a noul probability", value)
 
 
 def _confidence(value: float) -> float:

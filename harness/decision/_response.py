@@ -66,18 +66,31 @@ class DecisionResponse:
     failure: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        if not isinstance(self.request, DecisionRequest):
+            raise ValueError(
+                f"request must be the DecisionRequest answered, not {type(self.request).__name__}"
+            )
         if self.input_tokens is not None and (
             isinstance(self.input_tokens, bool)
             or not isinstance(self.input_tokens, int)
             or self.input_tokens < 0
         ):
             raise ValueError("input_tokens must be a non-negative int, or None when unknown")
-        if not (isinstance(self.latency, (int, float)) and math.isfinite(self.latency)):
+        if (
+            isinstance(self.latency, bool)
+            or not isinstance(self.latency, (int, float))
+            or not math.isfinite(self.latency)
+        ):
             raise ValueError("latency must be a finite number of seconds")
         if self.latency < 0:
             raise ValueError("latency must not be negative")
         if self.failure is not None:
-            if not isinstance(self.failure, str) or not self.failure.strip():
+            if not isinstance(self.failure, str):
+                raise ValueError(
+                    "failure must be the reason as a str, or None, not "
+                    f"{type(self.failure).__name__}"
+                )
+            if not self.failure.strip():
                 raise ValueError("the failure reason of a failed response must not be blank")
             if self.answers:
                 raise ValueError("a failed response carries no answers")

@@ -170,6 +170,7 @@ def _decode_answer(
         )
     shaped = {name: raw[name] for name in ("choice", "score", "confidence") if name in raw}
     shaped["probabilities"] = {key: found[value] for key, value in zip(keys, wanted, strict=True)}
+    _fill_from_probabilities(shaped, keys, isinstance(question, Choice))
     if isinstance(question, Choice):
         choice = structure(shaped, ChoiceWire, where)
         values = [choice.probabilities[key] for key in keys]
@@ -177,6 +178,25 @@ def _decode_answer(
     score = structure(shaped, ScoreWire, where)
     values = [score.probabilities[key] for key in keys]
     return score_answer(question_id, question, score.score, values, score.confidence)
+
+
+def _fill_from_probabilities(shaped: dict[str, object], keys: list[str], choice: bool) -> None:
+    """The spec's reply carries only the distribution: derive the choice (the most probable
+    option, the first on a tie) or the score (the expected level) when the server left it out.
+    Values that are not numbers are left for the structuring step to refuse by name."""
+    field = "choice" if choice else "score"
+    probabilities = shaped["probabilities"]
+    assert isinstance(probabilities, dict)
+    values = [probabilities[key] for key in keys]
+    if field in shaped or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in values
+    ):
+        return
+    numbers = [float(v) for v in values if isinstance(v, int | float)]
+    if choice:
+        shaped[field] = keys[max(range(len(keys)), key=lambda i: (numbers[i], -i))]
+    else:
+        shaped[field] = sum(i * p for i, p in enumerate(numbers))
 
 
 @attrs.frozen

@@ -384,3 +384,25 @@ def test_encode_reply_writes_a_list_in_order_with_refusals() -> None:
             "input_tokens_details": {"cached_tokens": 0},
         },
     }
+
+
+def test_a_reply_with_only_distributions_gets_its_choice_and_score_derived() -> None:
+    answers = reply()
+    del answers[0]["choice"]
+    del answers[2]["score"]
+    decoded = openai.decode_reply(REQUEST, body(answers)).answers
+    team, anger = decoded["team"], decoded["anger"]
+    assert isinstance(team, ChoiceAnswer)
+    assert team.choice == "tech"
+    assert isinstance(anger, ScoreAnswer)
+    assert anger.score == pytest.approx(0 * 0.1 + 1 * 0.7 + 2 * 0.2)
+
+
+def test_a_derived_choice_takes_the_first_option_on_a_tie() -> None:
+    answers = reply()
+    del answers[0]["choice"]
+    for entry in answers[0]["probabilities"]:
+        entry["probability"] = 0.5
+    team = openai.decode_reply(REQUEST, body(answers)).answers["team"]
+    assert isinstance(team, ChoiceAnswer)
+    assert team.choice == "billing"
