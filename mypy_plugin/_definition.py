@@ -7,12 +7,15 @@ it is defined, at the narrowest node: the decorator for the name, ``__init__`` f
 constructor, the base expression for an open type parameter.
 
 Two hooks: the semantic-analysis hook on the decorator records the name in the class's metadata
-(JSON, so it reaches the cache and other modules' palette checks); the type-checking hook on
-``tool_name.__call__`` reports, once per decorated class.
+(JSON, so it reaches the cache and other modules' palette checks) and declares it as the class
+variable the runtime decorator sets (``__harness_tool_name__: str``, its literal value kept in the
+type), so the daemon's fine-grained dependencies see a changed name; the type-checking hook on
+``tool_name.__call__`` reports. A class decorated twice takes the outermost name, as at run time.
 """
 
 from __future__ import annotations
 
+from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
     CallExpr,
     ClassDef,
@@ -20,6 +23,8 @@ from mypy.nodes import (
     Expression,
     FuncDef,
     IndexExpr,
+    MemberExpr,
+    MypyFile,
     NameExpr,
     PlaceholderNode,
     RefExpr,
@@ -27,15 +32,33 @@ from mypy.nodes import (
     TypeInfo,
     Var,
 )
-from mypy.plugin import ClassDefContext, MethodContext
-from mypy.types import Type
+from mypy.options import Options
+from mypy.plugin import ClassDefContext, MethodContext, SemanticAnalyzerPluginInterface
+from mypy.plugins.common import add_attribute_to_class
+from mypy.semanal import SemanticAnalyzer
+from mypy.types import LiteralType, Type
 
-from harness._palette._rules import Verdict, tool_verdicts
+from harness._palette._rules import (
+    Verdict,
+    decorated_non_tool_verdict,
+    invalid_name_verdict,
+    tool_verdicts,
+)
+from mypy_plugin._codes import ERROR_CODES
+from mypy_plugin._dependencies import class_triggers, depend_on
 from mypy_plugin._facts import facts_of, tool_base
-from mypy_plugin._names import METADATA_KEY, TOOL_NAME
-from mypy_plugin._report import report, reporting_surprises
+from mypy_plugin._names import METADATA_KEY, NAME_ATTR, TOOL_NAME
+from mypy_plugin._report import (
+    SURPRISE_NOTE,
+    Fail,
+    checker_fail,
+    report,
+    reporting_surprises,
+)
 
 __all__ = ["check_tool_definition", "record_tool_name"]
+
+_NOT_READY = object()  # a named constant still being analysed: call the hook again
 
 
 def _name_argument(call: CallExpr) -> Expression | None:
@@ -45,12 +68,90 @@ def _name_argument(call: CallExpr) -> Expression | None:
     return None
 
 
-def _is_tool_name_call(expr: Expression) -> bool:
-    return (
-        isinstance(expr, CallExpr)
+def _tool_name_calls(defn: ClassDef) -> list[CallExpr]:
+    """The class's ``@tool_name(...)`` decorators, outermost first (the one that wins)."""
+    return [
+        expr
+        for expr in defn.decorators
+        if isinstance(expr, CallExpr)
         and isinstance(expr.callee, RefExpr)
         and expr.callee.fullname == TOOL_NAME
+    ]
+
+
+def _may_still_resolve(arg: RefExpr) -> bool:
+    if isinstance(arg, NameExpr):
+        return True
+    return isinstance(arg, MemberExpr) and (
+        isinstance(arg.expr, RefExpr) and isinstance(arg.expr.node, MypyFile)
     )
+
+
+def _literal_name(call: Expression, final_iteration: bool) -> str | object | None:
+    """The name a decorator gives when it is a literal or a ``Final`` constant (also one reached
+    through a module, ``consts.NAME``); ``None`` when computed at run time; :data:`_NOT_READY`."""
+    arg = _name_argument(call) if isinstance(call, CallExpr) else None
+    if isinstance(arg, StrExpr):
+        return arg.value
+    if isinstance(arg, RefExpr):
+        node = arg.node
+        if node is None or isinstance(node, PlaceholderNode):
+            return _NOT_READY if _may_still_resolve(arg) and not final_iteration else None
+        if isinstance(node, Var) and isinstance(node.final_value, str):
+            return node.final_value
+    return None
+
+
+def _disabled_codes(options: Options) -> list[str]:
+    """The harness codes disabled in the module being analysed (config and inline comments)."""
+    return sorted(
+        name for name, code in ERROR_CODES.items() if code in options.disabled_error_codes
+    )
+
+
+def _declare_name(api: SemanticAnalyzerPluginInterface, defn: ClassDef, name: str | None) -> None:
+    existing = defn.info.names.get(NAME_ATTR)
+    if existing is not None and not existing.plugin_generated:
+        return  # the class spells it out itself
+    text = api.named_type("builtins.str", [])
+    if name is not None:
+        text = text.copy_modified(last_known_value=LiteralType(name, text))
+    add_attribute_to_class(
+        api,
+        defn,
+        NAME_ATTR,
+        text,
+        override_allow_incompatible=True,
+        is_classvar=True,
+        overwrite_existing=True,
+    )
+
+
+def _semanal_fail(api: SemanticAnalyzerPluginInterface) -> Fail:
+    def fail(message: str, context: Context, code: ErrorCode) -> None:
+        api.fail(message, context, code=code)
+        if isinstance(api, SemanticAnalyzer):
+            api.note(SURPRISE_NOTE, context, code=code)
+
+    return fail
+
+
+def _record(ctx: ClassDefContext) -> bool:
+    calls = _tool_name_calls(ctx.cls)
+    if calls and ctx.reason is not calls[0]:
+        return True  # an inner @tool_name: the outermost one's name wins at run time
+    name = _literal_name(ctx.reason, ctx.api.final_iteration)
+    if name is _NOT_READY:
+        return False
+    literal = name if isinstance(name, str) else None
+    ctx.cls.info.metadata[METADATA_KEY] = {
+        "name": literal,
+        "dynamic": literal is None,
+        "line": ctx.cls.line,  # a class read from the cache has no line of its own
+        "disabled": _disabled_codes(ctx.api.options),
+    }
+    _declare_name(ctx.api, ctx.cls, literal)
+    return True
 
 
 def record_tool_name(ctx: ClassDefContext) -> bool:
@@ -59,28 +160,10 @@ def record_tool_name(ctx: ClassDefContext) -> bool:
     Returns ``False`` (call again) while a named constant is still a placeholder, except on the
     final iteration, where deferring would crash mypy.
     """
-    reason = ctx.reason
-    name: str | None = None
-    dynamic = True
-    if isinstance(reason, CallExpr):
-        arg = _name_argument(reason)
-        if isinstance(arg, StrExpr):
-            name, dynamic = arg.value, False
-        elif isinstance(arg, NameExpr):
-            node = arg.node
-            if (node is None or isinstance(node, PlaceholderNode)) and not ctx.api.final_iteration:
-                return False
-            if isinstance(node, Var) and isinstance(node.final_value, str):
-                name, dynamic = node.final_value, False
-    ctx.cls.info.metadata[METADATA_KEY] = {"name": name, "dynamic": dynamic}
-    return True
-
-
-def _decorator_of(defn: ClassDef) -> Expression | None:
-    for decorator in defn.decorators:
-        if _is_tool_name_call(decorator):
-            return decorator
-    return None
+    done = True  # after an internal surprise (reported): nothing recorded, no second try
+    with reporting_surprises(_semanal_fail(ctx.api), ctx.reason, f'the tool "{ctx.cls.name}"'):
+        done = _record(ctx)
+    return done
 
 
 def _base_expression(defn: ClassDef) -> Context:
@@ -103,30 +186,38 @@ def _node_for(verdict: Verdict, defn: ClassDef, decorator: Context) -> Context:
     return decorator
 
 
+def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
+    info = defn.info
+    outermost: Context = calls[0] if calls else defn
+    depend_on(ctx.api, class_triggers(info.mro[1:]))  # inherited bases and constructors
+    facts = facts_of(info, ctx.api.options)
+    if facts.not_a_tool is not None:
+        report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), outermost)
+        return
+    for verdict in tool_verdicts(facts):
+        if verdict.definition:
+            report(ctx.api.msg, verdict, _node_for(verdict, defn, outermost))
+    for call in calls[1:]:  # an inner name is overridden, but its decorator still checks it
+        name = _literal_name(call, final_iteration=True)
+        inner = (
+            invalid_name_verdict(info.name, name, info.fullname) if isinstance(name, str) else None
+        )
+        if inner is not None:
+            report(ctx.api.msg, inner, call)
+
+
 def check_tool_definition(ctx: MethodContext) -> Type:
     """Type checking of ``@tool_name(...)`` applied to a class: report the class's own
-    problems (a non-tool class, an invalid name, the constructor, an open type parameter)."""
+    problems (a non-tool class, an invalid name, the constructor, an open type parameter).
+
+    mypy calls this once per ``@tool_name`` on the class; each call reports the same errors at
+    the same nodes, which mypy merges.
+    """
     defn = ctx.context
     if not isinstance(defn, ClassDef):
         return ctx.default_return_type
-    decorator = _decorator_of(defn) or defn
-    with reporting_surprises(ctx.api.msg, decorator, f'the tool "{defn.name}"'):
-        info = defn.info
-        facts = facts_of(info, ctx.api.options)
-        if facts.not_a_tool is not None:
-            report(
-                ctx.api.msg,
-                Verdict(
-                    "harness-tool",
-                    facts.label,
-                    f'@tool_name decorates "{facts.label}", which is not a DecisionTool subclass',
-                    ('Name tool classes only: "class Tool(DecisionTool[Note, Verdict])"',),
-                    key=facts.key,
-                ),
-                decorator,
-            )
-            return ctx.default_return_type
-        for verdict in tool_verdicts(facts):
-            if verdict.definition:
-                report(ctx.api.msg, verdict, _node_for(verdict, defn, decorator))
+    calls = _tool_name_calls(defn)
+    where = calls[0] if calls else defn
+    with reporting_surprises(checker_fail(ctx.api.msg), where, f'the tool "{defn.name}"'):
+        _check(ctx, defn, calls)
     return ctx.default_return_type

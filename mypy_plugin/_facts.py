@@ -63,15 +63,16 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
     if isinstance(proper, AnyType):
-        return Open("Any")
+        return Open.any()
     if isinstance(proper, TypeVarType):
-        return Open(f'type variable "{proper.name}"')
+        return Open.type_variable(proper.name)
     if not isinstance(proper, Instance):
-        return Open(f'"{format_type_bare(proper, options)}"')
+        return Open.not_an_artifact(format_type_bare(proper, options))
     if has_any_type(proper):
-        return Open(f'Any in "{format_type_bare(proper, options)}"')
-    if get_all_type_vars(proper):
-        return Open(f'a type variable in "{format_type_bare(proper, options)}"')
+        return Open.any(format_type_bare(proper, options))
+    variables = get_all_type_vars(proper)
+    if variables:
+        return Open.type_variable(variables[0].name, format_type_bare(proper, options))
     return MypyType(proper, options)
 
 

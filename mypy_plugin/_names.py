@@ -12,3 +12,5 @@ THINKER_SUPER_INIT: Final = "__init__ of DecisionThinker"  # how mypy names supe
 LIST_ARTIFACT: Final = "harness.artifacts._artifact.ListArtifact"
 ARTIFACT: Final = "harness.artifacts._artifact.Artifact"
 METADATA_KEY: Final = "harness"
+THINKER_INIT: Final = "harness.deciding._thinker.DecisionThinker.__init__"  # an explicit call
+NAME_ATTR: Final = "__harness_tool_name__"  # what @tool_name sets on the class at run time

@@ -4,9 +4,14 @@ Why the plugin is needed: with ``palette: tuple[type[DecisionTool[Never, Artifac
 accepts an abstract class inside the tuple, a class without ``@tool_name``, duplicate names, a
 changed constructor and ``Any`` in a base, and it cannot know whether the key tool's input can
 ever exist in a run. Both forms reach this module: a direct ``DecisionThinker[I, O](...)`` call
-(a function hook on the class) and ``super().__init__(...)`` in a subclass (a function hook on
-``__init__ of DecisionThinker``). Palettes held in constants of other modules work because the
+(a function hook on the class), ``super().__init__(...)`` in a subclass (a function hook on
+``__init__ of DecisionThinker``) and an explicit ``DecisionThinker.__init__(self, ...)`` (a
+method hook on its full name). Palettes held in constants of other modules work because the
 hook reads the argument *types* (a tuple keeps each entry's class), not the call's syntax.
+
+An entry whose type is not one specific class (``type[SplitNote]``, a union) is reported as such
+and the rules that need every entry (reachability, dead tools) are skipped: they are never
+judged on a guess.
 
 What plain mypy already reports is not reported again: a non-tool class (``[arg-type]``), an
 abstract class passed directly as ``key_tool`` (``[type-abstract]``), a key tool whose output is
@@ -16,13 +21,13 @@ not ``ListArtifact[O]`` for an explicit ``O`` (``[arg-type]``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import Context, Expression, StrExpr, TupleExpr, TypeInfo
-from mypy.plugin import FunctionContext
+from mypy.plugin import FunctionContext, MethodContext
 from mypy.subtypes import is_subtype
 from mypy.types import (
     CallableType,
@@ -36,13 +41,16 @@ from mypy.types import (
 )
 from mypy.typevars import fill_typevars
 
-from harness._palette._rules import ToolFacts, Verdict, palette_verdicts
-from mypy_plugin._dependencies import depend_on
+from harness._palette._rules import ToolFacts, Verdict, palette_verdicts, unknown_entry_verdict
+from mypy_plugin._codes import code_for
+from mypy_plugin._dependencies import class_triggers, depend_on
 from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
 from mypy_plugin._names import LIST_ARTIFACT, THINKER
-from mypy_plugin._report import report, reporting_surprises
+from mypy_plugin._report import checker_fail, report, reporting_surprises
 
-__all__ = ["check_direct_thinker", "check_super_init"]
+__all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init"]
+
+_Context = FunctionContext | MethodContext
 
 
 @dataclass
@@ -56,9 +64,8 @@ class _Entry:
 class _Site:
     """One thinker construction: what the arguments are and where to report."""
 
-    ctx: FunctionContext
+    ctx: _Context
     thinker_args: Sequence[Type] | None
-    entries: list[_Entry] = field(default_factory=list)
 
     def argument(self, name: str) -> tuple[Type | None, Expression | None]:
         names = self.ctx.callee_arg_names
@@ -115,22 +122,6 @@ def _literal_text(typ: Type | None, expr: Expression | None) -> str | None:
     return None
 
 
-def _report_not_specific(site: _Site, node: Context, shown: str) -> None:
-    report(
-        site.ctx.api.msg,
-        Verdict(
-            "harness-tool",
-            shown,
-            f"Palette entry of type {shown} is not one specific tool class",
-            (
-                "The plugin proves a palette from its classes: pass the tool classes "
-                "themselves, in a tuple literal or a Final tuple constant",
-            ),
-        ),
-        node,
-    )
-
-
 def _check(site: _Site) -> None:
     ctx = site.ctx
     api = ctx.api
@@ -144,31 +135,32 @@ def _check(site: _Site) -> None:
     key_info = _class_of(key_type)
     if key_info is None:
         if _instance_of_class_type(key_type) is not None:
-            _report_not_specific(site, key_expr, format_type(key_type, options))
+            shown = format_type(key_type, options)
+            report(api.msg, unknown_entry_verdict("Key tool", shown), key_expr)
         return  # anything else: plain mypy reports it
     entries = _palette_entries(site, palette_type, palette_expr)
     if entries is None:
         proper = get_proper_type(palette_type)
         if isinstance(proper, Instance) and proper.type.fullname == "builtins.tuple":
-            _report_not_specific(site, palette_expr, format_type(palette_type, options))
+            shown = format_type(palette_type, options)
+            report(api.msg, unknown_entry_verdict("Palette entry", shown), palette_expr)
         return
     for entry in entries:
         if entry.info is None:
-            _report_not_specific(site, entry.node, entry.shown)
-    known = [entry for entry in entries if entry.info is not None]
+            report(api.msg, unknown_entry_verdict("Palette entry", entry.shown), entry.node)
+    known = [(entry, entry.info) for entry in entries if entry.info is not None]
 
     facts: dict[str, ToolFacts[MypyType]] = {}
     nodes: dict[str, Context] = {}
     infos: dict[str, TypeInfo] = {}
-    for entry in known:
-        assert entry.info is not None
-        facts.setdefault(entry.info.fullname, facts_of(entry.info, options))
-        nodes.setdefault(entry.info.fullname, entry.node)
-        infos.setdefault(entry.info.fullname, entry.info)
+    for entry, entry_info in known:
+        facts.setdefault(entry_info.fullname, facts_of(entry_info, options))
+        nodes.setdefault(entry_info.fullname, entry.node)
+        infos.setdefault(entry_info.fullname, entry_info)
     key_facts = facts_of(key_info, options)
     nodes.setdefault(key_info.fullname, key_expr)
     infos[key_info.fullname] = key_info
-    palette_facts = [facts[entry.info.fullname] for entry in known if entry.info is not None]
+    palette_facts = [facts[entry_info.fullname] for _, entry_info in known]
 
     thinker_input = None
     thinker_output: Type | None = None
@@ -186,6 +178,7 @@ def _check(site: _Site) -> None:
         key_tool=key_facts,
         palette=palette_facts,
         objective=_literal_text(objective_type, objective_expr),
+        complete=len(known) == len(entries),
     )
     noted: set[str] = set()
     for verdict in verdicts:
@@ -195,14 +188,11 @@ def _check(site: _Site) -> None:
             verdict, info, key_info, key_facts, thinker_output
         ):
             continue
-        if verdict.definition and info is not None and own_name_record(info) is not None:
+        record = own_name_record(info) if info is not None else None
+        if verdict.definition and info is not None and record is not None:
             if verdict.key not in noted:  # reported where it is defined: point there
                 noted.add(verdict.key)
-                api.msg.note(
-                    f'"{info.name}" breaks the palette rules where it is defined '
-                    f'(module "{info.module_name}", line {info.line})',
-                    node,
-                )
+                _note_definition(site, verdict, info, record, node)
             continue
         if verdict.code in ("harness-key-tool", "harness-graph"):
             node = key_expr
@@ -210,7 +200,24 @@ def _check(site: _Site) -> None:
             node = objective_expr
         report(api.msg, verdict, node)
 
-    depend_on(api, _classes_involved(infos.values(), [*palette_facts, key_facts], site))
+    depend_on(api, _names_involved(infos.values(), [*palette_facts, key_facts], site))
+
+
+def _note_definition(
+    site: _Site, verdict: Verdict, info: TypeInfo, record: dict[str, object], node: Context
+) -> None:
+    """Point a palette entry at the error its class has where it is defined; nothing when that
+    error's code is disabled there (it was not shown) or here (mypy drops the note)."""
+    disabled = record.get("disabled")
+    if isinstance(disabled, list) and verdict.code in disabled:
+        return
+    line = record.get("line")
+    where = f'module "{info.module_name}"' + (f", line {line}" if isinstance(line, int) else "")
+    site.ctx.api.msg.note(
+        f'"{info.name}" breaks the palette rules where it is defined ({where})',
+        node,
+        code=code_for(verdict.code),
+    )
 
 
 def _already_reported(
@@ -241,10 +248,12 @@ def _already_reported(
     return False
 
 
-def _classes_involved(
+def _names_involved(
     infos: Iterable[TypeInfo], facts: Sequence[ToolFacts[MypyType]], site: _Site
 ) -> list[str]:
-    names = [info.fullname for info in infos]
+    """Every class (and tool member) the verdicts read: each tool's MRO with its constructor
+    and name, each artifact type's MRO down through list iterands, the thinker's arguments."""
+    names = class_triggers(base for info in infos for base in info.mro)
     nodes: list[MypyType] = []
     for fact in facts:
         nodes += [n for n in (fact.input_node, fact.output_node) if n is not None]
@@ -257,32 +266,42 @@ def _classes_involved(
         for arg in site.thinker_args:
             proper = get_proper_type(arg)
             if isinstance(proper, Instance):
-                names.append(proper.type.fullname)
+                names += [base.fullname for base in proper.type.mro]
     return sorted(set(names))
 
 
 def check_direct_thinker(ctx: FunctionContext) -> Type:
     """``DecisionThinker[I, O](parent, ...)``: the thinker's ``I`` and ``O`` come from the call."""
-    with reporting_surprises(ctx.api.msg, ctx.context, "a thinker's palette"):
+    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette"):
         returned = get_proper_type(ctx.default_return_type)
         args = returned.args if isinstance(returned, Instance) else None
         _check(_Site(ctx, args))
     return ctx.default_return_type
 
 
+def _check_in_thinker_class(ctx: _Context) -> None:
+    """A constructor call inside a thinker subclass: ``I`` and ``O`` come from its bases."""
+    api = ctx.api
+    if not isinstance(api, TypeChecker) or not api.scope.current_function():
+        return
+    info = api.scope.enclosing_class()
+    thinker = next((b for b in info.mro if b.fullname == THINKER), None) if info else None
+    if info is None or thinker is None:
+        return
+    own = fill_typevars(info)
+    args = map_instance_to_supertype(own, thinker).args if isinstance(own, Instance) else None
+    _check(_Site(ctx, args))
+
+
 def check_super_init(ctx: FunctionContext) -> Type:
     """``super().__init__(...)`` in a thinker subclass: ``I`` and ``O`` come from its bases."""
-    api = ctx.api
-    if not isinstance(api, TypeChecker):
-        return ctx.default_return_type
-    with reporting_surprises(api.msg, ctx.context, "a thinker's palette"):
-        if not api.scope.current_function():
-            return ctx.default_return_type
-        info = api.scope.enclosing_class()
-        thinker = next((b for b in info.mro if b.fullname == THINKER), None) if info else None
-        if info is None or thinker is None:
-            return ctx.default_return_type
-        own = fill_typevars(info)
-        args = map_instance_to_supertype(own, thinker).args if isinstance(own, Instance) else None
-        _check(_Site(ctx, args))
+    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette"):
+        _check_in_thinker_class(ctx)
+    return ctx.default_return_type
+
+
+def check_explicit_init(ctx: MethodContext) -> Type:
+    """``DecisionThinker.__init__(self, parent, ...)`` in a thinker subclass: as ``super()``."""
+    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette"):
+        _check_in_thinker_class(ctx)
     return ctx.default_return_type

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 from mypy.plugin import (
@@ -15,12 +17,38 @@ from mypy.plugin import (
 from mypy.types import Type
 
 from mypy_plugin._codes import ERROR_CODES
-from mypy_plugin._names import THINKER, THINKER_SUPER_INIT, TOOL_NAME, TOOL_NAME_CALL
+from mypy_plugin._names import (
+    THINKER,
+    THINKER_INIT,
+    THINKER_SUPER_INIT,
+    TOOL_NAME,
+    TOOL_NAME_CALL,
+)
 
-__all__ = ["PLUGIN_VERSION", "HarnessPlugin", "plugin"]
+__all__ = ["PLUGIN_VERSION", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
-#: Bumped with every change to what the plugin reports: it goes into mypy's cache key.
-PLUGIN_VERSION: Final = "0.1.0"
+#: The plugin's human version, bumped with every change to what it reports.
+PLUGIN_VERSION: Final = "0.2.0"
+
+_PLUGIN_DIR = Path(__file__).resolve().parent
+_RULES = _PLUGIN_DIR.parent / "harness" / "_palette" / "_rules.py"
+
+
+def _source_digest() -> str:
+    """A hash of the plugin's sources and the shared rules: any edit changes it, so a cache
+    written by another version of the checks is never reused, bumped version or not."""
+    digest = hashlib.sha256()
+    for path in [*sorted(_PLUGIN_DIR.glob("*.py")), _RULES]:
+        digest.update(path.name.encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:  # an installed layout without the file: the version still counts
+            digest.update(b"-")
+    return digest.hexdigest()[:16]
+
+
+#: What goes into mypy's cache key beside :data:`PLUGIN_VERSION` (see ``report_config_data``).
+SOURCE_DIGEST: Final = _source_digest()
 
 
 # The checks import harness (the shared rules) only when a hook first fires: a run that meets no
@@ -55,6 +83,13 @@ def check_super_init(ctx: FunctionContext) -> Type:
     return hook(ctx)
 
 
+def check_explicit_init(ctx: MethodContext) -> Type:
+    """See :func:`mypy_plugin._palette_site.check_explicit_init`."""
+    from mypy_plugin._palette_site import check_explicit_init as hook
+
+    return hook(ctx)
+
+
 class HarnessPlugin(Plugin):
     """Reports illegal palettes; never changes a type. Holds no state across files."""
 
@@ -63,8 +98,13 @@ class HarnessPlugin(Plugin):
         return record_tool_name if fullname == TOOL_NAME else None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        """``tool_name.__call__``: check the decorated class (type checking)."""
-        return check_tool_definition if fullname == TOOL_NAME_CALL else None
+        """``tool_name.__call__``: check the decorated class (type checking); an explicit
+        ``DecisionThinker.__init__(self, ...)``: check the palette."""
+        if fullname == TOOL_NAME_CALL:
+            return check_tool_definition
+        if fullname == THINKER_INIT:
+            return check_explicit_init
+        return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         """The thinker's constructor, in both forms."""
@@ -77,8 +117,12 @@ class HarnessPlugin(Plugin):
     def report_config_data(
         self, ctx: ReportConfigContext
     ) -> dict[str, Any]:  # Any: mypy's own signature
-        """What invalidates the cache: the plugin's version and its codes."""
-        return {"harness_plugin": PLUGIN_VERSION, "codes": sorted(ERROR_CODES)}
+        """What invalidates the cache: the plugin's version, its sources' digest and its codes."""
+        return {
+            "harness_plugin": PLUGIN_VERSION,
+            "sources": SOURCE_DIGEST,
+            "codes": sorted(ERROR_CODES),
+        }
 
 
 def plugin(version: str) -> type[Plugin]:

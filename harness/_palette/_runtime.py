@@ -10,10 +10,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from types import UnionType
+from typing import Any, TypeVar, Union, cast, get_args, get_origin
 
 from harness._palette._rules import Open, ToolFacts, Verdict, palette_verdicts, reachable_types
-from harness.artifacts._artifact import Artifact
+from harness.artifacts._artifact import Artifact, ListArtifact
 from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
 from harness.tools._tool import NAME_ATTR, DecisionTool
 
@@ -24,6 +25,7 @@ __all__ = [
     "palette_report",
     "runtime_facts",
     "thinker_input_of",
+    "type_text",
     "validate_palette",
 ]
 
@@ -55,11 +57,30 @@ class RuntimeType:
         return issubclass(self.cls, other.cls)
 
     def render(self) -> str:
-        """``Note``, ``ListArtifact[Note]``."""
-        inner = self.iterand()
-        if inner is not None:
-            return f"{self.cls.__name__}[{inner.render()}]"
-        return self.cls.__name__
+        """``Note``, ``ListArtifact[Note]``, ``Verdicts``: as mypy prints it."""
+        return type_text(self.tp)
+
+
+def type_text(tp: object) -> str:
+    """A live type as mypy prints it: unqualified class names, ``ListArtifact[Note]``, ``Any``,
+    ``T`` for a type variable, ``Part | None``; a bare generic class shows ``Any`` arguments."""
+    if tp is Any:
+        return "Any"
+    if tp is None or tp is type(None):
+        return "None"
+    if isinstance(tp, TypeVar):
+        return tp.__name__
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Union or origin is UnionType:
+        return " | ".join(type_text(arg) for arg in args)
+    if isinstance(origin, type) and args:
+        return f"{origin.__name__}[{', '.join(type_text(arg) for arg in args)}]"
+    if isinstance(tp, type):
+        parameters: tuple[object, ...] = getattr(tp, "__parameters__", ())
+        if parameters:  # a bare generic class: mypy fills its parameters with Any
+            return f"{tp.__name__}[{', '.join('Any' for _ in parameters)}]"
+        return tp.__name__
+    return repr(tp)
 
 
 def _label(cls: object) -> str:
@@ -73,12 +94,21 @@ def _key(cls: object) -> str:
 
 
 def _side(tp: object) -> RuntimeType | Open:
+    """A concrete artifact type, or why it is open (worded as the plugin words it)."""
     open_part = open_type_part(tp)
+    whole = None if open_part is tp else type_text(tp)
+    if isinstance(open_part, TypeVar):
+        return Open.type_variable(open_part.__name__, whole)
     if open_part is not None:
-        return Open("Any" if open_part is Any else f'type variable "{open_part!r}"')
-    origin = getattr(tp, "__origin__", None) or tp
+        return Open.any(whole)
+    origin = get_origin(tp) or tp
     if not (isinstance(origin, type) and issubclass(origin, Artifact)):
-        return Open(f'"{tp!r}" is not an artifact class')
+        return Open.not_an_artifact(type_text(tp))
+    if issubclass(origin, ListArtifact) and list_iterand(tp) is None:
+        return Open.any(type_text(tp))  # a bare generic list subclass: mypy reads Bag[Any]
+    inner = list_iterand(tp)
+    if inner is not None and isinstance(_side(inner), Open):
+        return Open.any(type_text(tp))
     return RuntimeType(cast(type, tp))
 
 

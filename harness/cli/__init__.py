@@ -1,20 +1,20 @@
 """The ``harness`` command: ``serve``, ``demo``, ``run`` and ``record``.
 
 Usage problems (an unknown entry, bad JSON input, a missing module or file) print one line and
-exit with 2, with no traceback; a run that starts and fails exits with 1; ``HARNESS_DEBUG=1``
-shows the traceback of an unexpected error.
+exit with 2, with no traceback; a run that starts and fails (a tool of yours crashing, a model
+that fails) prints the error's type and message, writes the partial record and exits with 1;
+``HARNESS_DEBUG=1`` shows the traceback of a failed run or of an unexpected error.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import traceback
 from collections.abc import Sequence
 
 from harness.cli import _demo, _record, _run, _serve
-from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError
+from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
 __all__ = ["build_parser", "main"]
 
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_FAILED
     except Exception as error:
-        if os.environ.get("HARNESS_DEBUG"):
+        if debugging():
             traceback.print_exc()
         else:
             print(

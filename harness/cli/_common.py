@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from typing import Final
 
 from harness.models import DECISION, Catalog, CatalogError, TokenizerError, load_catalog
+from harness.record import RunFailedError, counted
 
 __all__ = [
     "DEFAULT_RECORD",
@@ -17,6 +19,8 @@ __all__ = [
     "add_model_options",
     "catalog_from",
     "check_record_path",
+    "debugging",
+    "report_failed_run",
     "say",
 ]
 
@@ -38,6 +42,30 @@ def say(text: str, *, error: bool = False) -> None:
     """Print a line at once (progress must show as it happens, even through a pipe)."""
     stream = sys.stderr if error else sys.stdout
     print(text, file=stream, flush=True)
+
+
+def debugging() -> bool:
+    """Whether ``HARNESS_DEBUG`` asks for tracebacks (any value but empty or ``0``)."""
+    return os.environ.get("HARNESS_DEBUG", "") not in ("", "0")
+
+
+def report_failed_run(command: str, failed: RunFailedError, record_path: str) -> int:
+    """A run that started and failed: one line naming the error's type and message (the
+    traceback too under ``HARNESS_DEBUG=1``), the partial record written; returns exit 1.
+
+    The error is the run's (a tool's own crash, a model that failed): not a harness bug.
+    """
+    if debugging():
+        traceback.print_exception(failed.error)
+    say(f"harness {command}: the run failed: {failed}", error=True)
+    record = failed.record
+    record.write(record_path)
+    say(
+        f"record: {record_path} (partial: {counted(len(record.turns), 'turn')}, "
+        f"{counted(len(record.calls), 'decision')} before the failure)",
+        error=True,
+    )
+    return EXIT_FAILED
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

@@ -8,16 +8,16 @@ import os
 
 from harness.cli._common import (
     DEFAULT_RECORD,
-    EXIT_FAILED,
     CliError,
     add_model_options,
     catalog_from,
     check_record_path,
+    report_failed_run,
     say,
 )
 from harness.demo._run import demo_folder, relative_source, run_demo
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
-from harness.errors import LLMReadableError
+from harness.record import RunFailedError, counted
 
 __all__ = ["add_parser", "demo"]
 
@@ -86,12 +86,11 @@ def demo(args: argparse.Namespace) -> int:
                 keep_bodies=args.bodies,
             )
         )
-    except (LLMReadableError, OSError) as error:
-        say(f"harness demo: the run failed: {error}", error=True)
-        return EXIT_FAILED
+    except RunFailedError as failed:
+        return report_failed_run("demo", failed, args.record)
     record = run.record
     count = len(record.answer)
-    say(f"answer: {count} {'statement' if count == 1 else 'statements'}")
+    say(f"answer: {counted(count, 'statement')}" if count else "answer: nothing selected")
     for item in record.answer:
         value = item.value if isinstance(item.value, dict) else {}
         source = relative_source(str(value.get("source", "")), folder)
@@ -99,7 +98,8 @@ def demo(args: argparse.Namespace) -> int:
         say(f"  {shown}  {source}: {value.get('text', '')}")
     record.write(args.record)
     say(
-        f"record: {args.record} ({len(record.turns)} turns, {len(record.calls)} decisions, "
+        f"record: {args.record} ({counted(len(record.turns), 'turn')}, "
+        f"{counted(len(record.calls), 'decision')}, "
         f"{record.wall_seconds:.2f} s, {record.model_seconds:.2f} s in the model); "
         f"show it with: harness record {args.record}"
     )

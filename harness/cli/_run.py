@@ -12,15 +12,14 @@ from typing import Any
 from harness.artifacts import Artifact, ListArtifact, from_json, to_json
 from harness.cli._common import (
     DEFAULT_RECORD,
-    EXIT_FAILED,
     CliError,
     add_model_options,
     catalog_from,
     check_record_path,
+    report_failed_run,
     say,
 )
-from harness.errors import LLMReadableError
-from harness.record import record_run
+from harness.record import RunFailedError, record_run
 from harness.tools import DecisionTool, Workflow, runtime_class, tool_types
 
 __all__ = ["add_parser", "import_tool", "run"]
@@ -121,17 +120,20 @@ def run(args: argparse.Namespace) -> int:
             f"cannot build {args.target} from its parent alone: {error}; a thinker keeps the "
             "(parent) constructor"
         ) from None
+    except Exception as error:  # the user's own constructor crashed: nothing ran
+        raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
     try:
         outcome = asyncio.run(
             record_run(tool, given, catalog=catalog, command="run", keep_bodies=args.bodies)
         )
-    except LLMReadableError as error:
-        say(f"harness run: the run failed: {error}", error=True)
-        return EXIT_FAILED
+    except RunFailedError as failed:
+        return report_failed_run("run", failed, args.record)
     product = outcome.product
     items = product.iterands if isinstance(product, ListArtifact) else (product,)
     for item in items:
-        say(to_json(item))
+        say(to_json(item))  # stdout: one JSON object per item, nothing else
+    if not items:
+        say("answer: nothing selected", error=True)
     outcome.record.write(args.record)
     say(f"record: {args.record}", error=True)
     return 0

@@ -18,6 +18,7 @@ from harness.demo._artifacts import Folder as Folder
 from harness.demo._artifacts import Statement as Statement
 from harness.demo._artifacts import document_ref_text as document_ref_text
 from harness.demo._artifacts import document_text as document_text
+from harness.demo._artifacts import folder_name as folder_name
 from harness.demo._artifacts import register_formatters as register_formatters
 from harness.demo._artifacts import shown_path as shown_path
 from harness.demo._artifacts import statement_text as statement_text
@@ -57,6 +58,7 @@ __all__ = [
     "demo_progress_line",
     "document_ref_text",
     "document_text",
+    "folder_name",
     "register_formatters",
     "relative_source",
     "run_demo",

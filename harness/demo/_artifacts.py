@@ -3,10 +3,15 @@
 What each reads as before a decision model is set by :func:`register_formatters`: the digest is
 all the model sees of an artifact, so a listing entry shows its path, kind and size, a document
 its path and first words, and a statement its own text.
+
+Paths the model reads are relative to the listed folder (a folder reads as its own name): what
+the model sees, and so what it decides, is the same wherever the folder (or harness, for the
+shipped corpus) sits on disk. Only :attr:`DocumentRef.folder` holds where that is, for reading.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 import attrs
@@ -20,6 +25,7 @@ __all__ = [
     "Statement",
     "document_ref_text",
     "document_text",
+    "folder_name",
     "register_formatters",
     "shown_path",
     "statement_text",
@@ -46,6 +52,8 @@ class Folder(Artifact, alias="folder"):
 class DocumentRef(Artifact, alias="document_ref"):
     """One entry of a folder listing: the file's path, what kind of file it is and its size.
 
+    ``path`` is relative to the listed ``folder`` (``/`` separators), ``folder`` where the
+    listing was made (empty when ``path`` stands alone); :attr:`location` joins them.
     ``kind`` is one of ``text``, ``code``, ``data`` (readable) or ``empty``, ``pdf``,
     ``image``, ``office``, ``binary`` (refused by ``read_document``).
     """
@@ -53,11 +61,18 @@ class DocumentRef(Artifact, alias="document_ref"):
     path: str
     kind: str
     size: int
+    folder: str = ""
+
+    @property
+    def location(self) -> str:
+        """Where the file is on disk: ``path`` inside ``folder``."""
+        return os.path.join(self.folder, self.path) if self.folder else self.path
 
 
 @attrs.frozen
 class Document(Artifact, alias="document"):
-    """The text of a document read from disk, with the path it was read from."""
+    """The text of a document read from disk, with its path (as its listing entry has it:
+    relative to the listed folder)."""
 
     path: str
     text: str
@@ -65,7 +80,8 @@ class Document(Artifact, alias="document"):
 
 @attrs.frozen
 class Statement(Artifact, alias="statement"):
-    """One sentence or line of a document, with the path of the document it came from."""
+    """One sentence or line of a document, with the path of the document it came from
+    (relative to the listed folder)."""
 
     source: str
     text: str
@@ -87,6 +103,16 @@ def shown_path(path: str) -> str:
     return ".../" + "/".join(parts[-SHOWN_PATH_PARTS:])
 
 
+def folder_name(path: str) -> str:
+    """A folder as the model reads it: its own name, never where it sits on disk.
+
+    >>> folder_name("/opt/venv/lib/site-packages/harness/demo/corpus/")
+    'corpus'
+    """
+    name = os.path.basename(os.path.normpath(path))
+    return name or path
+
+
 def document_ref_text(ref: DocumentRef) -> str:
     """``"<path> (<kind>, <size> bytes)"``."""
     return f"{shown_path(ref.path)} ({ref.kind}, {ref.size} bytes)"
@@ -106,8 +132,8 @@ def statement_text(statement: Statement) -> str:
 
 
 def register_formatters(registry: TextFormatterRegistry) -> None:
-    """Register what the demo's artifacts read as in digests (a ``Folder`` reads as its path)."""
-    registry.register(Folder, lambda folder: shown_path(folder.path))
+    """Register what the demo's artifacts read as in digests (a ``Folder`` reads as its name)."""
+    registry.register(Folder, lambda folder: folder_name(folder.path))
     registry.register(DocumentRef, document_ref_text)
     registry.register(Document, document_text)
     registry.register(Statement, statement_text)

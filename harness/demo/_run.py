@@ -25,7 +25,10 @@ __all__ = ["demo_folder", "demo_progress_line", "relative_source", "run_demo"]
 
 
 def relative_source(path: str, folder: str) -> str:
-    """``path`` relative to ``folder`` when inside it, else as given (with ``/`` separators)."""
+    """``path`` relative to ``folder`` when inside it, else as given (with ``/`` separators);
+    a relative path (as the demo's tools now give) is taken as relative to ``folder`` already."""
+    if not os.path.isabs(path):
+        return path.replace(os.sep, "/")
     try:
         relative = os.path.relpath(path, folder)
     except ValueError:  # another drive on Windows
@@ -37,7 +40,7 @@ def relative_source(path: str, folder: str) -> str:
 
 def _about(artifact: Artifact, folder: str) -> str:
     if isinstance(artifact, DocumentRef | Document):
-        return relative_source(artifact.path, folder)
+        return relative_source(artifact.path, folder)  # listed paths are already relative
     if isinstance(artifact, ListArtifact):
         count = len(artifact.iterands)
         alias = getattr(artifact.iterand_type, "alias", "item")

@@ -2,6 +2,10 @@
 
 The rules, in order:
 
+0. A header block at the start of a document (RFC 822 style, as an email has: two or more
+   ``Name: value`` lines whose name is one word such as ``From``, ``To``, ``Subject`` or
+   ``Reply-To``, with indented continuation lines, ended by a blank line) is dropped: it says who
+   wrote to whom, not what was decided.
 1. Each line is stripped of its markdown or comment markers (``#``, ``-``, ``*``, ``>``,
    ``1.``, ``//``, ``[ ]``) and of docstring quotes. A line that looks like code or data (more
    than a few symbols such as ``{}()[]=<>;|``, an assignment, a call, a CSV row without spaces)
@@ -30,6 +34,9 @@ _MARKER: Final = re.compile(
 _HEADING: Final = re.compile(r"^#{1,6}\s")
 _ITEM: Final = re.compile(r"^(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+|\[[ xX]\]\s+)")
 _HEADER_LINE: Final = re.compile(r"^[A-Z][A-Za-z -]{0,24}:\s+\S")
+_HEADER_FIELD: Final = re.compile(r"^[A-Za-z][A-Za-z0-9-]*:[ \t]+\S")
+_HEADER_CONTINUATION: Final = re.compile(r"^[ \t]+\S")
+_MIN_HEADER_FIELDS: Final = 2
 _DOCSTRING: Final = re.compile(r'^(?:[rbuRBU]?"""|\'\'\')|(?:"""|\'\'\')$')
 _CODE_START: Final = re.compile(
     r"^(?:def |class |import |from \S+ import |return\b|raise\b|if .*:$|elif\b|else:|for .* in "
@@ -63,6 +70,30 @@ def _looks_like_code(line: str) -> bool:
 def _strip_markers(line: str) -> str:
     line = _MARKER.sub("", line)
     return _DOCSTRING.sub("", line).strip()
+
+
+def _without_headers(text: str) -> str:
+    """``text`` without its leading header block (rule 0), else ``text`` unchanged.
+
+    >>> _without_headers("From: Ana <ana@example.com>\\nSubject: Prices\\n\\nPrices rise.\\n")
+    '\\nPrices rise.\\n'
+    """
+    lines = text.splitlines(keepends=True)
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    fields = 0
+    end = start
+    while end < len(lines) and lines[end].strip():
+        line = lines[end]
+        if _HEADER_FIELD.match(line):
+            fields += 1
+        elif not (fields and _HEADER_CONTINUATION.match(line)):
+            return text  # a line that is no header: the block is prose, keep it all
+        end += 1
+    if fields < _MIN_HEADER_FIELDS:
+        return text
+    return "".join(lines[end:])
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -118,7 +149,7 @@ def split_into_statements(text: str) -> list[str]:
     """
     seen: set[str] = set()
     statements: list[str] = []
-    for paragraph in _paragraphs(text):
+    for paragraph in _paragraphs(_without_headers(text)):
         for sentence in _sentences(paragraph):
             if len(_WORD.findall(sentence)) < MIN_WORDS or sentence in seen:
                 continue

@@ -13,7 +13,14 @@ import stat
 from typing import TYPE_CHECKING, Final
 
 from harness.artifacts import ListArtifact
-from harness.demo._artifacts import Document, DocumentRef, Folder, Statement, shown_path
+from harness.demo._artifacts import (
+    Document,
+    DocumentRef,
+    Folder,
+    Statement,
+    folder_name,
+    shown_path,
+)
 from harness.demo._kinds import READABLE_KINDS, REFUSAL_REASONS, SNIFF_BYTES, binary_reason, kind_of
 from harness.demo._statements import split_into_statements
 from harness.errors import InvalidInputError, NotFoundError
@@ -40,7 +47,8 @@ MAX_DOCUMENT_BYTES: Final = 1_000_000
 
 class UnreadableDocumentError(InvalidInputError):
     """A listed file ``read_document`` does not read: empty, a PDF, an image, an office file or a
-    binary. The message is ``"<path> <reason>"``; ``kind`` is the kind found in the content."""
+    binary. The message is ``"<path> <reason>"`` (the path as listed, relative to the folder);
+    ``kind`` is the kind found in the content."""
 
     def __init__(self, path: str, kind: str, reason: str) -> None:
         super().__init__("document", path, reason)
@@ -50,12 +58,11 @@ class UnreadableDocumentError(InvalidInputError):
 
 
 def _list_files(root: str) -> list[DocumentRef]:
+    name = folder_name(root)  # what the model reads of the folder: never where it is
     if not os.path.exists(root):
-        raise NotFoundError(
-            f"folder {shown_path(root)} does not exist: give the path of an existing folder"
-        )
+        raise NotFoundError(f"folder {name} does not exist: give the path of an existing folder")
     if not os.path.isdir(root):
-        raise InvalidInputError("folder", shown_path(root), "it is a file, not a folder")
+        raise InvalidInputError("folder", name, "it is a file, not a folder")
     found: list[tuple[str, str]] = []
     for directory, subdirectories, files in os.walk(root):
         subdirectories.sort()
@@ -66,7 +73,7 @@ def _list_files(root: str) -> list[DocumentRef]:
             if len(found) > MAX_LISTED_FILES:
                 raise InvalidInputError(
                     "folder",
-                    shown_path(root),
+                    name,
                     f"it holds more than {MAX_LISTED_FILES} files: list a smaller folder",
                 )
     refs: list[DocumentRef] = []
@@ -81,27 +88,28 @@ def _list_files(root: str) -> list[DocumentRef]:
             head = file.read(SNIFF_BYTES)
         complete = info.st_size <= SNIFF_BYTES
         kind = kind_of(relative, head, info.st_size, complete=complete)
-        refs.append(DocumentRef(os.path.join(root, relative), kind, info.st_size))
+        refs.append(DocumentRef(relative, kind, info.st_size, folder=root))
     return refs
 
 
 def _read(ref: DocumentRef) -> Document:
-    path = ref.path
-    if not os.path.exists(path):
+    path = ref.path  # as listed: what messages name
+    location = ref.location  # where it is on disk: what is read
+    if not os.path.exists(location):
         raise NotFoundError(
             f"{shown_path(path)} does not exist (any more): list the folder again and pick a "
             "listed document"
         )
-    if not os.path.isfile(path):
+    if not os.path.isfile(location):
         raise InvalidInputError("document", shown_path(path), "it is not a file")
-    size = os.path.getsize(path)
+    size = os.path.getsize(location)
     if size > MAX_DOCUMENT_BYTES:
         raise UnreadableDocumentError(
             path,
             "large",
             f"is {size} bytes: read_document reads files up to {MAX_DOCUMENT_BYTES} bytes",
         )
-    with open(path, "rb") as file:
+    with open(location, "rb") as file:
         content = file.read()
     kind = kind_of(path, content, len(content), complete=True)
     if kind == "binary":

@@ -11,6 +11,10 @@ differs from a remote model:
   on the event loop; admission still comes from the dispatcher, as for any entry;
 * the model reports zero usage, so the billed input tokens are recorded as unknown (``None``);
   the dispatcher's own count (the reservation) stays apart;
+* the served model of every response is the loaded model's own name (``sparrow-nano-general-
+  v1.1`` for the bundled default), never the entry's alias: a request answered wholly here (a
+  one-option choice) loads the model too, so its response names the same model as the rest
+  and a misnamed model fails on its first use, whatever the question;
 * a one-option choice is answered here with certainty (sparrow refuses it), the entry's
   ``max_options`` / ``max_levels`` and sparrow's own 2-10 levels are checked before asking;
 * a ``Noul`` is asked as a two-option choice (``"yes"`` / ``"no"``, described by its
@@ -85,9 +89,14 @@ _models: dict[str | None, _Decider] = {}
 _models_lock = threading.Lock()
 
 
+def _model_key(wire_model_id: str) -> str | None:
+    """The sparrow model name a wire id stands for (``None``: the bundled default)."""
+    return None if wire_model_id in DEFAULT_MODEL_IDS else wire_model_id
+
+
 def _load(entry_id: str, wire_model_id: str) -> _Decider:
     """The sparrow model an entry names, loaded once per process (thread-safe)."""
-    name = None if wire_model_id in DEFAULT_MODEL_IDS else wire_model_id
+    name = _model_key(wire_model_id)
     with _models_lock:
         found = _models.get(name)
         if found is not None:
@@ -176,11 +185,12 @@ class EmbeddedDecisionClient:
             for qid, question in request.questions.items()
             if qid not in settled
         }
+        loop = asyncio.get_running_loop()
         if not asked:
-            return DecisionResponse(request, settled, input_tokens=0, model=entry.wire_model_id)
+            model = await self._loaded(entry, loop)
+            return DecisionResponse(request, settled, input_tokens=0, model=model.name)
         wire_request = DecisionRequest(request.state, asked)
         body = systemone.encode_request(wire_request, entry.wire_model_id)
-        loop = asyncio.get_running_loop()
         started = time.perf_counter()
         work = loop.run_in_executor(self._executor(entry), _ask, entry, body)
         try:
@@ -204,6 +214,15 @@ class EmbeddedDecisionClient:
             model=wire.model or entry.wire_model_id,
             request_id=None,
             latency=latency,
+        )
+
+    async def _loaded(self, entry: CatalogEntry, loop: asyncio.AbstractEventLoop) -> _Decider:
+        """The entry's model: from the process's cache, else loaded on the worker pool."""
+        cached = _models.get(_model_key(entry.wire_model_id))
+        if cached is not None:
+            return cached
+        return await loop.run_in_executor(
+            self._executor(entry), _load, entry.id, entry.wire_model_id
         )
 
     async def aclose(self) -> None:

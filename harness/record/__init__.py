@@ -5,8 +5,10 @@
 :func:`render_text`, or :func:`render_html` for one self-contained page of bars.
 """
 
-from harness.record._capture import CallLog as CallLog
 from harness.record._capture import RecordedRun as RecordedRun
+from harness.record._capture import RecordingDispatcher as RecordingDispatcher
+from harness.record._capture import RunFailedError as RunFailedError
+from harness.record._capture import pinned_copy as pinned_copy
 from harness.record._capture import provider_client as provider_client
 from harness.record._capture import record_run as record_run
 from harness.record._format import RECORD_FORMAT as RECORD_FORMAT
@@ -18,5 +20,6 @@ from harness.record._format import RunRecord as RunRecord
 from harness.record._format import load_record as load_record
 from harness.record._format import record_from_json as record_from_json
 from harness.record._html import render_html as render_html
+from harness.record._text import counted as counted
 from harness.record._text import move_line as move_line
 from harness.record._text import render_text as render_text

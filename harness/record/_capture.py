@@ -1,9 +1,11 @@
 """Running a thinker (or any tool) through the dispatcher and recording it as a :class:`RunRecord`.
 
-:class:`CallLog` sits between the dispatcher and the entry's client and keeps every decision call
-as the job's record sees it (answers aside); :func:`record_run` runs the tool as a
-:class:`~harness.deciding.ThinkerRun`, hands each progress event of that job to a callback as it
-happens, and builds the record from the thinker's turns, world and answer.
+:func:`record_run` runs the tool as a :class:`~harness.deciding.ThinkerRun` through a
+:class:`RecordingDispatcher`, which keeps every :class:`~harness.deciding.DecisionCall` the run
+submits; each call's job record (:class:`~harness.jobs.ModelCall`: billed and counted input
+tokens, latency, served model, reason) becomes the run record's calls, so nothing is counted a
+second time. Progress events of the run's job go to a callback as they happen. A run that fails
+still leaves its record: :class:`RunFailedError` carries the turns so far and the failure.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -23,69 +25,86 @@ from harness.artifacts import (
     artifact_converter,
     digest_line,
 )
-from harness.deciding import FINISH, DecisionThinker, ThinkerRun
-from harness.decision import DecisionRequest, DecisionResponse
-from harness.jobs import Dispatcher, EventKind, JobEvent
+from harness.deciding import FINISH, DecisionCall, DecisionThinker, ThinkerRun
+from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
 from harness.llm import DecisionClient, client_for, wire_body
-from harness.models import DECISION, Catalog, CatalogEntry, tokenizer
+from harness.models import DECISION, Catalog
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
 from harness.tools import DecisionTool, Workflow
 
-__all__ = ["CallLog", "RecordedRun", "provider_client", "record_run"]
+__all__ = [
+    "RecordedRun",
+    "RecordingDispatcher",
+    "RunFailedError",
+    "pinned_copy",
+    "provider_client",
+    "record_run",
+]
 
+R = TypeVar("R")
 
 provider_client = client_for
 """A fresh client for an entry's provider (see :func:`harness.llm.client_for`)."""
 
 
-class CallLog:
-    """A :class:`~harness.llm.DecisionClient` that keeps each call it passes on.
+class RecordingDispatcher(Dispatcher):
+    """A :class:`~harness.jobs.Dispatcher` that keeps every decision call submitted to it, in
+    submission order (:attr:`decisions`), so a run's record reads their job records."""
 
-    ``latency`` is the one the job's record stores (the response's, else the time to the
-    failure); ``counted_input_tokens`` is the wire body counted under the entry's tokenizer;
-    ``body`` is kept only with ``keep_bodies``.
-    """
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # Any: Dispatcher's own parameters
+        super().__init__(*args, **kwargs)
+        self.decisions: list[DecisionCall] = []
 
-    def __init__(self, inner: DecisionClient, *, keep_bodies: bool = False) -> None:
-        self.inner = inner
-        self.keep_bodies = keep_bodies
-        self.calls: list[RecordedCall] = []
+    def submit(self, job: Job[R]) -> JobHandle[R]:
+        """Keep ``job`` when it is a decision call, then schedule it as the dispatcher does."""
+        if isinstance(job, DecisionCall):
+            self.decisions.append(job)
+        return super().submit(job)
 
-    async def decide(
-        self,
-        request: DecisionRequest,
-        entry: CatalogEntry,
-        *,
-        timeout: float | None = None,
-    ) -> DecisionResponse:
-        """Ask the inner client and keep the call, answered or failed."""
-        body = wire_body(request, entry)
-        counted = tokenizer(entry.tokenizer).count(body)
-        kept = json.loads(body) if self.keep_bodies else None
-        started = time.perf_counter()
-        try:
-            response = await self.inner.decide(request, entry, timeout=timeout)
-        except BaseException as error:
-            latency = time.perf_counter() - started
-            reason = str(error) or type(error).__name__
-            self.calls.append(RecordedCall(False, latency, None, None, counted, reason, kept))
-            raise
-        self.calls.append(
-            RecordedCall(
-                response.success,
-                response.latency if response.latency is not None else 0.0,
-                response.model,
-                response.input_tokens,
-                counted,
-                response.failure,
-                kept,
-            )
-        )
-        return response
+    def recorded_calls(self, *, keep_bodies: bool = False) -> tuple[RecordedCall, ...]:
+        """Every model call of every kept decision, as its job's record holds it (re-runs
+        included, in order); the request's wire body too with ``keep_bodies``."""
+        calls: list[RecordedCall] = []
+        for decision in self.decisions:
+            for made in decision.record.calls:
+                calls.append(_recorded(made, self._body(decision, made) if keep_bodies else None))
+        return tuple(calls)
 
-    async def aclose(self) -> None:
-        """Close the inner client."""
-        await self.inner.aclose()
+    def _body(self, decision: DecisionCall, made: ModelCall) -> object:
+        if decision.request is None:
+            return None
+        return json.loads(wire_body(decision.request, self.catalog.entry(made.entry_id)))
+
+
+def _recorded(made: ModelCall, body: object) -> RecordedCall:
+    return RecordedCall(
+        success=made.success,
+        latency=made.latency,
+        model=made.model,
+        input_tokens=made.input_tokens,
+        counted_input_tokens=made.counted_input_tokens,
+        reason=made.reason,
+        body=body,
+    )
+
+
+class RunFailedError(Exception):
+    """The recorded run failed: ``record`` is its partial record (the turns so far, the calls
+    made, ``failure`` naming the error); the error itself is ``__cause__`` and :attr:`error`."""
+
+    def __init__(self, error: Exception, record: RunRecord) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
+        self.record = record
+
+
+def pinned_copy(catalog: Catalog, entry_id: str) -> Catalog:
+    """A copy of ``catalog`` with ``entry_id`` pinned to the decision seat; ``catalog`` itself
+    is left as it was (an unknown or non-decision entry raises
+    :class:`~harness.models.CatalogError`)."""
+    return Catalog(
+        catalog.entries.values(), {**catalog.pins, DECISION: entry_id}, source=catalog.source
+    )
 
 
 @attrs.frozen
@@ -101,14 +120,16 @@ def _json_value(artifact: Artifact) -> object:
 
 
 def _world(
-    tool: DecisionTool[Any, Artifact], input: Artifact, product: Artifact
-) -> tuple[ArtifactRegistry, TextFormatterRegistry]:
-    if isinstance(tool, DecisionThinker):
-        return tool.registry, tool.formatters
+    tool: DecisionTool[Any, Artifact], input: Artifact, product: Artifact | None
+) -> ArtifactRegistry:
+    """The run's world: a thinker's own (as far as it got), else the input and the product."""
+    if isinstance(tool, DecisionThinker) and len(tool.registry):
+        return tool.registry
     world = ArtifactRegistry()
     world.adopt(input)
-    world.adopt(product)
-    return world, TextFormatterRegistry()
+    if product is not None:
+        world.adopt(product)
+    return world
 
 
 async def record_run(
@@ -125,20 +146,22 @@ async def record_run(
 ) -> RecordedRun:
     """Run ``tool`` on ``input`` through a dispatcher over ``catalog`` and record the run.
 
-    ``entry_id`` pins that catalog entry to the decision seat first (an unknown or non-decision
-    entry raises :class:`~harness.models.CatalogError`). ``on_progress`` gets each progress event
-    of the run's top job as it happens. ``clients`` overrides the client of an entry id (tests,
-    benchmarks); any other entry gets :func:`provider_client`.
+    ``entry_id`` pins that catalog entry to the decision seat of a copy of ``catalog`` (the
+    caller's catalog is not changed; an unknown or non-decision entry raises
+    :class:`~harness.models.CatalogError`). ``on_progress`` gets each progress event of the
+    run's top job as it happens. ``clients`` overrides the client of an entry id (tests,
+    benchmarks); any other entry gets its provider's client. A run that fails raises
+    :class:`RunFailedError` carrying the partial record.
     """
     if entry_id is not None:
-        catalog.pin(DECISION, entry_id)
+        catalog = pinned_copy(catalog, entry_id)
     entry = catalog.pinned(DECISION)
-    given = dict(clients or {})
-    inner = given.get(entry.id) or provider_client(entry)
-    log = CallLog(inner, keep_bodies=keep_bodies)
     job = ThinkerRun(Workflow(), tool, input, upstream_retries=upstream_retries)
     started = time.perf_counter()
-    async with Dispatcher(catalog, clients={**given, entry.id: log}) as dispatcher:
+    product: Artifact | None = None
+    failure: Exception | None = None
+    dispatcher = RecordingDispatcher(catalog, clients=dict(clients or {}))
+    async with dispatcher:
         if on_progress is not None:
             top = job.identity.job_id
             dispatcher.subscribe(
@@ -147,20 +170,23 @@ async def record_run(
             )
         try:
             product = await dispatcher.run(job)
-        finally:
-            if entry.id not in given:
-                await log.aclose()
+        except Exception as error:  # the run's own failure: recorded, then raised
+            failure = error
     wall = time.perf_counter() - started
-    world, formatters = _world(tool, input, product)
+    world = _world(tool, input, product)
+    formatters = tool.formatters if isinstance(tool, DecisionThinker) else TextFormatterRegistry()
     turns = tool.turns() if isinstance(tool, DecisionThinker) else ()
     selection: Mapping[str, float] = next(
         (t.selection for t in reversed(turns) if t.tool == FINISH), {}
     )
-    items = product.iterands if isinstance(product, ListArtifact) else (product,)
     answer = []
-    for item in items:
-        ref = world.ref(item) if item in world else world.adopt(item)
-        answer.append(RecordedAnswer(ref, type(item).alias, selection.get(ref), _json_value(item)))
+    if product is not None:
+        items = product.iterands if isinstance(product, ListArtifact) else (product,)
+        for item in items:
+            ref = world.ref(item) if item in world else world.adopt(item)
+            alias = type(item).alias
+            answer.append(RecordedAnswer(ref, alias, selection.get(ref), _json_value(item)))
+    calls = dispatcher.recorded_calls(keep_bodies=keep_bodies)
     record = RunRecord(
         command=command,
         thinker=job.tool_name or type(tool).__qualname__,
@@ -171,8 +197,12 @@ async def record_run(
         artifacts={ref: digest_line(ref, a, formatters) for ref, a in world.world()},
         turns=turns,
         answer=tuple(answer),
-        calls=tuple(log.calls),
+        calls=calls,
         wall_seconds=wall,
-        model_seconds=sum(call.latency for call in log.calls),
+        model_seconds=sum(call.latency for call in calls),
+        failure=None if failure is None else f"{type(failure).__name__}: {failure}",
     )
+    if failure is not None:
+        raise RunFailedError(failure, record) from failure
+    assert product is not None
     return RecordedRun(product, record)

@@ -15,13 +15,18 @@ A record is one JSON object::
                   "value": {...}}, ...],
       "calls": [{"success": true, "latency": 0.002, "model": "...", "input_tokens": null,
                  "counted_input_tokens": 812, "reason": null, "body": {...}?}, ...],
-      "timing": {"wall_seconds": 1.2, "model_seconds": 0.3}
+      "timing": {"wall_seconds": 1.2, "model_seconds": 0.3},
+      "failure": null
     }
 
 ``artifacts`` maps every ref of the run's world to its digest line (what the model read), so a
 record reads on its own. ``calls`` are the decision calls in the order they were made; ``body``
-(the request's wire body) is there only when asked for. :func:`load_record` checks every field
-and names the first thing wrong with its place in the file.
+(the request's wire body) is there only when asked for; each call's tokens and latency are its
+decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
+answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
+made before it failed, and no answer (a record without the key reads as ``null``).
+:func:`load_record` checks every field and names the first thing wrong with its place in the
+file.
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ class RunRecord:
     calls: tuple[RecordedCall, ...]
     wall_seconds: float
     model_seconds: float
+    failure: str | None = None  # "<error type>: <message>" when the run failed
 
     def to_json(self) -> JsonObject:
         """The record as the JSON object written to a file."""
@@ -133,6 +139,7 @@ class RunRecord:
             "answer": [item.to_json() for item in self.answer],
             "calls": [call.to_json() for call in self.calls],
             "timing": {"wall_seconds": self.wall_seconds, "model_seconds": self.model_seconds},
+            "failure": self.failure,
         }
 
     def write(self, path: str | os.PathLike[str]) -> None:
@@ -274,6 +281,7 @@ def record_from_json(data: object, source: str = "<record>") -> RunRecord:
         calls=tuple(_read_call(source, i, c) for i, c in enumerate(top.items("calls"))),
         wall_seconds=timing.number("wall_seconds") or 0.0,
         model_seconds=timing.number("model_seconds") or 0.0,
+        failure=top.text("failure", optional=True),
     )
 
 

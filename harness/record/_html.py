@@ -14,7 +14,7 @@ from typing import Final
 
 from harness.deciding import DecisionTurn
 from harness.record._format import RunRecord
-from harness.record._text import move_line
+from harness.record._text import counted, move_line
 
 __all__ = ["render_html"]
 
@@ -99,7 +99,8 @@ def render_html(record: RunRecord) -> str:
         f"<h1>{_e(record.thinker)} <small>({_e(record.command)})</small></h1>",
         f'<p class="meta">entry <code>{_e(entry.get("id"))}</code> '
         f"({_e(entry.get('provider'))}, {_e(entry.get('wire_model_id'))}) &middot; "
-        f"{len(record.turns)} turns &middot; {len(record.calls)} decisions &middot; "
+        f"{counted(len(record.turns), 'turn')} &middot; "
+        f"{counted(len(record.calls), 'decision')} &middot; "
         f"{record.wall_seconds:.2f} s wall, {record.model_seconds:.2f} s in the model</p>",
     ]
     if record.objective:
@@ -109,8 +110,11 @@ def render_html(record: RunRecord) -> str:
         f"<code>{_e(json.dumps(record.input_value, ensure_ascii=False))}</code></p>"
     )
     body += [_turn(record, turn) for turn in record.turns]
-    body.append(
-        f'<h2>answer ({len(record.answer)})</h2><ul class="answer">{answer_items}</ul>'
-        "</body></html>"
-    )
+    if record.failure is not None:
+        body.append(f"<h2>failed</h2><p>{_e(record.failure)}</p></body></html>")
+    else:
+        body.append(
+            f'<h2>answer ({len(record.answer)})</h2><ul class="answer">{answer_items}</ul>'
+            "</body></html>"
+        )
     return "\n".join(body) + "\n"

@@ -9,7 +9,7 @@ from typing import Final
 from harness.deciding import FINISH, DecisionTurn
 from harness.record._format import RunRecord
 
-__all__ = ["move_line", "render_text"]
+__all__ = ["counted", "move_line", "render_text"]
 
 BAR_WIDTH: Final = 20
 """Characters of a full (probability 1) bar."""
@@ -60,6 +60,11 @@ def _distribution(
     return lines
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless one: ``counted(1, "decision") == "1 decision"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def render_text(record: RunRecord) -> str:
     """The run turn by turn: each move, its ``next`` and ``argument`` distributions (most
     probable first), the finishing turn's selection, then the answer."""
@@ -74,7 +79,7 @@ def render_text(record: RunRecord) -> str:
         f"input: {record.input_alias} {json.dumps(record.input_value, ensure_ascii=False)}"
     )
     lines.append(
-        f"{len(record.turns)} turns, {len(record.calls)} decisions, "
+        f"{counted(len(record.turns), 'turn')}, {counted(len(record.calls), 'decision')}, "
         f"{record.wall_seconds:.2f} s wall, {record.model_seconds:.2f} s in the model"
     )
     for turn in record.turns:
@@ -89,7 +94,13 @@ def render_text(record: RunRecord) -> str:
         if turn.selection:
             lines += _distribution(record, "selection", turn.selection, limit=None, marks=True)
     lines.append("")
-    lines.append(f"answer: {len(record.answer)} {'item' if len(record.answer) == 1 else 'items'}")
+    if record.failure is not None:
+        lines.append(f"failed: {record.failure}")
+        return "\n".join(lines)
+    if not record.answer:
+        lines.append("answer: nothing selected")
+    else:
+        lines.append(f"answer: {counted(len(record.answer), 'item')}")
     for item in record.answer:
         shown = "  -  " if item.probability is None else f"{item.probability:5.3f}"
         lines.append(f"  {shown}  {item.ref}  {_words(record, item.ref)}")

@@ -7,7 +7,10 @@ apply exactly as in a run. The reply is :func:`~harness.decision.systemone.encod
 real usage: the request body counted under the entry's tokenizer.
 
 Capacity: at most ``max_in_flight`` requests are answered at once and at most ``queue_limit``
-wait for a slot; any request beyond that gets 429 with ``Retry-After`` at once. Every reply
+wait for a slot; any request beyond that gets 429 with ``Retry-After`` at once, before its body
+is read (a body may be 8 MB: a busy server neither reads nor validates it). A request holds its
+place from that check on, while its body is read and checked, so the bound holds exactly. Every
+reply
 carries ``x-typesafe-request-id``. ``POST /v1/decisions`` speaks the OpenAI Decisions codec the
 same way; ``GET /v1/models`` lists the served model.
 """
@@ -150,6 +153,7 @@ class DecisionServer:
         self._ids = itertools.count(1)
         self._prefix = os.urandom(4).hex()
         self._slots: asyncio.Semaphore | None = None
+        self._admitted = 0  # requests past the capacity check: reading, waiting or in flight
         self._dispatcher: Dispatcher | None = None
         self._runner: web.AppRunner | None = None
 
@@ -243,6 +247,26 @@ class DecisionServer:
         request_id = self._request_id()
         stats = self.stats
         stats.received += 1
+        slots = self._slots
+        assert slots is not None  # set by start()
+        if self._admitted >= self.max_in_flight + self.queue_limit:
+            stats.busy += 1  # refused before its body is read: a busy server reads nothing
+            message = (
+                f"server busy: {self.max_in_flight} requests in flight and {self.queue_limit} "
+                f"waiting; retry after {self.retry_after} s"
+            )
+            return _busy_reply(429, "rate_limit_error", message, self.retry_after, request_id)
+        self._admitted += 1
+        try:
+            return await self._admitted_request(request, codec, request_id, slots)
+        finally:
+            self._admitted -= 1
+
+    async def _admitted_request(
+        self, request: web.Request, codec: _Codec, request_id: str, slots: asyncio.Semaphore
+    ) -> web.StreamResponse:
+        """A request within capacity: read and check its body, wait for a slot, answer it."""
+        stats = self.stats
         body = await request.read()
         try:
             payload: object = json.loads(body)
@@ -255,21 +279,15 @@ class DecisionServer:
         except RequestValidationError as error:
             stats.invalid += 1
             return _reply(422, {"detail": error.detail()}, request_id)
-        slots = self._slots
-        assert slots is not None  # set by start()
-        if slots.locked() and stats.waiting >= self.queue_limit:
-            stats.busy += 1
-            message = (
-                f"server busy: {self.max_in_flight} requests in flight and {self.queue_limit} "
-                f"waiting; retry after {self.retry_after} s"
-            )
-            return _busy_reply(429, "rate_limit_error", message, self.retry_after, request_id)
-        stats.waiting += 1
-        stats.peak_waiting = max(stats.peak_waiting, stats.waiting)
-        try:
-            await slots.acquire()
-        finally:
-            stats.waiting -= 1
+        if slots.locked():  # every slot taken: wait in the queue (its place is held)
+            stats.waiting += 1
+            stats.peak_waiting = max(stats.peak_waiting, stats.waiting)
+            try:
+                await slots.acquire()
+            finally:
+                stats.waiting -= 1
+        else:
+            await slots.acquire()  # a free slot: taken at once
         stats.in_flight += 1
         stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
         try:

@@ -11,22 +11,30 @@ inputs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any, Never, cast
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Never
 
 import hypothesis
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.database import ExampleDatabase
 
 from harness.artifacts import Artifact, ListArtifact, conforms, digest_line
 from harness.deciding import FINISH, DecisionThinker, parse_turns
 from harness.decision import Answer, ChoiceAnswer, DecisionRequest, NoulAnswer
 from harness.llm._fake import Policy
-from harness.testing._policy import RandomPolicy
-from harness.testing._run_report import RunReport, record_run
+from harness.testing._run_report import RunReport, record_run, ref_of
+from harness.testing.strategies import policies as drawn_policies
 from harness.tools import ClassToolProvider, Identifiable, Workflow, runtime_class
 
-__all__ = ["InvariantViolation", "assert_invariants", "check_thinker", "invariant_problems"]
+__all__ = [
+    "InvariantViolation",
+    "assert_invariants",
+    "check_thinker",
+    "invariant_problems",
+    "takes",
+]
 
 World = Sequence[tuple[str, Artifact]]
 
@@ -43,7 +51,8 @@ class InvariantViolation(AssertionError):
         )
 
 
-def _takes(provider: ClassToolProvider[Never, Artifact], artifact: Artifact) -> bool:
+def takes(provider: ClassToolProvider[Never, Artifact], artifact: Artifact) -> bool:
+    """Whether ``provider``'s tool takes ``artifact`` (a list only when it takes a list)."""
     takes_list = issubclass(runtime_class(provider.input_type), ListArtifact)
     if isinstance(artifact, ListArtifact) and not takes_list:
         return False
@@ -63,7 +72,7 @@ class _Rules:
         moves: dict[str, list[str]] = {}
         for provider in self.providers:
             refs = [
-                ref for ref, a in world if (provider.name, ref) not in spent and _takes(provider, a)
+                ref for ref, a in world if (provider.name, ref) not in spent and takes(provider, a)
             ]
             if refs:
                 moves[provider.name] = refs
@@ -74,7 +83,7 @@ class _Rules:
         return [ref for ref, a in world if id(a) not in self.given and isinstance(a, output)]
 
     def legal_pairs(self, world: World) -> int:
-        return sum(1 for p in self.providers for _, a in world if _takes(p, a))
+        return sum(1 for p in self.providers for _, a in world if takes(p, a))
 
 
 def given_with(input: Artifact) -> frozenset[int]:
@@ -209,7 +218,7 @@ def _finish_problems(rules: _Rules, report: RunReport, world: World) -> list[str
     if not asked and len(report.requests) != len(report.turns) - 1:
         out.append(f"{len(report.requests)} decisions for {len(report.turns)} turns")
     answer_refs = [ref for ref, a in world if a is answer]
-    before = world[: world.index((answer_refs[0], answer))] if answer_refs else world
+    before = report.world_before_answer
     candidates = rules.candidates(before)
     selection: dict[str, float] = {}
     if asked:
@@ -228,7 +237,7 @@ def _finish_problems(rules: _Rules, report: RunReport, world: World) -> list[str
     if list(last.selection.items()) != list(selection.items()):
         out.append(f"the finish turn records selection {dict(last.selection)}, asked {selection}")
     wanted = [refs for refs, p in selection.items() if p >= thinker.selection_threshold]
-    got = [_ref(world, item) for item in answer.iterands]
+    got = [ref_of(world, item) for item in answer.iterands]
     if got != wanted:
         out.append(
             f"the answer is {got}; the candidates selected at >= {thinker.selection_threshold} "
@@ -241,10 +250,6 @@ def _finish_problems(rules: _Rules, report: RunReport, world: World) -> list[str
     if answer.instruction != thinker.objective or answer.iterand_type is not thinker.output_type:
         out.append("the answer's instruction is not the objective or its type not the output type")
     return out
-
-
-def _ref(world: World, artifact: Artifact) -> str:
-    return next((ref for ref, a in world if a is artifact), "<not in the world>")
 
 
 def invariant_problems(
@@ -264,10 +269,11 @@ def invariant_problems(
     decisions = len(report.requests)
     if decisions > thinker.max_turns + 1:
         out.append(f"{decisions} decisions exceed max_turns + 1 = {thinker.max_turns + 1}")
-    if decisions > rules.legal_pairs(world) + 1:
-        out.append(
-            f"{decisions} decisions exceed the legal pairs + 1 = {rules.legal_pairs(world) + 1}"
-        )
+    # The legal pairs of the world the decisions saw: the answer list, adopted after the last
+    # decision, would count as one more input for a list-taking tool.
+    pairs = rules.legal_pairs(report.world_before_answer)
+    if decisions > pairs + 1:
+        out.append(f"{decisions} decisions exceed the legal pairs + 1 = {pairs + 1}")
     for number, request in enumerate(report.requests, 1):
         out += _request_problems(rules, number, request, world, report)[0]
     out += _turn_problems(rules, report, world)
@@ -307,6 +313,43 @@ async def assert_invariants(
     return report
 
 
+class _KeyedDatabase(ExampleDatabase):
+    """Another example database seen under a prefix: each key is the prefix plus hypothesis's
+    own key, so tests with the same source (one per thinker factory) keep apart entries."""
+
+    def __init__(self, inner: ExampleDatabase, prefix: bytes) -> None:
+        super().__init__()
+        self._inner = inner
+        self._prefix = prefix
+
+    def save(self, key: bytes, value: bytes) -> None:
+        """Save ``value`` under the prefixed ``key``."""
+        self._inner.save(self._prefix + key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        """The values saved under the prefixed ``key``."""
+        return self._inner.fetch(self._prefix + key)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        """Delete ``value`` from the prefixed ``key``."""
+        self._inner.delete(self._prefix + key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        """Move ``value`` between the prefixed keys."""
+        self._inner.move(self._prefix + src, self._prefix + dest, value)
+
+    def __repr__(self) -> str:
+        return f"_KeyedDatabase({self._inner!r}, {self._prefix.hex()[:12]}...)"
+
+
+def _factory_key(factory: Callable[..., object]) -> bytes:
+    """What keeps one factory's saved examples apart from another's: a digest of its module
+    and qualified name (two factories with one ``__qualname__`` in two modules differ)."""
+    module = getattr(factory, "__module__", None) or type(factory).__module__
+    name = getattr(factory, "__qualname__", None) or type(factory).__qualname__
+    return hashlib.sha256(f"{module}:{name}".encode()).digest()[:16]
+
+
 def check_thinker(
     factory: Callable[[Identifiable], DecisionThinker[Any, Any]],  # any thinker
     inputs: st.SearchStrategy[Artifact],
@@ -318,22 +361,23 @@ def check_thinker(
     """Property-test a thinker: for drawn inputs and policies, every run keeps the invariants.
 
     Call it from a plain (not async) test. ``factory`` builds a fresh thinker for each run
-    (e.g. the thinker class itself); ``policies`` defaults to policies whose every answer is
-    drawn. A failure raises :class:`InvariantViolation` for the shrunk run, with its turns and
-    requests as text.
+    (e.g. the thinker class itself); ``policies`` defaults to
+    :func:`harness.testing.strategies.policies` (every answer drawn). A failure raises
+    :class:`InvariantViolation` for the shrunk run, with its turns and requests as text.
+    Examples are saved in the settings' database under a key of the factory's module and
+    qualified name, so two factories never replay each other's examples.
     """
-    drawn: st.SearchStrategy[Policy] = (
-        policies if policies is not None else st.randoms(use_true_random=False).map(RandomPolicy)
-    )
+    drawn: st.SearchStrategy[Policy] = policies if policies is not None else drawn_policies()
 
     @given(input=inputs, policy=drawn)
     def thinker_keeps_its_invariants(input: Artifact, policy: Policy) -> None:
         thinker = factory(Workflow())
         asyncio.run(assert_invariants(thinker, input, policy, expected_errors=expected_errors))
 
-    # One example database key per factory, as hypothesis does for parametrised tests.
-    digest = getattr(factory, "__qualname__", type(factory).__qualname__).encode()
-    inner = cast(Any, thinker_keeps_its_invariants).hypothesis.inner_test  # hypothesis's own hook
-    inner._hypothesis_internal_add_digest = digest
-    test = (settings or hypothesis.settings(deadline=None))(thinker_keeps_its_invariants)
-    test()
+    chosen = settings or hypothesis.settings(deadline=None)
+    database = chosen.database
+    if database is not None:
+        chosen = hypothesis.settings(
+            chosen, database=_KeyedDatabase(database, _factory_key(factory))
+        )
+    chosen(thinker_keeps_its_invariants)()

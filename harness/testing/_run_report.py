@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -25,7 +25,10 @@ from harness.llm._fake import Policy
 from harness.models import Catalog, CatalogEntry
 from harness.tools import Workflow
 
-__all__ = ["RunReport", "record_run", "run_digest"]
+__all__ = ["RunReport", "World", "record_run", "ref_of", "run_digest"]
+
+World = tuple[tuple[str, Artifact], ...]
+"""A run's world: ``(ref, artifact)`` pairs in the order things came to be."""
 
 _ENTRY = CatalogEntry(
     id="fake",
@@ -47,9 +50,19 @@ class RunReport:
     bodies: tuple[bytes, ...]
     turns: tuple[DecisionTurn, ...]
     obs_turns: str | None
-    world: tuple[tuple[str, Artifact], ...]
+    world: World
     answer: ListArtifact[Artifact] | None
     error: Exception | None
+
+    @property
+    def world_before_answer(self) -> World:
+        """The world as the run's last decision saw it: everything before the answer list was
+        adopted (the whole world when there is no registered answer). Legal moves and
+        candidates are counted over this, never over the answer itself."""
+        for index, (_, artifact) in enumerate(self.world):
+            if artifact is self.answer:
+                return self.world[:index]
+        return self.world
 
     def digest(self) -> str:
         """The sha256 of the wire bodies and ``OBS_TURNS``: equal for byte-identical runs."""
@@ -65,7 +78,7 @@ class RunReport:
         if self.error is not None:
             outcome = f"failed with {type(self.error).__qualname__}: {self.error}"
         elif self.answer is not None:
-            refs = [_ref_of(self.world, item) for item in self.answer.iterands]
+            refs = [ref_of(self.world, item) for item in self.answer.iterands]
             outcome = f"answered [{', '.join(refs)}]"
         else:
             outcome = "did not finish"
@@ -85,7 +98,8 @@ class RunReport:
         return "\n".join(lines)
 
 
-def _ref_of(world: tuple[tuple[str, Artifact], ...], artifact: Artifact) -> str:
+def ref_of(world: Sequence[tuple[str, Artifact]], artifact: Artifact) -> str:
+    """The ref of ``artifact`` (by identity) in ``world``, else ``"<unregistered ...>"``."""
     return next((ref for ref, a in world if a is artifact), f"<unregistered {artifact!r}>")
 
 

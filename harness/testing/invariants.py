@@ -4,7 +4,8 @@
   under drawn model policies and checks every invariant of every run;
 * :func:`assert_invariants` (inside your own ``@given`` test): one run, checked, its
   :class:`RunReport` returned;
-* :func:`invariant_problems` lists what a recorded run broke; :func:`record_run` records one.
+* :func:`invariant_problems` lists what a recorded run broke; :func:`record_run` records one;
+  :func:`takes` says whether a palette tool takes an artifact (as the legal moves count it).
 
 A run breaking an invariant raises :class:`InvariantViolation`, whose text lists the problems
 and then the run: the world, each request with the answers given, each turn.
@@ -14,6 +15,7 @@ from harness.testing._invariants import InvariantViolation as InvariantViolation
 from harness.testing._invariants import assert_invariants as assert_invariants
 from harness.testing._invariants import check_thinker as check_thinker
 from harness.testing._invariants import invariant_problems as invariant_problems
+from harness.testing._invariants import takes as takes
 from harness.testing._run_report import RunReport as RunReport
 from harness.testing._run_report import record_run as record_run
 from harness.testing._run_report import run_digest as run_digest
@@ -26,4 +28,5 @@ __all__ = [
     "invariant_problems",
     "record_run",
     "run_digest",
+    "takes",
 ]

@@ -57,12 +57,41 @@ def runtime_class(tp: object) -> type:
 
 def list_iterand(tp: object) -> type[Artifact] | None:
     """The iterand type of ``ListArtifact[X]`` (``X``, itself maybe a parameterised list), or
-    ``None`` when ``tp`` is not a list type or leaves its iterand unsaid."""
+    ``None`` when ``tp`` is not a list type or leaves its iterand unsaid.
+
+    A subclass of a parameterised list counts too: ``class Verdicts(ListArtifact[Verdict])``
+    gives ``Verdict``, read from ``__orig_bases__`` along the bases (as mypy maps it).
+    """
     origin = get_origin(tp) or tp
     if not (isinstance(origin, type) and issubclass(origin, ListArtifact)):
         return None
     args = get_args(tp)
-    return cast("type[Artifact]", args[0]) if args else None
+    if origin is ListArtifact:
+        return cast("type[Artifact]", args[0]) if args else None
+    found = _list_argument(origin, _parameter_map(origin, args))
+    if found is None or isinstance(found, TypeVar):
+        return None
+    return cast("type[Artifact]", found)
+
+
+def _parameter_map(cls: type, args: tuple[object, ...]) -> dict[object, object]:
+    parameters: tuple[object, ...] = getattr(cls, "__parameters__", ())
+    return dict(zip(parameters, args, strict=False)) if args else {}
+
+
+def _list_argument(cls: type, mapping: Mapping[object, object]) -> object | None:
+    """ListArtifact's argument as seen from the list subclass ``cls`` under ``mapping``."""
+    for base in _own_bases(cls):
+        origin = get_origin(base) or base
+        if not (isinstance(origin, type) and issubclass(origin, ListArtifact)):
+            continue
+        args = tuple(_substitute(a, mapping, cls, cls) for a in get_args(base))
+        if origin is ListArtifact:
+            return args[0] if args else None
+        found = _list_argument(origin, _parameter_map(origin, args))
+        if found is not None:
+            return found
+    return None
 
 
 def _own_bases(cls: type) -> tuple[object, ...]:

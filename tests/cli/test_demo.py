@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pathlib
 import re
-import time
 
 from harness.deciding import FINISH
 from harness.demo._run import relative_source
@@ -19,12 +18,9 @@ def test_the_demo_runs_end_to_end_offline_and_its_record_matches_what_it_printed
     tmp_path: pathlib.Path,
 ) -> None:
     (tmp_path / "tmp").mkdir()
-    started = time.perf_counter()
     done = harness("demo", "--record", "tmp/rec.json", cwd=tmp_path)
-    elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    assert elapsed < 20.0
     lines = done.stdout.splitlines()
     assert lines[0] == f"harness demo: {DEMO_OBJECTIVE}"
     assert "(shipped with harness)" in lines[1]
@@ -72,3 +68,41 @@ def test_the_demo_runs_end_to_end_offline_and_its_record_matches_what_it_printed
         assert isinstance(value, dict)
         source = relative_source(value["source"], folder)
         assert line == f"  {item.probability:.3f}  {source}: {value['text']}"
+
+
+def test_a_failed_demo_exits_1_naming_the_error_and_writes_its_partial_record(
+    tmp_path: pathlib.Path,
+) -> None:
+    # The first request (the folder alone) fits a 1,000-token context; the second (the folder's
+    # 34 listed files) does not: the run fails after its first turn.
+    (tmp_path / "small.toml").write_text(
+        '[pins]\ndecision = "embedded"\n\n[[entries]]\nid = "embedded"\nprovider = "embedded"\n'
+        'wire_model_id = "sparrow-decider"\nmax_context_tokens = 1000\nmax_concurrent = 1\n',
+        encoding="utf-8",
+    )
+    done = harness("demo", "--catalog", "small.toml", "--record", "rec.json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "please report" not in done.stderr
+    failed = done.stderr.splitlines()[0]
+    assert failed.startswith("harness demo: the run failed: ContextCeilingError: "), failed
+    assert "record: rec.json (partial: 1 turn, 1 decision before the failure)" in done.stderr
+    record = load_record(tmp_path / "rec.json")
+    assert record.failure is not None
+    assert record.failure.startswith("ContextCeilingError: ")
+    assert [turn.tool for turn in record.turns] == ["list_folder"]
+    assert len(record.calls) == 1
+    assert record.answer == ()
+
+
+def test_one_decision_and_no_answer_read_as_such(tmp_path: pathlib.Path) -> None:
+    # One turn: the listing (the only move), then the budget is spent with nothing of the
+    # output type, so the run finishes without asking: one decision, nothing selected.
+    done = harness("demo", "--max-turns", "1", "--record", "one.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "answer: nothing selected" in lines
+    (summary,) = [line for line in lines if line.startswith("record: ")]
+    assert summary.startswith("record: one.json (2 turns, 1 decision, ")
+    record = load_record(tmp_path / "one.json")
+    assert (len(record.turns), len(record.calls), record.answer) == (2, 1, ())

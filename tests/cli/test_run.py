@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import pathlib
 
+import pytest
+
 from harness.deciding import FINISH
 from harness.record import load_record
 from tests.cli.runs import harness
@@ -48,3 +50,45 @@ def test_harness_run_reads_the_input_from_a_file(tmp_path: pathlib.Path) -> None
     record = load_record(tmp_path / "harness-record.json")  # the default record path
     assert record.input_value == {"text": "delta"}
     assert len(record.calls) == 2
+
+
+def test_harness_run_reports_a_tool_crash_as_a_failed_run_and_writes_the_partial_record(
+    tmp_path: pathlib.Path,
+) -> None:
+    args = ("run", "tests.cli.words:CrashingFinder", "--input", '{"text": "alpha"}')
+    done = harness(*args, "--record", "crash.json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        "harness run: the run failed: ZeroDivisionError: the part has no words to divide by"
+    )
+    assert lines[1].startswith("record: crash.json (partial: 1 turn, 2 decisions")
+    assert "Traceback" not in done.stderr
+    assert "please report" not in done.stderr  # the user's tool crashed, not harness
+    record = load_record(tmp_path / "crash.json")
+    assert record.failure == "ZeroDivisionError: the part has no words to divide by"
+    assert [turn.tool for turn in record.turns] == ["take_part"]  # the turns before the crash
+    assert len(record.calls) == 2  # the decision that chose the crashing move is recorded too
+    assert all(call.success for call in record.calls)
+    assert record.answer == ()
+
+
+def test_harness_debug_shows_the_traceback_of_a_failed_run(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_DEBUG", "1")
+    args = ("run", "tests.cli.words:CrashingFinder", "--input", '{"text": "alpha"}')
+    done = harness(*args, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr
+    assert "ZeroDivisionError: the part has no words to divide by" in done.stderr
+    assert (tmp_path / "harness-record.json").exists()
+
+
+def test_harness_run_says_when_nothing_was_selected(tmp_path: pathlib.Path) -> None:
+    # A sentence of no words: the key tool makes an empty list, so nothing can be selected.
+    done = harness("run", "tests.cli.words:WordFinder", "--input", '{"text": ""}', cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""  # stdout stays one JSON object per item: none
+    assert done.stderr.splitlines()[0] == "answer: nothing selected"

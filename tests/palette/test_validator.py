@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 import pytest
 
 from harness.artifacts import Artifact, ListArtifact
+from harness.artifacts._registry import conforms
 from harness.palette import (
     PaletteError,
     palette_report,
     thinker_input_of,
     validate_palette,
 )
-from harness.tools import DecisionTool, Identifiable, tool_name
+from harness.tools import DecisionTool, Identifiable, Workflow, list_iterand, tool_name
 
 if TYPE_CHECKING:
     from harness.jobs import JobContext
@@ -249,7 +250,7 @@ def test_any_is_refused() -> None:
 def test_open_type_variable_is_refused() -> None:
     error = _error(key_tool=JudgeNote, palette=(Echo,))
     assert _only(error, "harness-open-type") == (
-        'Tool "Echo" leaves its input type open (type variable "~T")'
+        'Tool "Echo" leaves its input type open (type variable "T")'
     )
 
 
@@ -339,7 +340,23 @@ def test_objective_given_passes() -> None:
 
 def test_blank_objective_is_refused() -> None:
     error = _error(key_tool=JudgeNote, palette=(), objective="  ")
-    assert _only(error, "harness-objective") == "The thinker's objective is blank"
+    assert _only(error, "harness-objective") == (
+        "The objective must be a non-blank string: say what the run is for"
+    )
+
+
+def test_blank_objective_reads_as_the_thinkers_own_refusal() -> None:
+    from harness.deciding._thinker import DecisionThinker
+
+    class Triage(DecisionThinker[Note, Verdict]):
+        pass
+
+    with pytest.raises(ValueError, match="non-blank") as refused:
+        Triage(Workflow(), output_type=Verdict, key_tool=JudgeNote, palette=(), objective=" ")
+    error = _error(key_tool=JudgeNote, palette=(), objective=" ")
+    verdict = _only(error, "harness-objective")
+    # the same rule, the same words: "objective must be a non-blank string: say what ..."
+    assert verdict.lower().removeprefix("the ") == str(refused.value)
 
 
 # every verdict at once, and the thinker's own input
@@ -368,3 +385,88 @@ def test_thinker_input_of_reads_the_subclass_bases() -> None:
 
     assert thinker_input_of(Triage) is Note
     assert thinker_input_of(DecisionThinker) is None
+
+
+# a subclass of a parameterised list: the thinker's constructor, the rules and the registry
+
+
+class Parts(ListArtifact[Part], alias="v_parts"):
+    pass
+
+
+class Verdicts(ListArtifact[Verdict], alias="v_verdicts"):
+    pass
+
+
+class Bag(ListArtifact[T], Generic[T], alias="v_bag"):
+    pass
+
+
+class VerdictBag(Bag[Verdict], alias="v_verdict_bag"):
+    pass
+
+
+@tool_name("split_into_parts")
+class SplitIntoParts(DecisionTool[Note, Parts]):
+    async def execute(self, input: Note, context: JobContext) -> Parts:
+        raise NotImplementedError
+
+
+@tool_name("judge_into_verdicts")
+class JudgeIntoVerdicts(DecisionTool[Part, Verdicts]):
+    async def execute(self, input: Part, context: JobContext) -> Verdicts:
+        raise NotImplementedError
+
+
+@tool_name("bag_anything")
+class BagAnything(DecisionTool[Note, Bag]):  # type: ignore[type-arg, harness-open-type]  # the case
+    async def execute(self, input: Note, context: JobContext) -> Bag:  # type: ignore[type-arg]
+        raise NotImplementedError
+
+
+def test_list_iterand_reads_list_subclasses() -> None:
+    assert list_iterand(Verdicts) is Verdict
+    assert list_iterand(Bag[Part]) is Part
+    assert list_iterand(VerdictBag) is Verdict
+    assert list_iterand(Bag) is None  # its iterand is left unsaid
+    assert list_iterand(Note) is None
+
+
+def test_key_tool_producing_a_list_subclass_passes() -> None:
+    report = validate_palette(
+        thinker_input=Note,
+        output_type=Verdict,
+        key_tool=JudgeIntoVerdicts,
+        palette=(SplitIntoParts,),
+    )
+    assert report.reachable == (Note, Parts, Part, Verdicts, Verdict)
+
+
+def test_thinker_accepts_a_key_tool_producing_a_list_subclass() -> None:
+    from harness.deciding._thinker import DecisionThinker
+
+    class Triage(DecisionThinker[Note, Verdict]):
+        def __init__(self, parent: Identifiable) -> None:
+            super().__init__(
+                parent,
+                output_type=Verdict,
+                key_tool=JudgeIntoVerdicts,
+                palette=(SplitIntoParts,),
+                objective="Judge every part",
+            )
+
+    assert Triage(Workflow()).key_tool is JudgeIntoVerdicts
+
+
+def test_bare_generic_list_subclass_is_open() -> None:
+    error = _error(key_tool=JudgeNote, palette=(BagAnything,))
+    assert _only(error, "harness-open-type") == (
+        'Tool "BagAnything" leaves its output type open (Any in "Bag[Any]")'
+    )
+
+
+def test_a_list_subclass_instance_conforms_to_its_parameterised_list() -> None:
+    verdicts = Verdicts(Verdict, (Verdict(True),))
+    assert conforms(verdicts, cast(type[Artifact], ListArtifact[Verdict]))
+    assert conforms(verdicts, Verdicts)
+    assert not conforms(verdicts, cast(type[Artifact], ListArtifact[Part]))

@@ -1,9 +1,19 @@
-"""Warm-cache and daemon runs give a cold run's diagnostics after an edit in a third module.
+"""Warm-cache, daemon and parallel runs give a cold run's diagnostics after edits in other modules.
 
-The project: ``artifacts.py`` (the edited module), ``tools.py`` and ``app.py`` (a thinker whose
-key tool takes ``Part``; ``MakeSub`` produces ``Sub``). While ``Sub`` subclasses ``Part`` the
-palette is legal; the edit makes ``Sub`` a ``Note``, so ``app.py``'s key tool becomes unreachable
-(``[harness-graph]``) although ``app.py`` never names ``Sub``.
+The project: ``artifacts.py``, ``bases.py`` (a generic base tool), ``tools.py`` and ``app.py`` (a
+thinker whose key tool takes ``Part``; ``MakeSub`` produces ``Sub`` through ``Base``). While
+``Sub`` subclasses ``Part`` the palette is legal. Each edit changes a verdict in ``app.py`` (or
+at a tool's definition) although ``app.py`` never names what changed:
+
+- ``sub``: ``Sub`` becomes a ``Note``: the key tool is unreachable (``[harness-graph]``);
+- ``swap``: ``Mid(Base[In, Out])`` becomes ``Mid(Base[Out, In])``, so ``MakeSub(Mid[Note, Sub])``
+  takes ``Sub`` and makes ``Note`` (``[harness-dead-tool]``);
+- ``ctor``: ``Base`` gets a constructor needing more than the parent, which ``MakeSub``
+  inherits (``[harness-ctor]`` at ``tools.py``, a note in ``app.py``);
+- ``name``: ``MakeSub``'s ``@tool_name`` string becomes ``"judge_part"``, the key tool's name
+  (``[harness-duplicate]``).
+
+Every edit is reverted before the next one; the cold run of each state is computed once.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ class Part(Artifact, alias="part"):
 
 
 @attrs.frozen
-class Sub({base}, alias="sub"):
+class Sub({sub_base}, alias="sub"):
     pass
 
 
@@ -46,16 +56,36 @@ class Verdict(Artifact, alias="verdict"):
     ok: bool
 """
 
+BASES = """\
+from typing import Generic, TypeVar
+
+from harness.artifacts import Artifact
+from harness.tools import DecisionTool, Identifiable
+
+In = TypeVar("In", bound=Artifact)
+Out = TypeVar("Out", bound=Artifact)
+
+
+class Base(DecisionTool[In, Out], Generic[In, Out]):
+    def __init__(self, parent: Identifiable{ctor}) -> None:
+        super().__init__(parent)
+
+
+class Mid(Base[{arguments}], Generic[In, Out]):
+    pass
+"""
+
 TOOLS = """\
 from harness.artifacts import ListArtifact
 from harness.jobs import JobContext
 from harness.tools import DecisionTool, tool_name
 
 from artifacts import Note, Part, Sub, Verdict
+from bases import Mid
 
 
-@tool_name("make_sub")
-class MakeSub(DecisionTool[Note, Sub]):
+@tool_name("{make_sub}")
+class MakeSub(Mid[Note, Sub]):
     async def execute(self, input: Note, context: JobContext) -> Sub:
         raise NotImplementedError
 
@@ -95,13 +125,37 @@ plugins = mypy_plugin
 follow_imports = silent
 """
 
-FILES = ("app.py", "tools.py", "artifacts.py")
+FILES = ("app.py", "tools.py", "bases.py", "artifacts.py")
+
+#: Each state of the project: what each edited file says.
+STATES: dict[str, dict[str, str]] = {
+    "legal": {},
+    "sub": {"artifacts.py": ARTIFACTS.format(sub_base="Note")},
+    "swap": {"bases.py": BASES.format(arguments="Out, In", ctor="")},
+    "ctor": {"bases.py": BASES.format(arguments="In, Out", ctor=", times: int")},
+    "name": {"tools.py": TOOLS.format(make_sub="judge_part")},
+}
+LEGAL: dict[str, str] = {
+    "artifacts.py": ARTIFACTS.format(sub_base="Part"),
+    "bases.py": BASES.format(arguments="In, Out", ctor=""),
+    "tools.py": TOOLS.format(make_sub="make_sub"),
+    "app.py": APP,
+}
+
+#: What each edit must make a cold run say (a line of the output holding both parts).
+EXPECTED: dict[str, tuple[str, str]] = {
+    "sub": ("app.py:", "[harness-graph]"),
+    "swap": ("app.py:", "[harness-dead-tool]"),
+    "ctor": ("tools.py:", "[harness-ctor]"),
+    "name": ("app.py:", "[harness-duplicate]"),
+}
 
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO)
     env["MYPYPATH"] = str(REPO)
+    env.pop("MYPY_NUM_WORKERS", None)
     return env
 
 
@@ -109,16 +163,21 @@ def _diagnostics(output: str) -> list[str]:
     return sorted(line for line in output.splitlines() if DIAGNOSTIC.match(line))
 
 
-def _write_artifacts(project: Path, base: str) -> None:
-    path = project / "artifacts.py"
-    before = path.stat().st_mtime if path.exists() else 0.0
-    path.write_text(ARTIFACTS.format(base=base) + ("\n" if base == "Note" else ""))
-    os.utime(path, (before + 2, before + 2))  # a new mtime even within one clock tick
+def _write(project: Path, state: str) -> None:
+    """Put the project in ``state``: every file as in that state, a new mtime where it changed."""
+    for name, text in {**LEGAL, **STATES[state]}.items():
+        path = project / name
+        if path.exists() and path.read_text() == text:
+            continue
+        before = path.stat().st_mtime if path.exists() else 0.0
+        # a different size too, so no stat-based shortcut can miss the edit
+        path.write_text(text + ("\n" * (len(state) if state != "legal" else 0)))
+        os.utime(path, (before + 2, before + 2))  # a new mtime even within one clock tick
 
 
-def _mypy(project: Path, cache: str) -> list[str]:
+def _mypy(project: Path, cache: str, *extra: str) -> list[str]:
     done = subprocess.run(
-        [str(BIN / "mypy"), "--config-file", "mypy.ini", "--cache-dir", cache, *FILES],
+        [str(BIN / "mypy"), "--config-file", "mypy.ini", "--cache-dir", cache, *extra, *FILES],
         cwd=project,
         env=_env(),
         capture_output=True,
@@ -129,38 +188,64 @@ def _mypy(project: Path, cache: str) -> list[str]:
     return _diagnostics(done.stdout)
 
 
-def _cold(project: Path, tmp_path: Path, name: str) -> list[str]:
-    return _mypy(project, str(tmp_path / f"cold-{name}"))
+def _new_project(root: Path, state: str = "legal") -> Path:
+    root.mkdir()
+    (root / "mypy.ini").write_text(CONFIG)
+    _write(root, state)
+    return root
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """The cold serial run's diagnostics of every state, each in a fresh project and cache."""
+    out: dict[str, list[str]] = {}
+    for state in STATES:
+        root = _new_project(tmp_path_factory.mktemp("cold") / "project", state)
+        out[state] = _mypy(root, str(root / ".cold-cache"))
+    assert out["legal"] == [], out["legal"]
+    for state, (where, code) in EXPECTED.items():
+        assert any(line.startswith(where) and code in line for line in out[state]), out[state]
+    return out
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "mypy.ini").write_text(CONFIG)
-    (root / "tools.py").write_text(TOOLS)
-    (root / "app.py").write_text(APP)
-    _write_artifacts(root, "Part")
-    return root
+    return _new_project(tmp_path / "project")
 
 
-def _expect_graph_error(diagnostics: list[str]) -> None:
-    assert any("[harness-graph]" in line and line.startswith("app.py:") for line in diagnostics)
+def test_each_edit_changes_the_verdicts(cold: dict[str, list[str]]) -> None:
+    ctor_note = [line for line in cold["ctor"] if line.startswith("app.py:")]
+    assert ctor_note == [
+        'app.py:14: note: "MakeSub" breaks the palette rules where it is defined '
+        '(module "tools", line 10)'
+    ]
 
 
-def test_warm_cache_matches_cold_runs(project: Path, tmp_path: Path) -> None:
+def test_warm_cache_matches_cold_runs(
+    project: Path, tmp_path: Path, cold: dict[str, list[str]]
+) -> None:
     warm = str(tmp_path / "warm")
-    legal = _mypy(project, warm)
-    assert legal == [], legal
+    assert _mypy(project, warm) == cold["legal"]
+    for state in EXPECTED:
+        _write(project, state)
+        assert _mypy(project, warm) == cold[state], state
+        if state == "ctor":  # only app.py re-checked: the tool's class comes from the cache
+            app = project / "app.py"
+            app.write_text(APP + "# touched\n")
+            os.utime(app, (app.stat().st_mtime + 2,) * 2)
+            assert _mypy(project, warm) == cold[state], "ctor, tool from the cache"
+        _write(project, "legal")
+        assert _mypy(project, warm) == cold["legal"], f"reverted {state}"
 
-    _write_artifacts(project, "Note")
-    edited_warm = _mypy(project, warm)
-    assert edited_warm == _cold(project, tmp_path, "edited")
-    _expect_graph_error(edited_warm)
 
-    _write_artifacts(project, "Part")
-    reverted_warm = _mypy(project, warm)
-    assert reverted_warm == _cold(project, tmp_path, "reverted") == legal
+def test_parallel_run_matches_cold_serial_run(
+    project: Path, tmp_path: Path, cold: dict[str, list[str]]
+) -> None:
+    _write(project, "ctor")
+    cache = str(tmp_path / "parallel")
+    assert _mypy(project, cache, "--num-workers", "2") == cold["ctor"]
+    _write(project, "name")  # warm and parallel: the tool's module comes from the cache
+    assert _mypy(project, cache, "--num-workers", "2") == cold["name"]
 
 
 @pytest.fixture
@@ -199,14 +284,12 @@ def _dmypy_check(base: list[str], project: Path) -> list[str]:
     return _diagnostics(done.stdout)
 
 
-def test_daemon_matches_cold_runs(project: Path, tmp_path: Path, daemon: list[str]) -> None:
-    legal = _dmypy_check(daemon, project)
-    assert legal == _cold(project, tmp_path, "start") == []
-
-    _write_artifacts(project, "Note")
-    edited = _dmypy_check(daemon, project)
-    assert edited == _cold(project, tmp_path, "edited")
-    _expect_graph_error(edited)
-
-    _write_artifacts(project, "Part")
-    assert _dmypy_check(daemon, project) == _cold(project, tmp_path, "reverted") == legal
+def test_daemon_matches_cold_runs(
+    project: Path, daemon: list[str], cold: dict[str, list[str]]
+) -> None:
+    assert _dmypy_check(daemon, project) == cold["legal"]
+    for state in EXPECTED:
+        _write(project, state)
+        assert _dmypy_check(daemon, project) == cold[state], state
+        _write(project, "legal")
+        assert _dmypy_check(daemon, project) == cold["legal"], f"reverted {state}"

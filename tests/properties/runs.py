@@ -1,4 +1,7 @@
-"""Shared by the property tests: run a scenario and read its requests back."""
+"""Shared by the property tests: run a scenario and read its requests back.
+
+``takes`` is the invariant checker's own (:func:`harness.testing.invariants.takes`), re-exported
+so the tests and the checker agree on which artifact a tool takes."""
 
 from __future__ import annotations
 
@@ -6,13 +9,15 @@ import asyncio
 from collections.abc import Sequence
 from typing import Never
 
-from harness.artifacts import Artifact, ListArtifact, conforms
+from harness.artifacts import Artifact
 from harness.deciding import FINISH
 from harness.decision import Choice, DecisionRequest
 from harness.llm._fake import Policy
-from harness.testing.invariants import RunReport, record_run
+from harness.testing.invariants import RunReport, record_run, takes
 from harness.testing.strategies import Scenario
-from harness.tools import ClassToolProvider, Workflow, runtime_class
+from harness.tools import ClassToolProvider, Workflow
+
+__all__ = ["offered_tools", "options", "providers", "run", "seen_world", "takes"]
 
 
 def run(scenario: Scenario, policy: Policy) -> RunReport:
@@ -47,11 +52,3 @@ def offered_tools(request: DecisionRequest) -> list[str]:
 def providers(report: RunReport) -> dict[str, ClassToolProvider[Never, Artifact]]:
     """The thinker's palette by tool name."""
     return {p.name: p for p in (ClassToolProvider(cls) for cls in report.thinker.palette)}
-
-
-def takes(provider: ClassToolProvider[Never, Artifact], artifact: Artifact) -> bool:
-    """Whether ``provider``'s tool takes ``artifact`` (a list only when it takes a list)."""
-    takes_list = issubclass(runtime_class(provider.input_type), ListArtifact)
-    if isinstance(artifact, ListArtifact) and not takes_list:
-        return False
-    return conforms(artifact, provider.input_type)

@@ -113,6 +113,10 @@ class GateMachine(RuleBasedStateMachine):
     def fail(self, call: Call) -> None:
         if not call.outcome.done() and call.state != "done":
             call.outcome.set_exception(CallFailedError("the model call failed"))
+            # A waiting call may be cancelled before it ever awaits its outcome: mark the
+            # failure retrieved here so no "exception was never retrieved" is left behind
+            # (the call still raises it when it does await the outcome).
+            call.outcome.exception()
         self.settle()
 
     @rule(call=consumes(calls))

@@ -16,7 +16,9 @@ def test_decisions_stay_within_the_legal_pairs_and_the_budget(
 ) -> None:
     report = run(scenario, policy)
     tools = providers(report).values()
-    legal_pairs = sum(1 for p in tools for _, artifact in report.world if takes(p, artifact))
+    # Over the world the decisions saw: the answer list is adopted after the last of them.
+    seen = report.world_before_answer
+    legal_pairs = sum(1 for p in tools for _, artifact in seen if takes(p, artifact))
     decisions = len(report.requests)
     assert decisions <= legal_pairs + 1
     assert decisions <= scenario.max_turns + 1

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,11 +29,13 @@ def offline_env() -> dict[str, str]:
 @contextmanager
 def harness_serve(*args: str, timeout: float = 15.0) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """Start `python -m harness.cli serve --port 0 ARGS`, yield it and its root URL once it
-    listens; interrupt it on exit."""
+    listens; interrupt it on exit. Its stderr goes to a file (a pipe nobody drains could fill
+    and block the server), read only to explain a server that did not start."""
+    errors = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 -- closed in the finally below
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         text=True,
         env=offline_env(),
     )
@@ -44,7 +47,9 @@ def harness_serve(*args: str, timeout: float = 15.0) -> Iterator[tuple[subproces
         found = URL.search(first[0]) if first else None
         if found is None:
             process.kill()
-            _, err = process.communicate(timeout=5)
+            process.wait(timeout=5)
+            errors.seek(0)
+            err = errors.read()
             raise AssertionError(f"harness serve did not start: {first!r} {err[-2000:]}")
         yield process, f"http://127.0.0.1:{found.group(1)}"
     finally:
@@ -55,6 +60,7 @@ def harness_serve(*args: str, timeout: float = 15.0) -> Iterator[tuple[subproces
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        errors.close()
 
 
 class CountingModel(FakeDecisionModel):

@@ -205,3 +205,49 @@ def test_the_server_refuses_a_bad_configuration() -> None:
         DecisionServer(default_catalog(), max_in_flight=0)
     with pytest.raises(ValueError, match="queue_limit must be >= 0"):
         DecisionServer(default_catalog(), queue_limit=-1)
+
+
+async def test_a_busy_server_refuses_before_reading_or_checking_the_body() -> None:
+    asked = asyncio.Event()
+    release = asyncio.Event()
+    model = CountingModel(service_time=0.0)
+
+    async def held(request: DecisionRequest) -> dict[str, NoulAnswer]:
+        asked.set()
+        await release.wait()
+        return {qid: NoulAnswer(0.5) for qid in request.questions}
+
+    model.policy = held
+    only = DecisionRequest("state", {"q": Noul("Yes?")})
+    async with DecisionServer(
+        fake_catalog(), max_in_flight=1, queue_limit=0, clients={"fake": model}
+    ) as server:
+        url = server.root + "/v1/systemone"
+        first = asyncio.create_task(post(url, json.loads(systemone.encode_body(only, "m"))))
+        await asyncio.wait_for(asked.wait(), 30)  # the one slot is taken; nothing may queue
+        assert server.stats.in_flight == 1
+        # A body that is not even JSON is refused as busy, not as invalid: it was never read.
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(url, data=b"{not json") as reply,
+        ):
+            assert reply.status == 429
+            assert reply.headers["Retry-After"] == "1"
+            assert (await reply.json())["detail"]["error_type"] == "rate_limit_error"
+        # A request announcing 8 MB and sending 10 bytes is answered at once: the server does
+        # not wait for a body it would refuse (the bound only keeps a regression from hanging).
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(
+            b"POST /v1/systemone HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 8000000\r\n\r\n{"state":'
+        )
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 30)
+        writer.close()
+        assert status_line.split()[1] == b"429"
+        assert (server.stats.busy, server.stats.invalid) == (2, 0)
+        release.set()
+        status, _, _ = await first
+    assert status == 200
+    assert server.stats.answered == 1
+    assert server.stats.peak_waiting == 0
