@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -61,3 +61,18 @@ class DecisionRequest:
 
     state: JsonValue = attrs.field(converter=_state)
     questions: Mapping[str, Question] = attrs.field(converter=_questions)
+    # Encoded bodies by (wire, model): a request is priced and then sent in the same bytes, so it
+    # is encoded once. Not part of the value (equality, hash, repr).
+    _bodies: dict[tuple[str, str | None], bytes] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False, hash=False
+    )
+
+    def encoded(
+        self, wire: str, model: str | None, encode: Callable[[DecisionRequest, str | None], bytes]
+    ) -> bytes:
+        """The body ``encode`` makes of this request for ``wire`` and ``model``, made once."""
+        key = (wire, model)
+        body = self._bodies.get(key)
+        if body is None:
+            body = self._bodies[key] = encode(self, model)
+        return body

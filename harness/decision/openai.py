@@ -121,6 +121,10 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
 
 def encode_body(request: DecisionRequest, model: str | None) -> bytes:
     """The request body as compact, deterministic UTF-8 JSON."""
+    return request.encoded("openai", model, _encode_body)
+
+
+def _encode_body(request: DecisionRequest, model: str | None) -> bytes:
     return compact_json(encode_request(request, model)).encode("utf-8")
 
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ._answers import (
+    Answer,
+    ChoiceAnswer,
+    NoulAnswer,
+    ScoreAnswer,
+    choice_confidence,
+    score_confidence,
+)
 from ._json import JsonValue, compact_json, json_kind
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
@@ -75,10 +82,59 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
 
 def encode_body(request: DecisionRequest, model: str | None) -> bytes:
     """The request body as compact, deterministic UTF-8 JSON (what is sent and what is priced)."""
+    return request.encoded("systemone", model, _encode_body)
+
+
+def _encode_body(request: DecisionRequest, model: str | None) -> bytes:
     return compact_json(encode_request(request, model)).encode("utf-8")
 
 
+def _is_probability(value: object) -> bool:
+    return type(value) in (int, float) and 0.0 <= value <= 1.0  # type: ignore[operator]  # a number
+
+
 def _decode_answer(question_id: str, question: Question, raw: object) -> Answer:
+    """One answer: the common well-formed shape directly, anything else the careful way (which
+    names what is wrong)."""
+    return _plain_answer(question, raw) or _checked_answer(question_id, question, raw)
+
+
+def _plain_answer(question: Question, raw: object) -> Answer | None:
+    """A well-formed answer built without the converter, or None to go the careful way. It
+    accepts only what the careful way accepts unchanged, so both give the same answer."""
+    if type(raw) is not dict or raw.get("type", question.kind) != question.kind:
+        return None
+    if isinstance(question, Noul):
+        noul = raw.get("noul")
+        return NoulAnswer(float(noul)) if _is_probability(noul) else None  # type: ignore[arg-type]
+    table = raw.get("probabilities")
+    if type(table) is not dict:
+        return None
+    keys = list(question.options) if isinstance(question, Choice) else _level_keys(question)
+    values = [table.get(key) for key in keys]
+    confidence = raw.get("confidence")
+    if not all(_is_probability(v) for v in values) or not (
+        confidence is None or _is_probability(confidence)
+    ):
+        return None
+    numbers = [float(v) for v in values]  # type: ignore[arg-type]  # checked just above
+    sure = None if confidence is None else float(confidence)
+    if isinstance(question, Choice):
+        choice = raw.get("choice")
+        if type(choice) is not str or choice not in question.options:
+            return None
+        if sure is None:
+            sure = choice_confidence(numbers)
+        return ChoiceAnswer(choice, dict(zip(keys, numbers, strict=True)), sure)
+    score = raw.get("score")
+    if type(score) not in (int, float) or not 0.0 <= score <= len(keys) - 1:  # type: ignore[operator]
+        return None
+    if sure is None:
+        sure = score_confidence(numbers)
+    return ScoreAnswer(float(score), question.levels, tuple(numbers), sure)  # type: ignore[arg-type]
+
+
+def _checked_answer(question_id: str, question: Question, raw: object) -> Answer:
     where = f"answer {question_id!r}"
     if not isinstance(raw, Mapping):
         raise not_an_answer(f"{where} is {json_kind(raw)}, not an object")

@@ -61,10 +61,11 @@ class JobHandle(Generic[R]):
         self._task = task
         task.add_done_callback(_retrieve)
 
-    async def result(self) -> R:
-        """The job's result, or its failure raised. Cancelling the wait cancels the job (so a
-        cancelled parent never leaves its children running)."""
-        return await self._task
+    def result(self) -> asyncio.Future[R]:
+        """The job's result (await it), or its failure raised. Cancelling the wait cancels the
+        job, so a cancelled parent never leaves its children running. It is the job's own
+        future, so ``asyncio.gather(*(h.result() for h in handles))`` wraps nothing."""
+        return self._task
 
     def cancel(self) -> None:
         """Cancel the job; its permits come back."""

@@ -17,7 +17,9 @@ from harness.decision import (
     Choice,
     DecisionRequest,
     Noul,
+    Question,
     RequestValidationError,
+    Score,
     WireReply,
     openai,
     systemone,
@@ -181,3 +183,53 @@ def test_decoding_any_request_gives_a_request_or_validation_problems(
             request, model = decoded
             assert isinstance(request, DecisionRequest)
             assert isinstance(model, str)
+
+
+_values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-2, 3),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.sampled_from(["billing", "tech", "0", "1", "2"]),
+)
+
+
+@given(
+    st.sampled_from(
+        [
+            Choice("Which team?", {"billing": None, "tech": "the tech team"}),
+            Noul("Refund?"),
+            Score("How angry?", ["calm", "angry", "furious"]),
+        ]
+    ),
+    st.dictionaries(
+        st.sampled_from(["type", "choice", "score", "noul", "confidence", "probabilities"]),
+        _values
+        | st.dictionaries(st.sampled_from(["billing", "tech", "0", "1", "2", "x"]), _values),
+    ),
+)
+def test_the_fast_path_decodes_exactly_what_the_careful_path_does(
+    question: Question, raw: dict[str, object]
+) -> None:
+    if "type" in raw and isinstance(raw["type"], str):
+        raw["type"] = question.kind
+    fast = systemone._plain_answer(question, raw)
+    try:
+        careful: object = systemone._checked_answer("q", question, raw)
+    except NotAnAnswerError:
+        careful = None
+    if fast is not None:
+        assert fast == careful
+
+
+@given(requests.flatmap(lambda r: answers_to(r).map(lambda a: (r, a))))
+def test_a_server_shaped_reply_takes_the_fast_path(case: tuple[DecisionRequest, object]) -> None:
+    request, answers = case
+    reply = json.loads(
+        json.dumps(systemone.encode_reply(answers, model="m", input_tokens=1))  # type: ignore[arg-type]
+    )
+    for qid, question in request.questions.items():
+        fast = systemone._plain_answer(question, reply["answers"][qid])
+        assert fast is not None
+        assert fast == systemone._checked_answer(qid, question, reply["answers"][qid])
