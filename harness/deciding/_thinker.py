@@ -4,8 +4,8 @@ One turn, top to bottom (the seed page is the specification):
 
 1. the world is the run's registry, in the order things came to be;
 2. the legal moves are each palette tool (palette order) on each artifact of its input type (world
-   order) whose pair has not run; the output candidates are the artifacts of the output type,
-   never the input;
+   order) whose pair has not run; the output candidates are the artifacts of the output type
+   that tools produced (never the input, nor the iterands it came with);
 3. one request asks everything at once: ``next`` (the tools, plus ``finish`` once a candidate
    exists), ``<tool>_input`` per offered tool, ``select_<ref>`` per candidate;
 4. the model's ``next`` either runs a tool on its chosen input (a readable failure is a fact of
