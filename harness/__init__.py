@@ -32,11 +32,13 @@ _EXPORTS: dict[str, str] = {
     "Dispatcher": "harness.jobs",
     "ExternalServiceError": "harness.errors",
     "GuardrailError": "harness.errors",
+    "HarnessError": "harness.errors",
     "Identifiable": "harness.tools",
     "InvalidInputError": "harness.errors",
     "Job": "harness.jobs",
     "JobContext": "harness.jobs",
     "JobEvent": "harness.jobs",
+    "JobTimeoutError": "harness.errors",
     "LLMReadableError": "harness.errors",
     "LinkArtifact": "harness.artifacts",
     "ListArtifact": "harness.artifacts",
@@ -84,7 +86,9 @@ if TYPE_CHECKING:
     from harness.decision import ScoreAnswer as ScoreAnswer
     from harness.errors import ExternalServiceError as ExternalServiceError
     from harness.errors import GuardrailError as GuardrailError
+    from harness.errors import HarnessError as HarnessError
     from harness.errors import InvalidInputError as InvalidInputError
+    from harness.errors import JobTimeoutError as JobTimeoutError
     from harness.errors import LLMReadableError as LLMReadableError
     from harness.errors import NotAnAnswerError as NotAnAnswerError
     from harness.errors import NotFoundError as NotFoundError

@@ -1,48 +1,67 @@
-"""The error family of harness.
+"""The error family of harness: one base, and "may the model read this" as a property.
 
-Two kinds of failure cross a tool's boundary:
+Every exception harness raises is a :class:`HarnessError` (most also keep the builtin base a
+caller would expect: a :class:`InvalidInputError` is a ``ValueError``, a :class:`JobTimeoutError`
+a ``TimeoutError``). Two properties say what a failure means to a run:
 
-* **LLM-readable errors** (:class:`LLMReadableError` and its members) are facts of a run: the
-  decision thinker feeds their message back to the model and goes on. A *correctable* one says
-  what the caller could do differently (an invalid input, something not found, a guardrail); an
-  *uncorrectable* one says the world is in the way (a service down, no authorisation).
-* **Retry signals** (:class:`RetrySignal` and its members) tell the dispatcher to re-run a job
-  within its upstream retry budget. They are never shown to a model: when the budget is spent the
-  dispatcher turns the last signal into an :class:`UpstreamThrottleError` or
-  :class:`ExternalServiceError` naming the budget.
+* ``llm_readable``: the decision thinker feeds the message back to the model that chose the move
+  and goes on (a fact of the run: an invalid input, something not found, a guardrail, a service a
+  tool uses being down). When it is false the failure ends the run: a refused API key is a fact
+  about the deployment, not about the move, so :class:`UnauthorizedError` and
+  :class:`PermissionDeniedError` are not readable.
+* ``correctable``: whether the model could succeed by choosing differently. An uncorrectable
+  failure is logged with its stack.
 
-Anything else raised by a tool is a system failure and fails the run.
+Failures that answered with an HTTP status carry ``status`` and the server's ``request_id``
+(:class:`StatusError`). Retryable failures (:class:`RetryableError`: 429, 503, 529, 408, other
+5xx, no answer) tell the dispatcher to run the job again within its retry policy; when the policy
+is spent the dispatcher raises an :class:`UpstreamThrottleError` or :class:`ExternalServiceError`
+naming it, so a retryable error reaches a caller only from code that runs a client directly.
+Their old names (``RetrySignal``, ``RateLimitSignal``, ``OverloadSignal``, ``TransientSignal``)
+are aliases.
 
 Messages never quote a decision's state or an API key.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 __all__ = [
+    "AuthenticationError",
     "ExternalServiceError",
     "GuardrailError",
+    "HarnessError",
     "HarnessSystemError",
     "InvalidInputError",
+    "JobTimeoutError",
     "LLMReadableError",
     "NotAnAnswerError",
     "NotFoundError",
     "OverloadSignal",
+    "OverloadedError",
     "PermissionDeniedError",
     "RateLimitSignal",
+    "RateLimitedError",
     "RetrySignal",
+    "RetryableError",
+    "StatusError",
+    "TransientError",
     "TransientSignal",
     "UnauthorizedError",
     "UpstreamThrottleError",
 ]
 
 
-class LLMReadableError(Exception):
-    """A failure whose message is written for the model that chose the move.
+class HarnessError(Exception):
+    """The base of every error harness raises.
 
-    ``correctable`` says whether the model could succeed by choosing differently (another input,
-    another tool); an uncorrectable failure is reported with its stack.
+    ``message`` is the text (never the state, never a key); ``llm_readable`` says whether a
+    decision thinker feeds it back to the model, ``correctable`` whether the model could succeed
+    by choosing differently.
     """
 
+    llm_readable: ClassVar[bool] = False
     correctable: bool = False
 
     def __init__(self, message: str, *, correctable: bool | None = None) -> None:
@@ -55,6 +74,12 @@ class LLMReadableError(Exception):
         """The one line the model reads about this failure."""
         kind = "correctable" if self.correctable else "not correctable"
         return f"{self.message} ({kind})"
+
+
+class LLMReadableError(HarnessError):
+    """A failure whose message is written for the model that chose the move (a fact of the run)."""
+
+    llm_readable = True
 
 
 class InvalidInputError(LLMReadableError, ValueError):
@@ -84,15 +109,21 @@ class GuardrailError(LLMReadableError):
     correctable = True
 
 
-class ExternalServiceError(LLMReadableError):
+class StatusError(HarnessError):
+    """A failure that came with an HTTP status (or none: no answer) and the server's request id."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, request_id: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.request_id = request_id  # the server's request id, when it sent one
+
+
+class ExternalServiceError(StatusError, LLMReadableError):
     """A service outside harness failed, refused, or answered nonsense."""
 
     correctable = False
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.request_id: str | None = None  # the server's request id, when it sent one
 
 
 class NotAnAnswerError(ExternalServiceError, ValueError):
@@ -103,47 +134,71 @@ class NotAnAnswerError(ExternalServiceError, ValueError):
     """
 
 
-class UnauthorizedError(ExternalServiceError):
+class UpstreamThrottleError(ExternalServiceError):
+    """The upstream kept throttling until the job's retry policy was spent."""
+
+
+class AuthenticationError(StatusError):
+    """The service refused the credentials. Not readable by a model: it ends the run."""
+
+
+class UnauthorizedError(AuthenticationError):
     """The service refused the credentials (HTTP 401): check the entry's ``api_key_env``."""
 
 
-class PermissionDeniedError(ExternalServiceError):
+class PermissionDeniedError(AuthenticationError):
     """The credentials are valid but not allowed this (HTTP 403)."""
 
 
-class UpstreamThrottleError(ExternalServiceError):
-    """The upstream kept throttling until the job's retry budget was spent."""
+class HarnessSystemError(HarnessError):
+    """harness itself is in a state it cannot go on from (not readable by a model)."""
 
 
-class HarnessSystemError(LLMReadableError):
-    """harness itself is in a state it cannot go on from."""
+class JobTimeoutError(LLMReadableError, TimeoutError):
+    """A job ran past its time limit (waiting for admission does not count); ``job_id`` names it."""
 
     correctable = False
 
+    def __init__(self, message: str, *, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
 
-class RetrySignal(Exception):
-    """Re-run the job after a pause, within its upstream retry budget. Never shown to a model.
+
+class RetryableError(StatusError):
+    """Run the job again after a pause, within its retry policy. Never shown to a model.
 
     ``retry_after`` is the server's hint in seconds, when it gave one.
     """
 
     def __init__(
-        self, message: str, *, retry_after: float | None = None, status: int | None = None
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+        request_id: str | None = None,
     ) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(message, status=status, request_id=request_id)
         self.retry_after = retry_after
-        self.status = status
-        self.request_id: str | None = None  # the server's request id, when it sent one
 
 
-class RateLimitSignal(RetrySignal):
+class RateLimitedError(RetryableError):
     """The server asked to slow down (HTTP 429)."""
 
 
-class OverloadSignal(RetrySignal):
+class OverloadedError(RetryableError):
     """The server is overloaded or loading (HTTP 503, 529)."""
 
 
-class TransientSignal(RetrySignal):
-    """A failure that a re-run may not meet again (408, other 5xx, no answer at all)."""
+class TransientError(RetryableError):
+    """A failure that another attempt may not meet again (408, other 5xx, no answer at all)."""
+
+
+RetrySignal = RetryableError
+"""The old name of :class:`RetryableError`."""
+RateLimitSignal = RateLimitedError
+"""The old name of :class:`RateLimitedError`."""
+OverloadSignal = OverloadedError
+"""The old name of :class:`OverloadedError`."""
+TransientSignal = TransientError
+"""The old name of :class:`TransientError`."""

@@ -68,3 +68,52 @@ def test_retry_signals_are_never_readable_errors(signal: type[RetrySignal]) -> N
     raised = signal("HTTP 503", retry_after=1.5, status=503)
     assert not isinstance(raised, LLMReadableError)
     assert (raised.retry_after, raised.status, raised.request_id) == (1.5, 503, None)
+
+
+def test_every_error_harness_defines_is_a_harness_error() -> None:
+    import importlib
+    import pkgutil
+
+    import harness
+    from harness.errors import HarnessError
+
+    found: list[str] = []
+    for module in pkgutil.walk_packages(harness.__path__, "harness."):
+        if module.name.endswith("__main__") or module.name.startswith("harness.demo.corpus"):
+            continue
+        if module.name.startswith("harness.testing"):
+            continue  # test support: its violations are AssertionErrors, for pytest's reports
+        loaded = importlib.import_module(module.name)
+        for value in vars(loaded).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__.startswith("harness")
+            ):
+                found.append(value.__qualname__)
+                assert issubclass(value, HarnessError), f"{value.__module__}.{value.__qualname__}"
+    assert "JobTimeoutError" in found
+    assert "CatalogError" in found
+
+
+def test_a_refused_key_is_not_a_fact_of_the_run_but_a_tool_failure_is() -> None:
+    from harness.errors import HarnessError, JobTimeoutError
+
+    assert not UnauthorizedError("HTTP 401", status=401).llm_readable
+    assert not PermissionDeniedError("HTTP 403", status=403).llm_readable
+    assert not isinstance(UnauthorizedError("x"), LLMReadableError)
+    assert ExternalServiceError("down", status=502).llm_readable
+    assert JobTimeoutError("late").llm_readable
+    assert isinstance(JobTimeoutError("late"), TimeoutError)
+    assert not HarnessSystemError("broken").llm_readable
+    assert issubclass(RetrySignal, HarnessError)
+
+
+def test_status_errors_carry_the_status_and_the_request_id() -> None:
+    from harness.errors import StatusError
+
+    error = UnauthorizedError("refused", status=401, request_id="req-1")
+    assert isinstance(error, StatusError)
+    assert (error.status, error.request_id) == (401, "req-1")
+    signal = RateLimitSignal("slow down", retry_after=2.0, status=429, request_id="req-2")
+    assert (signal.status, signal.request_id, signal.retry_after) == (429, "req-2", 2.0)

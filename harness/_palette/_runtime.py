@@ -15,6 +15,7 @@ from typing import Any, TypeVar, Union, cast, get_args, get_origin
 
 from harness._palette._rules import Open, ToolFacts, Verdict, palette_verdicts, reachable_types
 from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.errors import HarnessError
 from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
 from harness.tools._tool import NAME_ATTR, DecisionTool
 
@@ -174,7 +175,7 @@ class PaletteReport:
         return not self.verdicts
 
 
-class PaletteError(TypeError):
+class PaletteError(HarnessError, TypeError):
     """A palette breaks the rules: every verdict, each with its code, class, message and fix."""
 
     def __init__(self, verdicts: Sequence[Verdict]) -> None:

@@ -8,6 +8,7 @@ import sys
 import traceback
 from typing import Final
 
+from harness.errors import HarnessError
 from harness.models import DECISION, Catalog, CatalogError, TokenizerError, load_catalog
 from harness.record import RunFailedError, counted
 
@@ -34,7 +35,7 @@ EXIT_FAILED: Final = 1
 """The run started and failed."""
 
 
-class CliError(Exception):
+class CliError(HarnessError):
     """A usage problem the user can fix: printed as one line, exit code 2, no traceback."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, Final
 
 from harness.decision import DecisionRequest, DecisionResponse
+from harness.errors import HarnessError
 from harness.jobs import (
     DEFAULT_UPSTREAM_RETRIES,
     DecisionBinding,
@@ -21,7 +22,7 @@ __all__ = ["DECISION_TIMEOUT", "DecisionCall", "MissingRequestError"]
 DECISION_TIMEOUT: Final = 60.0
 
 
-class MissingRequestError(RuntimeError):
+class MissingRequestError(HarnessError, RuntimeError):
     """The requirements of a decision call were captured before its request was set."""
 
 

@@ -34,7 +34,7 @@ from harness.decision import (
     Question,
     RefusedAnswer,
 )
-from harness.errors import LLMReadableError
+from harness.errors import HarnessError
 from harness.palette import thinker_input_of, validate_palette
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
@@ -271,7 +271,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         )
         try:
             product = await context.run(job)
-        except LLMReadableError as failure:
+        except HarnessError as failure:
+            if not failure.llm_readable:
+                raise
             if failure.correctable:
                 log.info("%s on %s: %s", provider.name, ref, failure.message)
             else:

@@ -8,6 +8,8 @@ from typing import TypeVar
 
 import attrs
 
+from harness.errors import HarnessError
+
 from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer
 from ._frozen_map import FrozenMap
 from ._questions import Choice, Score
@@ -18,7 +20,7 @@ __all__ = ["AnswerReadError", "DecisionResponse"]
 _A = TypeVar("_A", ChoiceAnswer, NoulAnswer, ScoreAnswer)
 
 
-class AnswerReadError(LookupError):
+class AnswerReadError(HarnessError, LookupError):
     """An answer read that cannot be served: never asked, asked in another shape, refused by the
     model, or the whole call failed. The message names the question and what to do instead."""
 

@@ -11,7 +11,7 @@ import attrs
 import cattrs
 import cattrs.v
 
-from harness.errors import NotAnAnswerError
+from harness.errors import HarnessError, NotAnAnswerError
 
 from ._answers import Answer, ChoiceAnswer, ScoreAnswer, choice_confidence, score_confidence
 from ._frozen_map import FrozenMap
@@ -67,7 +67,7 @@ class WireReply:
     output_tokens: int | None = None
 
 
-class RequestValidationError(ValueError):
+class RequestValidationError(HarnessError, ValueError):
     """A request body a server refuses: each problem is ``(loc, msg)``, for a 422 ``detail[]``.
 
     ``loc`` starts with ``"body"`` as FastAPI's does; ``msg`` never quotes the state.
@@ -83,7 +83,7 @@ class RequestValidationError(ValueError):
         return [{"loc": list(loc), "msg": msg, "type": "value_error"} for loc, msg in self.problems]
 
 
-class _WireValueError(ValueError):
+class _WireValueError(HarnessError, ValueError):
     """A hook's refusal; its message is shown as is."""
 
 

@@ -1,8 +1,8 @@
 """Jobs and the dispatcher: identity, timeouts, retry budgets, admission, events, the record."""
 
+from harness.errors import JobTimeoutError as JobTimeoutError  # lives in harness.errors
 from harness.jobs._dispatcher import Dispatcher as Dispatcher
 from harness.jobs._dispatcher import JobHandle as JobHandle
-from harness.jobs._dispatcher import JobTimeoutError as JobTimeoutError
 from harness.jobs._events import EventKind as EventKind
 from harness.jobs._events import JobEvent as JobEvent
 from harness.jobs._events import JobSnapshot as JobSnapshot

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from harness.errors import (
     ExternalServiceError,
-    LLMReadableError,
+    JobTimeoutError,
     OverloadSignal,
     RateLimitSignal,
     RetrySignal,
@@ -35,22 +35,12 @@ _DEADLINE_SLACK = 0.001
 """Seconds before a job's deadline at which a retry signal counts as its timeout."""
 
 
-class JobTimeoutError(LLMReadableError, TimeoutError):
-    """A job ran past its timeout (waiting for admission does not count); ``job_id`` names it."""
-
-    correctable = False
-
-    def __init__(self, message: str, *, job_id: str | None = None) -> None:
-        super().__init__(message)
-        self.job_id = job_id
-
-    @classmethod
-    def of(cls, job: Job[Any]) -> JobTimeoutError:
-        """The timeout of ``job``."""
-        return cls(
-            f"{job.describe()} did not finish within its timeout of {job.timeout:g} s",
-            job_id=job.identity.job_id,
-        )
+def _timeout_of(job: Job[Any]) -> JobTimeoutError:
+    """The timeout of ``job``."""
+    return JobTimeoutError(
+        f"{job.describe()} did not finish within its timeout of {job.timeout:g} s",
+        job_id=job.identity.job_id,
+    )
 
 
 class JobHandle(Generic[R]):
@@ -264,13 +254,13 @@ class Dispatcher:
                     return await job.run(context)
             except TimeoutError as error:
                 if scope.expired():
-                    raise JobTimeoutError.of(job) from error
+                    raise _timeout_of(job) from error
                 raise
             except RetrySignal as signal:
                 # A client given the job's remaining time (aiohttp's total) can hit it in the
                 # same loop tick as the scope above: with no time left, that is the timeout.
                 if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
-                    raise JobTimeoutError.of(job) from signal
+                    raise _timeout_of(job) from signal
                 raise
         finally:
             _release(permits)

@@ -36,7 +36,7 @@ from harness.decision import (
     score_confidence,
 )
 from harness.decision import systemone as systemone_codec
-from harness.errors import NotAnAnswerError
+from harness.errors import HarnessError, NotAnAnswerError
 
 from ._systemone import check_limits
 
@@ -121,7 +121,7 @@ def default_answers(request: DecisionRequest) -> dict[str, Answer]:
     return answers
 
 
-class ScriptExhaustedError(AssertionError):
+class ScriptExhaustedError(HarnessError, AssertionError):
     """A scripted fake model was asked more often than its script says."""
 
 

@@ -34,6 +34,7 @@ from harness.errors import (
     PermissionDeniedError,
     RateLimitSignal,
     RetrySignal,
+    StatusError,
     TransientSignal,
     UnauthorizedError,
 )
@@ -198,7 +199,7 @@ def status_failure(
     endpoint: Endpoint,
     *,
     now: datetime | None = None,
-) -> RetrySignal | ExternalServiceError:
+) -> RetrySignal | StatusError:
     """The exception a non-2xx reply becomes; see the module docstring for the table. It carries
     the reply's ``x-typesafe-request-id`` as ``request_id`` (for the record)."""
     failure = _status_failure(status, headers, body, endpoint, now=now)
@@ -213,7 +214,7 @@ def _status_failure(
     endpoint: Endpoint,
     *,
     now: datetime | None,
-) -> RetrySignal | ExternalServiceError:
+) -> RetrySignal | StatusError:
     message = endpoint.redact(error_message(body))
     where = f"{endpoint.service} at {endpoint.shown_url}"
     if status in (408, 429) or status >= 500:
@@ -258,7 +259,7 @@ def _is_unknown_host(error: BaseException) -> bool:
 
 def connection_failure(
     error: BaseException, endpoint: Endpoint, *, timeout: float | None = None
-) -> RetrySignal | ExternalServiceError:
+) -> RetrySignal | StatusError:
     """The exception a round trip without a reply becomes.
 
     A client-side timeout and a connection that failed (refused, reset, disconnected, a broken

@@ -7,6 +7,8 @@ from typing import Literal
 
 import attrs
 
+from harness.errors import HarnessError
+
 __all__ = ["DEFAULT_PATHS", "PROVIDERS", "CatalogEntry", "CatalogError"]
 
 PROVIDERS: frozenset[str] = frozenset({"systemone", "openai", "embedded", "fake"})
@@ -23,7 +25,7 @@ DEFAULT_PATHS: dict[str, str] = {
 _REMOTE_PROVIDERS = frozenset({"systemone", "openai"})
 
 
-class CatalogError(ValueError):
+class CatalogError(HarnessError, ValueError):
     """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
+from harness.errors import HarnessError
+
 __all__ = ["AdmissionError", "Gate"]
 
 
-class AdmissionError(ValueError):
+class AdmissionError(HarnessError, ValueError):
     """A demand that admission can never serve, or a gate/bucket used against its entry's bound."""
 
 

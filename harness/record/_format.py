@@ -39,6 +39,7 @@ from typing import Final
 import attrs
 
 from harness.deciding import DecisionTurn
+from harness.errors import HarnessError
 
 __all__ = [
     "RECORD_FORMAT",
@@ -56,7 +57,7 @@ RECORD_VERSION: Final = 1
 JsonObject = dict[str, object]
 
 
-class RecordError(ValueError):
+class RecordError(HarnessError, ValueError):
     """A record file that cannot be read: names the file, the place in it and what is wrong."""
 
 

@@ -43,8 +43,8 @@ from harness.decision import (
 from harness.decision import openai as openai_codec
 from harness.decision import systemone as systemone_codec
 from harness.errors import (
-    ExternalServiceError,
-    LLMReadableError,
+    HarnessError,
+    StatusError,
     UpstreamThrottleError,
 )
 from harness.jobs import Dispatcher, JobTimeoutError
@@ -315,7 +315,7 @@ class DecisionServer:
         except ContextCeilingError as error:
             self.stats.invalid += 1
             return _reply(422, {"detail": [_body_problem(str(error))]}, request_id)
-        except LLMReadableError as error:
+        except HarnessError as error:
             return self._failure(error, request_id)
         except ValueError as error:  # an answer the codec cannot write (a refusal in System One)
             self.stats.failed += 1
@@ -323,7 +323,7 @@ class DecisionServer:
         self.stats.answered += 1
         return _reply(200, reply, request_id)
 
-    def _failure(self, error: LLMReadableError, request_id: str) -> web.Response:
+    def _failure(self, error: HarnessError, request_id: str) -> web.Response:
         message = error.message
         if isinstance(error, JobTimeoutError):
             self.stats.failed += 1
@@ -331,7 +331,7 @@ class DecisionServer:
         if isinstance(error, UpstreamThrottleError):
             self.stats.failed += 1
             return _busy_reply(503, "overloaded_error", message, self.retry_after, request_id)
-        if isinstance(error, ExternalServiceError):
+        if isinstance(error, StatusError):  # an upstream failure, its credentials included
             self.stats.failed += 1
             return _problem(502, "upstream_error", message, request_id)
         # Readable and about the request itself (too many options or levels for the entry, ...)

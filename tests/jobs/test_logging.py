@@ -8,7 +8,7 @@ import pytest
 
 from harness.deciding import DecisionCall
 from harness.decision import Choice, DecisionRequest, Noul
-from harness.errors import ExternalServiceError
+from harness.errors import ExternalServiceError, UnauthorizedError
 from harness.jobs import Dispatcher, JobEvent, JobTimeoutError
 from harness.testing import FakeSystemOneServer, Fault
 from harness.tools import Workflow
@@ -43,7 +43,7 @@ async def test_no_key_and_no_state_reach_any_log_record(
             with pytest.raises(ExternalServiceError) as refused:
                 await dispatcher.run(DecisionCall(Workflow(), REQUEST))
             server.fail_next(Fault.unauthorized())
-            with pytest.raises(ExternalServiceError):
+            with pytest.raises(UnauthorizedError):
                 await dispatcher.run(DecisionCall(Workflow(), REQUEST))
             server.fail_next(Fault.hang())
             with pytest.raises(JobTimeoutError):

@@ -9,7 +9,13 @@ from collections.abc import Mapping
 import pytest
 
 from harness.decision import Answer, Choice, DecisionRequest, Noul, RefusedAnswer
-from harness.errors import ExternalServiceError, NotAnAnswerError, RetrySignal, TransientSignal
+from harness.errors import (
+    ExternalServiceError,
+    NotAnAnswerError,
+    RetrySignal,
+    TransientSignal,
+    UnauthorizedError,
+)
 from harness.llm._fake import default_answers
 from harness.llm._openai import OpenAIDecisionsClient
 from harness.models import CatalogEntry
@@ -129,7 +135,7 @@ async def test_bearer_only_with_a_key_and_never_in_messages(
     await decisions.decide(sample_request(), entry)
     assert server.headers[-1]["Authorization"] == f"Bearer {CANARY_KEY}"
     server.fail_next(Fault.unauthorized(f"key {CANARY_KEY} revoked"))
-    with pytest.raises(ExternalServiceError) as caught:
+    with pytest.raises(UnauthorizedError) as caught:
         await decisions.decide(sample_request(), entry)
     assert CANARY_KEY not in str(caught.value)
     assert "revoked" in str(caught.value)

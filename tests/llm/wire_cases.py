@@ -12,6 +12,7 @@ from harness.errors import (
     PermissionDeniedError,
     RateLimitSignal,
     RetrySignal,
+    StatusError,
     TransientSignal,
     UnauthorizedError,
 )
@@ -197,6 +198,6 @@ def assert_classified(error: BaseException, case: StatusCase, url: str) -> None:
             assert error.retry_after is not None
             assert low <= error.retry_after <= high
     else:
-        assert isinstance(error, ExternalServiceError)
+        assert isinstance(error, StatusError)
         assert error.status == case.status
         assert not error.correctable
