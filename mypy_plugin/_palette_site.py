@@ -20,6 +20,7 @@ not ``ListArtifact[O]`` for an explicit ``O`` (``[arg-type]``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -155,10 +156,36 @@ def _branches(api: object, typ: Type, expr: Expression, options: Options) -> lis
             return found
     proper = get_proper_type(typ)
     if isinstance(proper, UnionType) and _each_a_palette_or_tool(proper):
-        return [
-            _Branch(item, expr, format_type(item, options)) for item in proper.relevant_items()
-        ]
+        out: list[_Branch] = []
+        for item in proper.relevant_items():
+            for branch in _branches(api, item, expr, options):
+                branch.shown = branch.shown or format_type(branch.typ, options)
+                out.append(branch)
+        return out
+    if isinstance(proper, TupleType):
+        choices = [_entry_choices(item) for item in proper.items]
+        if any(len(choice) > 1 for choice in choices):
+            combos = list(itertools.islice(itertools.product(*choices), _MAX_COMBINATIONS + 1))
+            return [
+                _Branch(
+                    proper.copy_modified(items=list(combo)),
+                    expr,
+                    format_type(proper.copy_modified(items=list(combo)), options),
+                )
+                for combo in combos
+            ]
     return [_Branch(typ, expr, None)]
+
+
+def _entry_choices(item: Type) -> list[Type]:
+    """A palette entry's possibilities: each class of a union of class objects (``A if fast
+    else B`` in the tuple), else the entry itself."""
+    proper = get_proper_type(item)
+    if isinstance(proper, UnionType) and _each_a_palette_or_tool(proper):
+        return [
+            choice for member in proper.relevant_items() for choice in _entry_choices(member)
+        ]
+    return [item]
 
 
 def _each_a_palette_or_tool(union: UnionType) -> bool:
@@ -198,12 +225,12 @@ def _check(site: _Site) -> None:
     _file_all(site, runs, keys, palettes, palette_expr)
 
 
-_Identity = tuple[str, str, str, tuple[str, ...]]
+_Identity = tuple[str, str, str]
 
 
 def _identity(filed: _Filed) -> _Identity:
     kind, verdict, _, _, _ = filed
-    return kind, verdict.code, verdict.message, verdict.notes
+    return kind, verdict.code, verdict.message
 
 
 def _branch_note(
@@ -240,10 +267,12 @@ def _file_all(
     naming those branches (at the branch's own node when the condition is written inline)."""
     where: dict[_Identity, set[tuple[int, int]]] = {}
     nodes: dict[_Identity, set[int]] = {}
+    notes: dict[_Identity, list[tuple[str, ...]]] = {}
     for combination, filed in runs.items():
         for item in filed:
             where.setdefault(_identity(item), set()).add(combination)
             nodes.setdefault(_identity(item), set()).add(id(item[2]))
+            notes.setdefault(_identity(item), []).append(item[1].notes)
     done: set[tuple[_Identity, int]] = set()
     for filed in runs.values():
         for item in filed:
@@ -258,6 +287,16 @@ def _file_all(
             if kind == "pointer" and info is not None and record is not None:
                 _note_definition(site, verdict, info, record, node)
                 continue
+            if len(set(notes[identity])) > 1:  # e.g. what is reachable differs by branch
+                common = tuple(n for n in verdict.notes if all(n in o for o in notes[identity]))
+                verdict = Verdict(
+                    verdict.code,
+                    verdict.subject,
+                    verdict.message,
+                    common,
+                    verdict.definition,
+                    verdict.key,
+                )
             if not certain:
                 verdict = Verdict(
                     verdict.code,
