@@ -227,20 +227,18 @@ def palette_report(
 ) -> PaletteReport:
     """Every verdict on a palette, without raising (see :func:`validate_palette`).
 
-    A palette that is not a tuple (a list, say) is refused as the type checker refuses it; its
-    entries are still judged, so every problem shows at once.
+    A palette that is not a tuple (a list, say) is refused as the type checker refuses it, with
+    that one verdict: as with mypy, its entries are judged once it is a tuple.
     """
     shape: object = palette  # a caller without a type checker may pass anything
-    entries_in: Sequence[object] = shape if isinstance(shape, tuple | list) else ()
-    shape_verdicts = (
-        [] if isinstance(shape, tuple) else [palette_shape_verdict(type_text(type(shape)))]
-    )
+    if not isinstance(shape, tuple):
+        return PaletteReport((palette_shape_verdict(type_text(type(shape))),), None)
     key = runtime_facts(key_tool)
-    entries = [runtime_facts(cls) for cls in entries_in]
+    entries = [runtime_facts(cls) for cls in shape]
     start = _side(thinker_input) if thinker_input is not None else None
     start_node = start if isinstance(start, RuntimeType) else None
     out = _side(output_type)
-    verdicts = shape_verdicts + palette_verdicts(
+    verdicts = palette_verdicts(
         thinker_input=start_node,
         output_type=out if isinstance(out, RuntimeType) else None,
         key_tool=key,
