@@ -85,7 +85,9 @@ strict = true
 plugins = ["harness.mypy"]
 """
 
-DEAD_TOOL = re.compile(r'^app\.py:\d+: error: Tool "ReadOrphan" can never run: .*\[harness-dead-tool\]$')
+DEAD_TOOL = re.compile(
+    r'^app\.py:\d+: error: Tool "ReadOrphan" can never run: .*\[harness-dead-tool\]$'
+)
 
 
 def _build(hook: str, out: Path) -> Path:
