@@ -182,9 +182,7 @@ def _entry_choices(item: Type) -> list[Type]:
     else B`` in the tuple), else the entry itself."""
     proper = get_proper_type(item)
     if isinstance(proper, UnionType) and _each_a_palette_or_tool(proper):
-        return [
-            choice for member in proper.relevant_items() for choice in _entry_choices(member)
-        ]
+        return [choice for member in proper.relevant_items() for choice in _entry_choices(member)]
     return [item]
 
 
@@ -192,9 +190,10 @@ def _each_a_palette_or_tool(union: UnionType) -> bool:
     """A union of fixed tuples (palettes) or of class objects (key tools): a union of ``type[X]``
     items written as one ``type[A | B]`` stays one unknown entry."""
     items = [get_proper_type(item) for item in union.relevant_items()]
-    return all(
-        isinstance(item, TupleType) or _class_of(item) is not None for item in items
-    ) and len(items) > 1
+    return (
+        all(isinstance(item, TupleType) or _class_of(item) is not None for item in items)
+        and len(items) > 1
+    )
 
 
 #: What one palette check would file: an error (a verdict) or a pointer to a definition.
@@ -376,11 +375,11 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
         if info is not None and _already_reported(verdict, info, key_info):
             continue
         record = own_name_record(info) if info is not None else None
-        if info is not None and record is not None and record.get("dynamic"):
-            if verdict.code == "harness-name":  # its own name, unreadable: said where defined
-                pointer = undecidable_name_verdict(info.name, info.fullname)
-                filed.append(("pointer", pointer, node, info, record))
-                continue
+        dynamic = info is not None and record is not None and bool(record.get("dynamic"))
+        if dynamic and info is not None and record is not None and verdict.code == "harness-name":
+            pointer = undecidable_name_verdict(info.name, info.fullname)  # said where defined
+            filed.append(("pointer", pointer, node, info, record))
+            continue
         if verdict.definition and info is not None and record is not None:
             filed.append(("pointer", verdict, node, info, record))
             continue

@@ -224,9 +224,10 @@ def _bind_note(facts: ToolFacts[N]) -> str:
             shown.append(hint if hint is not None else PLACEHOLDER)
     source = (
         " (from the types of its execute method)"
-        if any(h is not None and isinstance(s, Open) for s, h in zip(
-            (facts.input, facts.output), facts.execute_hints, strict=True
-        ))
+        if any(
+            h is not None and isinstance(s, Open)
+            for s, h in zip((facts.input, facts.output), facts.execute_hints, strict=True)
+        )
         else ""
     )
     return (
