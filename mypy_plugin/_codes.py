@@ -27,6 +27,8 @@ RULE_CODES: Final[dict[str, str]] = {
     "harness-graph": "a key tool whose input is unreachable from the thinker's input",
     "harness-dead-tool": "a palette tool whose input is unreachable from the thinker's input",
     "harness-objective": "a blank objective",
+    "harness-undecidable": "what a type checker cannot decide: a computed tool name, an entry or "
+    "key tool that is not one specific class",
 }
 
 #: One mypy error code per palette rule, keyed by the rule's code.

@@ -43,10 +43,11 @@ from harness._palette._rules import (
     decorated_non_tool_verdict,
     invalid_name_verdict,
     tool_verdicts,
+    undecidable_name_verdict,
 )
 from mypy_plugin._codes import ERROR_CODES
 from mypy_plugin._dependencies import class_triggers, depend_on
-from mypy_plugin._facts import facts_of, tool_base
+from mypy_plugin._facts import facts_of, own_name_record, tool_base
 from mypy_plugin._names import METADATA_KEY, NAME_ATTR, TOOL_NAME
 from mypy_plugin._report import (
     SURPRISE_NOTE,
@@ -197,6 +198,11 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
     for verdict in tool_verdicts(facts):
         if verdict.definition:
             report(ctx.api.msg, verdict, _node_for(verdict, defn, outermost))
+    record = own_name_record(info)
+    if record is not None and record.get("dynamic"):
+        argument = _name_argument(calls[0]) if calls else None
+        node = argument if argument is not None else outermost
+        report(ctx.api.msg, undecidable_name_verdict(info.name, info.fullname), node)
     for call in calls[1:]:  # an inner name is overridden, but its decorator still checks it
         name = _literal_name(call, final_iteration=True)
         inner = (

@@ -25,7 +25,14 @@ from mypy.nodes import (
 from mypy.options import Options
 from mypy.subtypes import is_subtype
 from mypy.typeops import get_all_type_vars
-from mypy.types import AnyType, Instance, Type, TypeVarType, get_proper_type
+from mypy.types import (
+    AnyType,
+    CallableType,
+    Instance,
+    Type,
+    TypeVarType,
+    get_proper_type,
+)
 from mypy.typevars import fill_typevars
 
 from harness._palette._rules import Open, ToolFacts
@@ -118,6 +125,31 @@ def ctor_problem(info: TypeInfo) -> str | None:
     return f"its constructor takes ({', '.join(names)})"
 
 
+def execute_hints(info: TypeInfo, options: Options) -> tuple[str | None, str | None]:
+    """``execute``'s input and return annotations, rendered, when each is a concrete artifact
+    type (the fix for an open type parameter is built from them); ``None`` otherwise."""
+    node = info.get_method("execute")
+    if isinstance(node, Decorator):
+        node = node.func
+    if not isinstance(node, FuncDef) or not isinstance(node.type, CallableType):
+        return None, None
+    typ = node.type
+    returned = get_proper_type(typ.ret_type)
+    if (
+        node.is_coroutine
+        and isinstance(returned, Instance)
+        and returned.type.fullname == "typing.Coroutine"
+        and len(returned.args) == 3
+    ):
+        returned = get_proper_type(returned.args[2])  # async def: mypy wraps what it returns
+    taken = typ.arg_types[1] if len(typ.arg_types) > 1 else None
+    shown: list[str | None] = []
+    for side_type in (taken, returned):
+        side = artifact_side(side_type, options) if side_type is not None else None
+        shown.append(side.render() if isinstance(side, MypyType) else None)
+    return shown[0], shown[1]
+
+
 def own_name_record(info: TypeInfo) -> dict[str, object] | None:
     """What the ``@tool_name`` hook recorded on this very class (never a parent's)."""
     record = info.metadata.get(METADATA_KEY)
@@ -151,4 +183,7 @@ def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         ctor=ctor_problem(info),
         input=input_side,
         output=output_side,
+        execute_hints=execute_hints(info, options)
+        if isinstance(input_side, Open) or isinstance(output_side, Open)
+        else (None, None),
     )

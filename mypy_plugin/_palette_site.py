@@ -20,15 +20,16 @@ not ``ListArtifact[O]`` for an explicit ``O`` (``[arg-type]``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
-from mypy.nodes import Context, Expression, StrExpr, TupleExpr, TypeInfo
+from mypy.nodes import ConditionalExpr, Context, Expression, StrExpr, TupleExpr, TypeInfo
+from mypy.options import Options
 from mypy.plugin import FunctionContext, MethodContext
-from mypy.subtypes import is_subtype
 from mypy.types import (
     CallableType,
     Instance,
@@ -37,15 +38,22 @@ from mypy.types import (
     TupleType,
     Type,
     TypeType,
+    UnionType,
     get_proper_type,
 )
 from mypy.typevars import fill_typevars
 
-from harness._palette._rules import ToolFacts, Verdict, palette_verdicts, unknown_entry_verdict
+from harness._palette._rules import (
+    ToolFacts,
+    Verdict,
+    palette_verdicts,
+    undecidable_name_verdict,
+    unknown_entry_verdict,
+)
 from mypy_plugin._codes import code_for
 from mypy_plugin._dependencies import class_triggers, depend_on
 from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
-from mypy_plugin._names import LIST_ARTIFACT, THINKER
+from mypy_plugin._names import THINKER
 from mypy_plugin._report import checker_fail, report, reporting_surprises
 
 __all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init"]
@@ -122,32 +130,215 @@ def _literal_text(typ: Type | None, expr: Expression | None) -> str | None:
     return None
 
 
+@dataclass
+class _Branch:
+    """One possibility of a conditional argument: its type, where to report, how it reads."""
+
+    typ: Type
+    node: Expression
+    shown: str | None  # None: the argument has one possibility only
+
+
+def _branches(api: object, typ: Type, expr: Expression, options: Options) -> list[_Branch]:
+    """Each possibility of an argument: the branches of a conditional expression written in the
+    call (reported at each branch), else the items of a union type (a constant chosen by a
+    condition elsewhere), else the argument itself."""
+    if isinstance(expr, ConditionalExpr) and isinstance(api, TypeChecker):
+        found: list[_Branch] = []
+        for part in (expr.if_expr, expr.else_expr):
+            part_type = api.lookup_type_or_none(part)
+            if part_type is None:
+                break
+            found += _branches(api, part_type, part, options)
+        else:
+            for branch in found:
+                branch.shown = branch.shown or format_type(branch.typ, options)
+            return found
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType) and _each_a_palette_or_tool(proper):
+        out: list[_Branch] = []
+        for item in proper.relevant_items():
+            for branch in _branches(api, item, expr, options):
+                branch.shown = branch.shown or format_type(branch.typ, options)
+                out.append(branch)
+        return out
+    if isinstance(proper, TupleType):
+        choices = [_entry_choices(item) for item in proper.items]
+        if any(len(choice) > 1 for choice in choices):
+            combos = list(itertools.islice(itertools.product(*choices), _MAX_COMBINATIONS + 1))
+            return [
+                _Branch(
+                    proper.copy_modified(items=list(combo)),
+                    expr,
+                    format_type(proper.copy_modified(items=list(combo)), options),
+                )
+                for combo in combos
+            ]
+    return [_Branch(typ, expr, None)]
+
+
+def _entry_choices(item: Type) -> list[Type]:
+    """A palette entry's possibilities: each class of a union of class objects (``A if fast
+    else B`` in the tuple), else the entry itself."""
+    proper = get_proper_type(item)
+    if isinstance(proper, UnionType) and _each_a_palette_or_tool(proper):
+        return [choice for member in proper.relevant_items() for choice in _entry_choices(member)]
+    return [item]
+
+
+def _each_a_palette_or_tool(union: UnionType) -> bool:
+    """A union of fixed tuples (palettes) or of class objects (key tools): a union of ``type[X]``
+    items written as one ``type[A | B]`` stays one unknown entry."""
+    items = [get_proper_type(item) for item in union.relevant_items()]
+    return (
+        all(isinstance(item, TupleType) or _class_of(item) is not None for item in items)
+        and len(items) > 1
+    )
+
+
+#: What one palette check would file: an error (a verdict) or a pointer to a definition.
+_Filed = tuple[str, Verdict, Context, "TypeInfo | None", "dict[str, object] | None"]
+
+#: More combinations than this (key tool branches times palette branches) are not enumerated.
+_MAX_COMBINATIONS = 64
+
+
 def _check(site: _Site) -> None:
     ctx = site.ctx
     api = ctx.api
     options = api.options
     key_type, key_expr = site.argument("key_tool")
     palette_type, palette_expr = site.argument("palette")
-    output_type, _ = site.argument("output_type")
-    objective_type, objective_expr = site.argument("objective")
     if key_type is None or key_expr is None or palette_type is None or palette_expr is None:
         return
+    keys = _branches(api, key_type, key_expr, options)
+    palettes = _branches(api, palette_type, palette_expr, options)
+    if len(keys) * len(palettes) > _MAX_COMBINATIONS:
+        shown = f"{len(keys)} key tools times {len(palettes)} palettes"
+        report(api.msg, unknown_entry_verdict("A choice of", f'"{shown}"'), palette_expr)
+        return
+    runs: dict[tuple[int, int], list[_Filed]] = {}
+    for key_index, key in enumerate(keys):
+        for palette_index, palette in enumerate(palettes):
+            runs[key_index, palette_index] = _check_branch(site, key, palette)
+    _file_all(site, runs, keys, palettes, palette_expr)
+
+
+_Identity = tuple[str, str, str]
+
+
+def _identity(filed: _Filed) -> _Identity:
+    kind, verdict, _, _, _ = filed
+    return kind, verdict.code, verdict.message
+
+
+def _branch_note(
+    where: set[tuple[int, int]], keys: Sequence[_Branch], palettes: Sequence[_Branch]
+) -> str:
+    """Which branches a verdict holds in, naming only the arguments that matter."""
+    key_part = sorted({k for k, _ in where})
+    palette_part = sorted({p for _, p in where})
+    conditions: list[str] = []
+    if len(where) == len(key_part) * len(palette_part):
+        if len(key_part) < len(keys):
+            shown = " or ".join(str(keys[k].shown) for k in key_part)
+            conditions.append(f"the key tool is {shown}")
+        if len(palette_part) < len(palettes):
+            shown = " or ".join(str(palettes[p].shown) for p in palette_part)
+            conditions.append(f"the palette is {shown}")
+        text = " and ".join(conditions)
+    else:
+        text = " or ".join(
+            f"(the key tool is {keys[k].shown} and the palette is {palettes[p].shown})"
+            for k, p in sorted(where)
+        )
+    return f"Only in some branches of a conditional argument: when {text}"
+
+
+def _file_all(
+    site: _Site,
+    runs: dict[tuple[int, int], list[_Filed]],
+    keys: Sequence[_Branch],
+    palettes: Sequence[_Branch],
+    palette_expr: Expression,
+) -> None:
+    """File what every branch says once, as certain; what only some branches say with a note
+    naming those branches (at the branch's own node when the condition is written inline)."""
+    where: dict[_Identity, set[tuple[int, int]]] = {}
+    nodes: dict[_Identity, set[int]] = {}
+    notes: dict[_Identity, list[tuple[str, ...]]] = {}
+    for combination, filed in runs.items():
+        for item in filed:
+            where.setdefault(_identity(item), set()).add(combination)
+            nodes.setdefault(_identity(item), set()).add(id(item[2]))
+            notes.setdefault(_identity(item), []).append(item[1].notes)
+    done: set[tuple[_Identity, int]] = set()
+    for filed in runs.values():
+        for item in filed:
+            kind, verdict, node, info, record = item
+            identity = _identity(item)
+            certain = len(where[identity]) == len(runs)
+            if certain and len(nodes[identity]) > 1:
+                node = palette_expr  # one problem found at several places: the whole argument
+            if (identity, id(node)) in done:
+                continue
+            done.add((identity, id(node)))
+            if kind == "pointer" and info is not None and record is not None:
+                _note_definition(site, verdict, info, record, node)
+                continue
+            if len(set(notes[identity])) > 1:  # e.g. what is reachable differs by branch
+                common = tuple(n for n in verdict.notes if all(n in o for o in notes[identity]))
+                verdict = Verdict(
+                    verdict.code,
+                    verdict.subject,
+                    verdict.message,
+                    common,
+                    verdict.definition,
+                    verdict.key,
+                )
+            if not certain:
+                verdict = Verdict(
+                    verdict.code,
+                    verdict.subject,
+                    verdict.message,
+                    (_branch_note(where[identity], keys, palettes), *verdict.notes),
+                    verdict.definition,
+                    verdict.key,
+                )
+            report(site.ctx.api.msg, verdict, node)
+
+
+def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
+    """What the palette check files for one key tool and one palette (branches of conditional
+    arguments, or the arguments themselves)."""
+    ctx = site.ctx
+    api = ctx.api
+    options = api.options
+    key_type, key_expr = key.typ, key.node
+    palette_type, palette_expr = palette.typ, palette.node
+    output_type, _ = site.argument("output_type")
+    objective_type, objective_expr = site.argument("objective")
+    filed: list[_Filed] = []
     key_info = _class_of(key_type)
     if key_info is None:
-        if _instance_of_class_type(key_type) is not None:
+        if _instance_of_class_type(key_type) is not None or isinstance(
+            get_proper_type(key_type), UnionType
+        ):
             shown = format_type(key_type, options)
-            report(api.msg, unknown_entry_verdict("Key tool", shown), key_expr)
-        return  # anything else: plain mypy reports it
+            filed.append(("error", unknown_entry_verdict("Key tool", shown), key_expr, None, None))
+        return filed  # anything else: plain mypy reports it
     entries = _palette_entries(site, palette_type, palette_expr)
     if entries is None:
         proper = get_proper_type(palette_type)
         if isinstance(proper, Instance) and proper.type.fullname == "builtins.tuple":
             shown = format_type(palette_type, options)
-            report(api.msg, unknown_entry_verdict("Palette entry", shown), palette_expr)
-        return
+            verdict = unknown_entry_verdict("Palette entry", shown)
+            filed.append(("error", verdict, palette_expr, None, None))
+        return filed
     for entry in entries:
         if entry.info is None:
-            report(api.msg, unknown_entry_verdict("Palette entry", entry.shown), entry.node)
+            verdict = unknown_entry_verdict("Palette entry", entry.shown)
+            filed.append(("error", verdict, entry.node, None, None))
     known = [(entry, entry.info) for entry in entries if entry.info is not None]
 
     facts: dict[str, ToolFacts[MypyType]] = {}
@@ -163,11 +354,9 @@ def _check(site: _Site) -> None:
     palette_facts = [facts[entry_info.fullname] for _, entry_info in known]
 
     thinker_input = None
-    thinker_output: Type | None = None
     if site.thinker_args is not None and len(site.thinker_args) == 2:
         side = artifact_side(site.thinker_args[0], options)
         thinker_input = side if isinstance(side, MypyType) else None
-        thinker_output = site.thinker_args[1]
     asked = _instance_of_class_type(output_type) if output_type is not None else None
     asked_side = artifact_side(asked, options) if asked is not None else None
     output_node = asked_side if isinstance(asked_side, MypyType) else None
@@ -180,27 +369,28 @@ def _check(site: _Site) -> None:
         objective=_literal_text(objective_type, objective_expr),
         complete=len(known) == len(entries),
     )
-    noted: set[str] = set()
     for verdict in verdicts:
         info = infos.get(verdict.key)
         node = nodes.get(verdict.key, key_expr)
-        if info is not None and _already_reported(
-            verdict, info, key_info, key_facts, thinker_output
-        ):
+        if info is not None and _already_reported(verdict, info, key_info):
             continue
         record = own_name_record(info) if info is not None else None
+        dynamic = info is not None and record is not None and bool(record.get("dynamic"))
+        if dynamic and info is not None and record is not None and verdict.code == "harness-name":
+            pointer = undecidable_name_verdict(info.name, info.fullname)  # said where defined
+            filed.append(("pointer", pointer, node, info, record))
+            continue
         if verdict.definition and info is not None and record is not None:
-            if verdict.key not in noted:  # reported where it is defined: point there
-                noted.add(verdict.key)
-                _note_definition(site, verdict, info, record, node)
+            filed.append(("pointer", verdict, node, info, record))
             continue
         if verdict.code in ("harness-key-tool", "harness-graph"):
             node = key_expr
         elif verdict.code == "harness-objective" and objective_expr is not None:
             node = objective_expr
-        report(api.msg, verdict, node)
+        filed.append(("error", verdict, node, None, None))
 
     depend_on(api, _names_involved(infos.values(), [*palette_facts, key_facts], site))
+    return filed
 
 
 def _note_definition(
@@ -220,32 +410,17 @@ def _note_definition(
     )
 
 
-def _already_reported(
-    verdict: Verdict,
-    info: TypeInfo,
-    key_info: TypeInfo,
-    key_facts: ToolFacts[MypyType],
-    thinker_output: Type | None,
-) -> bool:
-    """What plain mypy reports itself, or what is not ours to say."""
-    if verdict.code == "harness-name":
-        record = own_name_record(info)
-        if record is not None and record.get("dynamic"):
-            return True  # a name computed at run time: the runtime validator checks it
+def _already_reported(verdict: Verdict, info: TypeInfo, key_info: TypeInfo) -> bool:
+    """What plain mypy reports itself: a non-tool class (``[arg-type]``), an abstract key tool
+    passed directly (``[type-abstract]``).
+
+    A key tool's output is ours: the signature hook (``relax_key_tool``) lets mypy accept any
+    tool there, so the mismatch reads as ``[harness-key-tool]``, not as an ``[arg-type]`` about
+    ``type[DecisionTool[Never, ListArtifact[Verdict]]]``.
+    """
     if verdict.code == "harness-tool" and info is key_info:
         return True  # [arg-type] or [type-abstract] on the key_tool argument
-    if verdict.code == "harness-tool" and tool_base(info) is None:
-        return True  # a non-tool class in the palette: [arg-type]
-    if verdict.code == "harness-key-tool":
-        produced = key_facts.output_node
-        if produced is None or thinker_output is None:
-            return produced is None
-        list_info = next((b for b in produced.typ.type.mro if b.fullname == LIST_ARTIFACT), None)
-        if list_info is None:
-            return True  # not a list at all: [arg-type]
-        # mypy checks the key tool against ListArtifact[O] for the O it inferred or was given.
-        return not is_subtype(produced.typ, Instance(list_info, [thinker_output]))
-    return False
+    return verdict.code == "harness-tool" and tool_base(info) is None  # [arg-type]
 
 
 def _names_involved(

@@ -28,7 +28,7 @@ from mypy_plugin._names import (
 __all__ = ["PLUGIN_VERSION", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
 #: The plugin's human version, bumped with every change to what it reports.
-PLUGIN_VERSION: Final = "0.2.0"
+PLUGIN_VERSION: Final = "0.3.0"
 
 _PLUGIN_DIR = Path(__file__).resolve().parent
 _RULES = _PLUGIN_DIR.parent / "harness" / "_palette" / "_rules.py"

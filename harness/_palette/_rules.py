@@ -29,9 +29,11 @@ __all__ = [
     "invalid_name_verdict",
     "key_output_verdict",
     "objective_verdict",
+    "palette_shape_verdict",
     "palette_verdicts",
     "reachable_types",
     "tool_verdicts",
+    "undecidable_name_verdict",
     "unknown_entry_verdict",
 ]
 
@@ -46,7 +48,12 @@ CODES: dict[str, str] = {
     "harness-graph": "a key tool whose input is unreachable from the thinker's input",
     "harness-dead-tool": "a palette tool whose input is unreachable from the thinker's input",
     "harness-objective": "a blank objective",
+    "harness-undecidable": "what a type checker cannot decide: a computed tool name, an entry or "
+    "key tool that is not one specific class",
 }
+
+#: The open side of a suggested base when nothing concrete is known for it.
+PLACEHOLDER = "<an artifact class>"
 
 
 class TypeNode(Protocol):
@@ -112,6 +119,9 @@ class ToolFacts(Generic[N]):
     ctor: str | None = None  # None when ``Tool(parent)`` builds it, else what the ctor needs
     input: N | Open | None = None  # None: unknown (not a tool)
     output: N | Open | None = None
+    # ``execute``'s own annotations (input, output) rendered, when concrete artifact types: the
+    # fix for an open type parameter is built from them
+    execute_hints: tuple[str | None, str | None] = (None, None)
 
     @property
     def input_node(self) -> N | None:
@@ -195,15 +205,35 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                     "harness-open-type",
                     facts.label,
                     f"Tool {label} leaves its {role} type open ({side.shown})",
-                    (
-                        "Bind both type parameters to concrete artifact classes, e.g. "
-                        f'"class {facts.label}(DecisionTool[Note, Verdict])"',
-                    ),
+                    (_bind_note(facts),),
                     definition=True,
                     key=facts.key,
                 )
             )
     return out
+
+
+def _bind_note(facts: ToolFacts[N]) -> str:
+    """The fix for an open type parameter, from the tool's own types: each bound side as it is,
+    each open side from ``execute``'s annotation when that is concrete, else a placeholder."""
+    shown: list[str] = []
+    for side, hint in zip((facts.input, facts.output), facts.execute_hints, strict=True):
+        if side is not None and not isinstance(side, Open):
+            shown.append(side.render())
+        else:
+            shown.append(hint if hint is not None else PLACEHOLDER)
+    source = (
+        " (from the types of its execute method)"
+        if any(
+            h is not None and isinstance(s, Open)
+            for s, h in zip((facts.input, facts.output), facts.execute_hints, strict=True)
+        )
+        else ""
+    )
+    return (
+        "Bind both type parameters to concrete artifact classes, e.g. "
+        f'"class {facts.label}(DecisionTool[{shown[0]}, {shown[1]}])"{source}'
+    )
 
 
 def _name_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
@@ -257,21 +287,61 @@ def decorated_non_tool_verdict(label: str, key: str = "") -> Verdict:
     )
 
 
+#: How a user opts out of a check the type checker cannot do, knowingly.
+_RUNTIME_ONLY = (
+    'or, to leave it to the runtime validator, add "# type: ignore[harness-undecidable]" here'
+)
+
+
 def unknown_entry_verdict(role: str, shown: str) -> Verdict:
     """A palette entry or key tool (``role``) whose type (``shown``, already quoted) is not one
     specific class, e.g. ``type[SplitNote]`` or a union: a type checker cannot prove it.
 
-    The palette rules that need every entry (duplicates, reachability, dead tools) are skipped
-    then (``palette_verdicts(..., complete=False)``), never guessed.
+    The palette rules that need every entry (reachability, dead tools) are skipped then
+    (``palette_verdicts(..., complete=False)``), never guessed; the runtime validator, which
+    sees the classes, decides them when the thinker is built.
     """
     return Verdict(
-        "harness-tool",
+        "harness-undecidable",
         shown,
-        f"{role} of type {shown} is not one specific tool class",
+        f"{role} of type {shown} is not one specific tool class: the palette cannot be proved "
+        "legal at type-check time",
         (
-            "The plugin proves a palette from its classes: pass the tool classes themselves, in "
-            "a tuple literal or a Final tuple constant",
+            "Its subclasses (or the members of a union) may break any rule; reachability and "
+            "dead tools are not judged while an entry is unknown",
+            "Pass the tool classes themselves, in a tuple literal or a Final tuple constant, "
+            + _RUNTIME_ONLY,
         ),
+    )
+
+
+def undecidable_name_verdict(label: str, key: str = "") -> Verdict:
+    """``@tool_name(...)`` on ``label`` with a name a type checker cannot read: neither a string
+    literal nor a ``Final`` constant (an f-string, a call, a plain module variable)."""
+    return Verdict(
+        "harness-undecidable",
+        label,
+        f"The tool name of {_q(label)} cannot be read at type-check time: it is not a string "
+        "literal or a Final constant",
+        (
+            "Its validity and uniqueness in a palette are then only checked when a thinker is "
+            "built",
+            'Write @tool_name("...") with a literal, or declare the constant NAME: Final = "...", '
+            + _RUNTIME_ONLY,
+        ),
+        definition=True,
+        key=key,
+    )
+
+
+def palette_shape_verdict(shown: str) -> Verdict:
+    """A palette that is not a tuple (a list, say): the thinker's signature asks for a tuple,
+    and a type checker only keeps each entry's class in a tuple."""
+    return Verdict(
+        "harness-tool",
+        "palette",
+        f"The palette must be a tuple of tool classes, not {_q(shown)}",
+        ("Write it as a tuple: palette=(SplitNote, RefineNote), or palette=() for none",),
     )
 
 

@@ -8,12 +8,20 @@ checker without the plugin (pyright, basedpyright) or of no checker at all. The 
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, TypeVar, Union, cast, get_args, get_origin
+from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-from harness._palette._rules import Open, ToolFacts, Verdict, palette_verdicts, reachable_types
+from harness._palette._rules import (
+    Open,
+    ToolFacts,
+    Verdict,
+    palette_shape_verdict,
+    palette_verdicts,
+    reachable_types,
+)
 from harness.artifacts._artifact import Artifact, ListArtifact
 from harness.errors import HarnessError
 from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
@@ -126,6 +134,25 @@ def _ctor_problem(cls: type) -> str | None:
     return None
 
 
+def _execute_hints(cls: type) -> tuple[str | None, str | None]:
+    """``execute``'s input and return annotations, rendered, when each is a concrete artifact
+    type (the fix for an open type parameter is built from them); ``None`` otherwise."""
+    method = getattr(cls, "execute", None)
+    if method is None:
+        return None, None
+    module = sys.modules.get(getattr(method, "__module__", ""), None)
+    try:
+        hints = get_type_hints(method, vars(module) if module is not None else None)
+    except Exception:  # an annotation that does not resolve here: no hint, never a crash
+        return None, None
+    names = [name for name in inspect.signature(method).parameters if name != "self"]
+    shown: list[str | None] = []
+    for tp in (hints.get(names[0]) if names else None, hints.get("return")):
+        side = _side(tp) if tp is not None else None
+        shown.append(side.render() if isinstance(side, RuntimeType) else None)
+    return shown[0], shown[1]
+
+
 def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
     """What the rules need to know about one palette entry, read from the live class."""
     if not isinstance(cls, type):
@@ -150,6 +177,9 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
         ctor=_ctor_problem(cls),
         input=sides[0],
         output=sides[1],
+        execute_hints=_execute_hints(cls)
+        if any(isinstance(side, Open) for side in sides)
+        else (None, None),
     )
 
 
@@ -193,12 +223,19 @@ def palette_report(
     thinker_input: type | None,
     output_type: type,
     key_tool: object,
-    palette: Sequence[object],
+    palette: tuple[object, ...],
     objective: str | None = None,
 ) -> PaletteReport:
-    """Every verdict on a palette, without raising (see :func:`validate_palette`)."""
+    """Every verdict on a palette, without raising (see :func:`validate_palette`).
+
+    A palette that is not a tuple (a list, say) is refused as the type checker refuses it, with
+    that one verdict: as with mypy, its entries are judged once it is a tuple.
+    """
+    shape: object = palette  # a caller without a type checker may pass anything
+    if not isinstance(shape, tuple):
+        return PaletteReport((palette_shape_verdict(type_text(type(shape))),), None)
     key = runtime_facts(key_tool)
-    entries = [runtime_facts(cls) for cls in palette]
+    entries = [runtime_facts(cls) for cls in shape]
     start = _side(thinker_input) if thinker_input is not None else None
     start_node = start if isinstance(start, RuntimeType) else None
     out = _side(output_type)
@@ -221,7 +258,7 @@ def validate_palette(
     thinker_input: type | None,
     output_type: type,
     key_tool: object,
-    palette: Sequence[object],
+    palette: tuple[object, ...],
     objective: str | None = None,
 ) -> PaletteReport:
     """Check a thinker's palette; raise :class:`PaletteError` with every verdict if illegal.

@@ -90,7 +90,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 f"{output_type!r}"
             )
         shape: object = palette  # a caller without a type checker may pass anything
-        if not isinstance(shape, tuple | list):
+        if not isinstance(shape, tuple):
             raise ValueError(
                 "palette must be a tuple of tool classes, e.g. palette=(SplitNote,), not "
                 f"{type(palette).__name__}"

@@ -3,9 +3,21 @@ modules) and to the runtime validator, give the same verdicts: codes, messages a
 fix last).
 
 Where plain mypy already reports a problem the plugin stays silent; the mypy code stands for the
-verdict then (``[type-abstract]`` on an abstract key tool is ``harness-tool``) and only codes are
-compared. The plugin's pointer from a palette entry to its class's definition-site error (a note
-of its own, which the runtime has no use for) is left out.
+verdict then (``[type-abstract]`` on an abstract key tool, ``[arg-type]`` on a list palette are
+``harness-tool``) and only codes are compared. mypy's ``[arg-type]`` on a key tool with the wrong
+output is complemented by the plugin's own ``harness-key-tool``, which is compared. The plugin's
+pointer from a palette entry to its class's definition-site error (a note of its own, which the
+runtime has no use for) is left out.
+
+A palette or key tool chosen by a condition (``FAST``) is checked by the plugin in every branch;
+the runtime sees one branch per run, so the module is loaded with ``FAST`` false and true and
+the runtime's verdicts over both runs are compared with the plugin's (its note naming the branch
+left out).
+
+What a type checker cannot decide (a computed name, an entry typed ``type[SplitNote]``) the
+plugin reports as ``harness-undecidable`` where the runtime decides: such a case lists the
+plugin's codes apart, and the guarantee checked is that the plugin never passes a palette the
+runtime refuses.
 """
 
 from __future__ import annotations
@@ -22,17 +34,23 @@ from types import ModuleType
 import pytest
 from mypy import api
 
-from harness.palette import palette_report, thinker_input_of
+from harness.palette import Verdict, palette_report, thinker_input_of
 
 REPO = Path(__file__).resolve().parents[2]
 KIT = REPO / "tests" / "plugin" / "kit"
 PLAIN_MYPY = {"type-abstract": "harness-tool"}
+#: mypy's [arg-type] stands for a verdict by the argument it is about (None: the plugin's own
+#: verdict follows it and is compared instead).
+ARG_TYPE = {"palette": "harness-tool", "key_tool": None}
+ARGUMENT = re.compile(r'^Argument "(?P<name>\w+)"')
+BRANCH = re.compile(r"^Only in some branches of a conditional argument: ")
 LINE = re.compile(r"^(?P<file>case_\w+)\.py:\d+: (?P<kind>error|note): (?P<text>.*)$")
 CODED = re.compile(r"^(?P<message>.*)  \[(?P<code>[a-z-]+)\]$")
 POINTER = re.compile(r'^"\w+" breaks the palette rules where it is defined ')
 
 HEADER = """\
 from __future__ import annotations
+import os
 from typing import Any, Final, Generic, TypeVar
 from harness.artifacts import Artifact, ListArtifact
 from harness.tools import DecisionTool, tool_name
@@ -44,11 +62,12 @@ from palette_kit import (
 T = TypeVar("T", bound=Artifact)
 In = TypeVar("In", bound=Artifact)
 Out = TypeVar("Out", bound=Artifact)
+FAST: Final = os.environ.get("HARNESS_CASE_FAST") == "1"
 """
 
 THINKER = """
 KEY: Final = {key}
-PALETTE: Final = ({palette})
+PALETTE: Final = {palette}
 OUTPUT: Final = {output}
 OBJECTIVE: Final = {objective!r}
 
@@ -59,7 +78,7 @@ class Triage(DecisionThinker[Note, {thinker_output}]):
             parent,
             output_type={output},
             key_tool={key},
-            palette=({palette}),
+            palette={palette},
             objective={objective!r},
         )
 """
@@ -67,7 +86,12 @@ class Triage(DecisionThinker[Note, {thinker_output}]):
 
 @dataclass(frozen=True)
 class Case:
-    """One generated module: extra definitions, the thinker's arguments, the codes expected."""
+    """One generated module: extra definitions, the thinker's arguments, the codes expected.
+
+    ``palette`` lists the entries of a tuple literal; ``palette_expr`` replaces the whole
+    expression (a list, a conditional, a constant). ``plugin_codes`` is set where the plugin
+    cannot decide what the runtime decides.
+    """
 
     codes: frozenset[str]
     key: str = "JudgeNote"
@@ -75,10 +99,28 @@ class Case:
     extra: str = ""
     thinker_output: str = "Verdict"
     objective: str = "Run the case"
+    palette_expr: str | None = None
+    plugin_codes: frozenset[str] | None = None
+
+    @property
+    def conditional(self) -> bool:
+        """Whether an argument is chosen by ``FAST``."""
+        return "FAST" in f"{self.key} {self.palette} {self.palette_expr}"
 
 
-def _case(codes: set[str], **fields: str) -> Case:
-    return Case(frozenset(codes), **fields)
+def _case(codes: set[str], plugin_codes: set[str] | None = None, **fields: str) -> Case:
+    return Case(
+        frozenset(codes),
+        plugin_codes=frozenset(plugin_codes) if plugin_codes is not None else None,
+        **fields,
+    )
+
+
+UNNAMED = """
+class Unnamed(DecisionTool[Note, Note]):
+    async def execute(self, input: Note, context: JobContext) -> Note:
+        raise NotImplementedError
+"""
 
 
 ECHO = """
@@ -259,6 +301,121 @@ CASES: dict[str, Case] = {
                 )
         """,
     ),
+    "conditional_palette": _case(
+        {"harness-name"},
+        palette_expr="(SplitNote,) if FAST else (SplitNote, Unnamed)",
+        extra=UNNAMED,
+    ),
+    "conditional_palette_both_branches_broken": _case(
+        {"harness-name", "harness-dead-tool"},
+        palette_expr="(Unnamed, ReadOrphan) if FAST else (Unnamed,)",
+        extra=UNNAMED,
+    ),
+    "conditional_key_tool": _case(
+        {"harness-graph"}, key="JudgeNote if FAST else JudgeOrphan", palette="SplitNote,"
+    ),
+    "conditional_key_tool_output": _case(
+        {"harness-key-tool"}, key="JudgeNote if FAST else SplitNote", thinker_output="Artifact"
+    ),
+    "conditional_entry": _case(
+        {"harness-dead-tool"}, palette="(RefineNote if FAST else ReadOrphan),"
+    ),
+    "conditional_legal": _case(
+        set(),
+        key="JudgePart if FAST else JudgeNote",
+        palette="SplitNote, (RefineNote if FAST else SplitNote)",
+    ),
+    # Two arguments chosen by the same flag: a type checker does not know they go together, so
+    # the plugin checks every combination (JudgePart with RefineNote alone) where a run only
+    # meets two of them. Over-approximated, never missed; the fix is one call per branch.
+    "conditional_arguments_taken_as_independent": _case(
+        set(),
+        {"harness-graph"},
+        key="JudgePart if FAST else JudgeNote",
+        palette="(SplitNote if FAST else RefineNote),",
+    ),
+    "key_output_explicit_o": _case({"harness-key-tool"}, key="SplitNote"),
+    "computed_name": _case(
+        set(),
+        {"harness-undecidable"},
+        palette="SplitKind,",
+        extra="""
+        KIND = "note"
+
+        @tool_name(f"split_{KIND}")
+        class SplitKind(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "non_final_name": _case(
+        set(),
+        {"harness-undecidable"},
+        palette="ReadIt,",
+        extra="""
+        NAME = "read_it"
+
+        @tool_name(NAME)
+        class ReadIt(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "final_name": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, SplitFinal",
+        extra="""
+        SPLIT: Final = "split_note"
+
+        @tool_name(SPLIT)
+        class SplitFinal(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "class_typed_entries": _case(
+        {"harness-dead-tool"},
+        {"harness-undecidable"},
+        palette_expr="TOOLS",
+        extra="""
+        TOOLS: tuple[type[SplitNote], type[ReadOrphan]] = (SplitNote, ReadOrphan)
+        """,
+    ),
+    "class_typed_key_tool": _case(
+        set(),
+        {"harness-undecidable"},
+        key="CHOSEN",
+        extra="""
+        CHOSEN: type[JudgeNote] = JudgeNote
+        """,
+    ),
+    "list_palette": _case({"harness-tool"}, palette_expr="[SplitNote]"),
+    "list_palette_with_a_dead_tool": _case(
+        {"harness-tool"}, palette_expr="[SplitNote, ReadOrphan]"
+    ),
+    "open_type_fix_from_execute": _case(
+        {"harness-open-type"},
+        palette="Hinted,",
+        extra="""
+        @tool_name("hinted")
+        class Hinted(DecisionTool[Any, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "open_type_in_generic_base": _case(
+        {"harness-open-type"},
+        palette="Relay,",
+        extra="""
+        class Base(DecisionTool[In, Out], Generic[In, Out]):
+            pass
+
+        @tool_name("relay")
+        class Relay(Base[Note, Out], Generic[Out]):
+            async def execute(self, input: Note, context: JobContext) -> Out:
+                raise NotImplementedError
+        """,
+    ),
 }
 
 #: A verdict as both sides show it: code, message, notes (``None`` for a plain mypy error).
@@ -271,7 +428,7 @@ def _source(case: Case) -> str:
         + textwrap.dedent(case.extra)
         + THINKER.format(
             key=case.key,
-            palette=case.palette,
+            palette=case.palette_expr if case.palette_expr is not None else f"({case.palette})",
             output="Verdict",
             thinker_output=case.thinker_output,
             objective=case.objective,
@@ -307,7 +464,8 @@ def _parse(stdout: str) -> dict[str, list[Shown]]:
             continue
         file, kind, text = match["file"], match["kind"], match["text"]
         if kind == "note":
-            if POINTER.match(text) is None and current is not None and current[0] == file:
+            pointer = POINTER.match(text) or BRANCH.match(text)
+            if pointer is None and current is not None and current[0] == file:
                 current[3].append(text)
             continue
         close()
@@ -315,7 +473,12 @@ def _parse(stdout: str) -> dict[str, list[Shown]]:
         coded = CODED.match(text)
         assert coded is not None, line
         code = coded["code"]
-        if code in PLAIN_MYPY:
+        argument = ARGUMENT.match(coded["message"])
+        if code == "arg-type" and argument is not None and argument["name"] in ARG_TYPE:
+            stands_for = ARG_TYPE[argument["name"]]
+            if stands_for is not None:
+                shown[file].append((stands_for, None, None))
+        elif code in PLAIN_MYPY:
             shown[file].append((PLAIN_MYPY[code], None, None))
         else:
             current = (file, code, coded["message"], [])
@@ -345,16 +508,41 @@ def plugin_verdicts(generated: Path) -> dict[str, list[Shown]]:
     return _parse(stdout)
 
 
-def _load(generated: Path, name: str) -> ModuleType:
+def _load(generated: Path, name: str, fast: bool) -> ModuleType:
     if str(KIT) not in sys.path:
         sys.path.insert(0, str(KIT))
-    spec = importlib.util.spec_from_file_location(f"same_verdicts_{name}", generated / f"{name}.py")
+    module_name = f"same_verdicts_{name}_{'fast' if fast else 'slow'}"
+    spec = importlib.util.spec_from_file_location(module_name, generated / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    old = os.environ.get("HARNESS_CASE_FAST")
+    os.environ["HARNESS_CASE_FAST"] = "1" if fast else "0"
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if old is None:
+            del os.environ["HARNESS_CASE_FAST"]
+        else:
+            os.environ["HARNESS_CASE_FAST"] = old
     return module
+
+
+def _runtime_verdicts(generated: Path, name: str, case: Case) -> list[Verdict]:
+    """The runtime's verdicts; for a conditional case, over both values of ``FAST``, once each."""
+    out: list[Verdict] = []
+    for fast in (False, True) if case.conditional else (False,):
+        module = _load(generated, f"case_{name}", fast)
+        report = palette_report(
+            thinker_input=thinker_input_of(module.Triage),
+            output_type=module.OUTPUT,
+            key_tool=module.KEY,
+            palette=module.PALETTE,
+            objective=module.OBJECTIVE,
+        )
+        out += [verdict for verdict in report.verdicts if verdict not in out]
+    return out
 
 
 def _key(shown: Shown) -> tuple[str, str, tuple[str, ...]]:
@@ -366,25 +554,33 @@ def _key(shown: Shown) -> tuple[str, str, tuple[str, ...]]:
 def test_plugin_and_runtime_agree(
     name: str, generated: Path, plugin_verdicts: dict[str, list[Shown]]
 ) -> None:
-    module = _load(generated, f"case_{name}")
-    report = palette_report(
-        thinker_input=thinker_input_of(module.Triage),
-        output_type=module.OUTPUT,
-        key_tool=module.KEY,
-        palette=module.PALETTE,
-        objective=module.OBJECTIVE,
-    )
-    expected = CASES[name].codes
-    runtime: list[Shown] = [(v.code, v.message, v.notes) for v in report.verdicts]
+    case = CASES[name]
+    verdicts = _runtime_verdicts(generated, name, case)
+    runtime: list[Shown] = [(v.code, v.message, v.notes) for v in verdicts]
     plugin = plugin_verdicts[f"case_{name}"]
-    assert {code for code, _, _ in runtime} == expected, report.verdicts
-    assert {code for code, _, _ in plugin} == expected, plugin
-    plain = {code for code, message, _ in plugin if message is None}
-    assert sorted(_key(v) for v in plugin if v[0] not in plain) == sorted(
-        _key(v) for v in runtime if v[0] not in plain
-    )
-    for verdict in report.verdicts:
+    assert {code for code, _, _ in runtime} == case.codes, verdicts
+    expected_plugin = case.plugin_codes if case.plugin_codes is not None else case.codes
+    assert {code for code, _, _ in plugin} == expected_plugin, plugin
+    for verdict in verdicts:
         assert verdict.fix, verdict  # every verdict says how to fix it, last
+    assert "harness-undecidable" not in case.codes  # the runtime always decides
+    if runtime:  # the guarantee: the plugin never passes a palette the runtime refuses
+        assert plugin, (runtime, plugin)
+    if case.plugin_codes is not None:
+        return  # undecidable at type-check time: the codes above are the comparison
+    plain = {code for code, message, _ in plugin if message is None}
+    ours = sorted({_key(v) for v in plugin if v[0] not in plain})
+    theirs = sorted({_key(v) for v in runtime if v[0] not in plain})
+    if not case.conditional:
+        assert ours == theirs
+        return
+    # every branch's verdict once; where branches differ in a note (what is reachable), the
+    # plugin keeps the notes they share (the fix among them)
+    assert sorted({(c, m) for c, m, _ in ours}) == sorted({(c, m) for c, m, _ in theirs})
+    for code, message, notes in ours:
+        same = [n for c, m, n in theirs if (c, m) == (code, message)]
+        assert any(set(notes) <= set(other) for other in same), (notes, same)
+        assert notes[-1:] == same[0][-1:]  # the fix
 
 
 def test_messages_read_as_mypy_prints_types(plugin_verdicts: dict[str, list[Shown]]) -> None:

@@ -175,6 +175,16 @@ def _write(project: Path, state: str) -> None:
         os.utime(path, (before + 2, before + 2))  # a new mtime even within one clock tick
 
 
+#: What mypy 2.4 prints when its parallel mode cannot start or hear from a worker in time: a
+#: worker must write its status file within 3 s of being spawned (``WORKER_START_TIMEOUT``,
+#: compiled into mypy) and answer each step within 10 s. On an overloaded machine it cannot; mypy
+#: then exits 2 with no diagnostics at all, whatever the plugin would say.
+WORKER_FAILURE = re.compile(
+    r"Failed to establish connection with worker|Cannot connect to build worker"
+    r"|Worker \d+ disconnected"
+)
+
+
 def _mypy(project: Path, cache: str, *extra: str) -> list[str]:
     done = subprocess.run(
         [str(BIN / "mypy"), "--config-file", "mypy.ini", "--cache-dir", cache, *extra, *FILES],
@@ -184,7 +194,14 @@ def _mypy(project: Path, cache: str, *extra: str) -> list[str]:
         text=True,
         timeout=300,
     )
+    output = done.stdout + done.stderr
+    assert WORKER_FAILURE.search(output) is None, (
+        "mypy's parallel mode could not start or reach its workers within its fixed deadlines "
+        "(3 s to start, 10 s a step): the machine is overloaded; this is mypy's, not the "
+        f"plugin's:\n{output}"
+    )
     assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1), output  # 2: mypy itself failed, so no verdicts to compare
     return _diagnostics(done.stdout)
 
 
