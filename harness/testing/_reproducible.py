@@ -116,13 +116,22 @@ def _turns_of(data: str) -> list[dict[str, Any]]:  # JSON objects as written by 
     return [t for t in loaded if isinstance(t, dict)] if isinstance(loaded, list) else []
 
 
+def _state_lines(body: bytes) -> list[str]:
+    """The artifact lines of a wire body's state (none when it has no such lines)."""
+    try:
+        lines = json.loads(body)["state"]["artifacts"]
+    except (ValueError, KeyError, TypeError):
+        return []
+    return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []
+
+
 def _changed_product(first: RunBytes, second: RunBytes, body: bytes) -> str | None:
     """When the first world line that differs shows in ``body``: which move produced it."""
     index = next(
         (i for i, (a, b) in enumerate(zip(first.world, second.world, strict=False)) if a != b),
         None,
     )
-    if index is None or first.world[index] not in body.decode("utf-8", "replace"):
+    if index is None or first.world[index] not in _state_lines(body):
         return None
     refs = [line.split(" ", 1)[0] for line in first.world]
     if index == 0:

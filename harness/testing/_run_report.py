@@ -19,7 +19,7 @@ import json
 import pathlib
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 import attrs
@@ -332,6 +332,20 @@ def _during(model: _RecordingModel, thinker: DecisionThinker[Any, Any], world: W
     return f"the thinker between decisions (after request {len(model.requests)})"
 
 
+def _awaiting_frames(task: asyncio.Task[Any]) -> list[FrameType]:
+    """The frames a task is suspended in, outermost first, down the chain of awaits (the
+    task's own ``get_stack`` shows only its outermost coroutine)."""
+    frames: list[FrameType] = []
+    awaited: object = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if not isinstance(frame, FrameType):
+            break
+        frames.append(frame)
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return frames
+
+
 def _task_stacks() -> str:
     """Where every other task of the loop is waiting, the caller's own frames first."""
     here = asyncio.current_task()
@@ -341,7 +355,7 @@ def _task_stacks() -> str:
             continue
         frames = [
             traceback.FrameSummary(f.f_code.co_filename, f.f_lineno or 0, f.f_code.co_name)
-            for f in task.get_stack()
+            for f in _awaiting_frames(task)
         ]
         if frames:
             stacks.append(frames)
