@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Never
@@ -27,6 +28,7 @@ from harness.deciding import FINISH, DecisionThinker, DecisionTurn, parse_turns
 from harness.decision import Answer, ChoiceAnswer, DecisionRequest, NoulAnswer
 from harness.decision import systemone as systemone_codec
 from harness.llm._fake import Policy
+from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
 from harness.testing._run_report import (
     ENTRY,
@@ -54,6 +56,8 @@ __all__ = [
 
 World = Sequence[tuple[str, Artifact]]
 K = InvariantKind
+
+_FLAKY_RUNS: Final = 4
 
 STATE_KEYS: Final = ("objective", "artifacts", "done")
 """The documented keys of a request's state, in order (ARCHITECTURE.md section 8)."""
@@ -529,6 +533,8 @@ def invariant_problems(
     rules = _Rules(report)
     world = report.world
     out = _end_problems(report, expected_errors)
+    if report.hang is not None:
+        return out  # a run cut short: the hang is the finding, the rest is partial
     if not world or world[0][1] is not report.input:
         out.append(Problem(K.STATE, "the input is not the first artifact of the world"))
     decisions = len(report.requests)
@@ -748,23 +754,31 @@ def _after_flaky(
     run_timeout: float,
     flaky: hypothesis.errors.Flaky,
 ) -> InvariantViolation:
-    """Hypothesis saw one example take two paths: replay the last example to show how."""
+    """Hypothesis saw one example take two paths: run the last input again, under one seeded
+    policy, a few times on fresh thinkers, to show how the runs differ."""
     seen = (
         f"hypothesis replayed an example and the run took another path "
         f"({type(flaky).__name__}): something in the thinker, its tools or the policy is not a "
         "function of the example"
     )
     if last:
-        input, first = last[-1]
-        for _ in range(3):
-            second = _run(factory, input, _Replay(first), run_timeout)
-            problems, details = replay_problems(first, second)
-            if problems:
-                return InvariantViolation(problems, first, details=f"{seen}.\n{details}")
+        input = last[-1][0]
+        runs: list[RunReport] = []
+        for number in range(1, _FLAKY_RUNS + 1):
+            report = _run(factory, input, RandomPolicy(random.Random(0), label="0"), run_timeout)
+            if runs:
+                labels = ("run 1", f"run {number}")
+                problems, details = reproducibility_problems(
+                    runs[0].fingerprint(), report.fingerprint(), labels
+                )
+                if problems:
+                    shown = f"{seen}; the last input, run again under one seeded policy:\n{details}"
+                    return InvariantViolation(problems, runs[0], details=shown)
+            runs.append(report)
     problem = Problem(
         K.REPRODUCIBILITY,
-        f"not reproducible: {seen}; replaying the last example did not show the difference "
-        "again (look for an unseeded random, the clock, a counter or id() in a tool or policy)",
+        f"not reproducible: {seen}; running the last input again did not show the difference "
+        "(look for an unseeded random, the clock, a counter or id() in a tool or a policy)",
     )
     return InvariantViolation([problem], last[-1][1] if last else None)
 

@@ -178,21 +178,26 @@ def reproducibility_problems(
         )
         return [Problem(kind, text)], ""
     parts: list[tuple[str, bytes, bytes]] = [
-        ("the turns (turns())", first.turns.encode(), second.turns.encode()),
-        ("OBS_TURNS", (first.obs_turns or "").encode(), (second.obs_turns or "").encode()),
-        ("the world's lines", "\n".join(first.world).encode(), "\n".join(second.world).encode()),
-        ("the outcome", first.outcome.encode(), second.outcome.encode()),
+        ("the turns (turns()) differ", first.turns.encode(), second.turns.encode()),
+        ("OBS_TURNS differs", (first.obs_turns or "").encode(), (second.obs_turns or "").encode()),
+        (
+            "the world's lines differ",
+            "\n".join(first.world).encode(),
+            "\n".join(second.world).encode(),
+        ),
+        ("the outcome differs", first.outcome.encode(), second.outcome.encode()),
     ]
     for what, a, b in parts:
         offset = first_difference(a, b)
         if offset is None:
             continue
         text = (
-            f"not reproducible: {what} differ between {both} (first at byte {offset}), with "
+            f"not reproducible: {what} between {both} (first at byte {offset}), with "
             f"byte-identical requests: the record holds something that is not a function of "
             f"the run ({_NOT_A_FUNCTION})"
         )
-        return [Problem(kind, text)], byte_diff(what, a, b, labels)
+        name = what.rsplit(" ", 1)[0]
+        return [Problem(kind, text)], byte_diff(name, a, b, labels)
     return [], ""
 
 

@@ -391,27 +391,30 @@ async def record_run(
     error: Exception | None = None
     runaway = False
     hang: Hang | None = None
-    async with Dispatcher(catalog, clients={ENTRY.id: model}, pacing=Pacing.immediate()) as d:
-        task = asyncio.ensure_future(d.run(job))
-        try:
-            done, _ = await asyncio.wait({task}, timeout=run_timeout)
-            if done:
-                answer = task.result()
-            else:
-                world = tuple(thinker.registry.world())
-                during = _during(model, thinker, world)
-                hang = Hang(run_timeout or 0.0, during, _task_stacks())
-                task.cancel()
-                await asyncio.wait({task}, timeout=1.0)
-        except _Runaway:
-            runaway = True
-        except RunHung as hung:
-            disarm()
-            world = tuple(thinker.registry.world())
-            during = _during(model, thinker, world)
-            hang = Hang(run_timeout or 0.0, during, user_frames(_frames_of(hung.__traceback__)))
-        except Exception as failure:  # the run's own failure goes on the report
-            error = failure
+    try:
+        async with Dispatcher(catalog, clients={ENTRY.id: model}, pacing=Pacing.immediate()) as d:
+            task = asyncio.ensure_future(d.run(job))
+            try:
+                done, _ = await asyncio.wait({task}, timeout=run_timeout)
+                if done:
+                    answer = task.result()
+                else:
+                    during = _during(model, thinker, tuple(thinker.registry.world()))
+                    hang = Hang(run_timeout or 0.0, during, _task_stacks())
+                    task.cancel()
+                    await asyncio.wait({task}, timeout=1.0)
+            except _Runaway:
+                runaway = True
+            except Exception as failure:  # the run's own failure goes on the report
+                error = failure
+    except RunHung as hung:  # blocking code interrupted (while running or while cancelled)
+        disarm()
+        if hang is None:
+            during = _during(model, thinker, tuple(thinker.registry.world()))
+            stack = user_frames(_frames_of(hung.__traceback__))
+            hang = Hang(run_timeout or 0.0, during, stack)
+    if hang is not None:
+        disarm()  # reported: nothing more to interrupt
     obs = job.metadata.get(OBS_TURNS)
     return RunReport(
         thinker=thinker,

@@ -10,6 +10,7 @@ send it to fresh interpreters.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import pickle
 import random
@@ -40,7 +41,7 @@ NOTES = st.lists(
     st.sampled_from(["alpha is due", "beta can wait", "gamma", "alpha"]), min_size=1, max_size=3
 ).map(lambda parts: Note("; ".join(parts)))
 
-FAST = 0.3  # seconds: the wall-clock limit of the hang plants
+FAST = 1.0  # seconds: the wall-clock limit of the hang plants (a run takes milliseconds)
 
 
 def active(**changes: object) -> settings:
@@ -137,7 +138,7 @@ class JudgeSlowly(DecisionTool[Note, ListArtifact[Verdict]]):
 
     async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
         if "gamma" in input.text:
-            time.sleep(3600)  # the planted hang: blocking, so asyncio cannot cancel it
+            time.sleep(3600)  # noqa: ASYNC251 - the planted hang: blocking, so asyncio cannot cancel it
         return ListArtifact.of(Verdict, [Verdict(input.text, "alpha" in input.text)])
 
 
@@ -161,7 +162,7 @@ def test_a_tool_blocking_forever_is_a_named_hang() -> None:
     assert time.monotonic() - started < 60  # the guard cut it: no hang of the suite
     assert violation.kind == InvariantKind.HANG
     text = str(violation)
-    assert "the run did not end within 0.3 s: tool judge_slowly on note#" in text, text
+    assert "the run did not end within 1 s: tool judge_slowly on note#" in text, text
     assert "where it hung:" in text
     assert "time.sleep(3600)" in text  # the frame it was stuck in
     assert "in execute" in text
@@ -207,7 +208,7 @@ def test_a_timestamp_in_the_record_is_not_reproducible() -> None:
     violation = caught(StampsItsRecord)
     assert violation.kind == InvariantKind.REPRODUCIBILITY
     text = str(violation)
-    assert "OBS_TURNS differ between run 1 and run 2 (first at byte" in text, text
+    assert "OBS_TURNS differs between run 1 and run 2 (first at byte" in text, text
     assert "with byte-identical requests" in text
     assert "OBS_TURNS differs first at byte" in violation.details
     assert '-    "at": ' in violation.details
@@ -277,6 +278,49 @@ def test_an_unseeded_random_in_a_tool_is_named_as_a_nondeterministic_tool() -> N
     assert "tool judge_note on note#" in text
     assert "produced different artifacts from the same input" in text
     assert "the tool is not deterministic" in text
+
+
+_BUILT = itertools.count()
+_VERDICTS = [1]
+
+
+@tool_name("judge_note")
+class JudgeByTheExample(DecisionTool[Note, ListArtifact[Verdict]]):
+    """Judges a note into as many verdicts as the process-wide state says."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
+        count = _VERDICTS[0]
+        return ListArtifact.of(Verdict, [Verdict(f"{input.text} {i}", True) for i in range(count)])
+
+
+class ChangesFromExampleToExample(Triage):
+    """Broken: each pair of thinkers built sets how many verdicts its tool makes, so the two
+    runs of one example agree but hypothesis's replays of an example do not."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        _VERDICTS[0] = next(_BUILT) // 2 % 3 + 1
+        DecisionThinker.__init__(
+            self,
+            parent,
+            output_type=Verdict,
+            key_tool=JudgeByTheExample,
+            palette=(SplitNote,),
+            objective=OBJECTIVE,
+        )
+
+
+def test_hypothesis_seeing_an_example_change_is_reported_as_not_reproducible() -> None:
+    with pytest.raises(InvariantViolation) as raised:  # not hypothesis's own Flaky error
+        check_thinker(
+            ChangesFromExampleToExample,
+            NOTES,
+            settings=settings(max_examples=200, derandomize=True, deadline=None, database=None),
+        )
+    violation = raised.value
+    assert violation.kind == InvariantKind.REPRODUCIBILITY
+    assert "hypothesis replayed an example and the run took another path" in str(violation)
+    assert "FlakyStrategyDefinition" in str(violation)
+    assert "wire body differs between run 1 and run " in str(violation)
 
 
 class ListsToolsInASet(Triage):
