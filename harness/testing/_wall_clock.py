@@ -54,13 +54,16 @@ class _Guard:
 
 
 def disarm() -> None:
-    """Stop interrupting the innermost guarded block (its hang was caught and is being reported)."""
-    if not _active:
+    """Stop interrupting this thread's innermost guarded block (its hang was caught and is
+    being reported)."""
+    here = threading.current_thread()
+    mine = [guard for guard in _active if guard.thread is here]
+    if not mine:
         return
-    guard = _active[-1]
+    guard = mine[-1]
     guard.armed = False
     guard.done.set()
-    if guard.thread is threading.main_thread() and threading.current_thread() is guard.thread:
+    if here is threading.main_thread() and hasattr(signal, "setitimer"):
         signal.setitimer(signal.ITIMER_REAL, 0.0)
 
 

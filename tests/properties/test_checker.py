@@ -98,6 +98,7 @@ def test_a_thinker_offering_a_spent_pair_is_caught_with_a_readable_report() -> N
     assert "turn 1:" in text
     assert "world:" in text
     # Shrunk to the smallest run showing it: one move, then the request offering it again.
+    assert violation.report is not None
     assert len(violation.report.requests) == 2, text
 
 

@@ -16,8 +16,8 @@ import pickle
 import random
 import time
 import traceback
-from collections.abc import Mapping, Sequence
-from typing import Never
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Never
 
 import attrs
 import pytest
@@ -50,7 +50,7 @@ def active(**changes: object) -> settings:
 
 
 def caught(
-    factory: type[DecisionThinker[Note, Artifact]],
+    factory: Callable[[Identifiable], DecisionThinker[Any, Any]],  # any thinker class
     *,
     policies: st.SearchStrategy[object] | None = None,
     run_timeout: float = 30.0,
