@@ -17,11 +17,14 @@ from harness.testing._fake_server import ErrorShape as ErrorShape
 from harness.testing._fake_server import FakeSystemOneServer as FakeSystemOneServer
 from harness.testing._fake_server import Fault as Fault
 from harness.testing._fake_server import error_body as error_body
+from harness.testing._violation import InvariantKind as InvariantKind
+from harness.testing._violation import InvariantViolation as InvariantViolation
+from harness.testing._violation import Problem as Problem
 
 _NEEDS_HYPOTHESIS: dict[str, str] = {
-    "InvariantViolation": "harness.testing.invariants",
     "RunReport": "harness.testing.invariants",
     "assert_invariants": "harness.testing.invariants",
+    "check_reproducible": "harness.testing.invariants",
     "check_thinker": "harness.testing.invariants",
     "invariant_problems": "harness.testing.invariants",
     "record_run": "harness.testing.invariants",
@@ -31,9 +34,9 @@ _NEEDS_HYPOTHESIS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from harness.testing.invariants import InvariantViolation as InvariantViolation
     from harness.testing.invariants import RunReport as RunReport
     from harness.testing.invariants import assert_invariants as assert_invariants
+    from harness.testing.invariants import check_reproducible as check_reproducible
     from harness.testing.invariants import check_thinker as check_thinker
     from harness.testing.invariants import invariant_problems as invariant_problems
     from harness.testing.invariants import record_run as record_run

@@ -3,34 +3,62 @@
 :func:`record_run` runs a thinker on an input with a policy (through a real
 :class:`~harness.jobs.Dispatcher`, a :class:`~harness.llm.FakeDecisionModel` and upstream retries
 0, so every decision is asked exactly once) and returns a :class:`RunReport`: every request, the
-answers the policy gave, the wire bodies, the turns, ``OBS_TURNS``, the world, and the answer or
-the error. :meth:`RunReport.render` shows it as text.
+answers the model's responses carried, the wire bodies, the turns, ``OBS_TURNS``, the world, and
+the answer or the error. The run is bounded: the decision past ``max_turns + 1`` is refused and
+stops the run (``report.runaway``), and with ``run_timeout`` a run that outlives it is stopped
+and says where it was waiting (``report.hang``). :meth:`RunReport.render` shows it as text.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import hashlib
 import inspect
-from collections.abc import Mapping, Sequence
+import json
+import pathlib
+import traceback
+from collections.abc import Iterable, Mapping, Sequence
+from types import FrameType, TracebackType
 from typing import Any
 
 import attrs
 
-from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun
-from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, NoulAnswer
+from harness.artifacts import Artifact, ListArtifact, digest_line
+from harness.deciding import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun
+from harness.deciding._turn import turns_json
+from harness.decision import (
+    Answer,
+    Choice,
+    ChoiceAnswer,
+    DecisionRequest,
+    DecisionResponse,
+    NoulAnswer,
+)
+from harness.decision import systemone as systemone_codec
 from harness.jobs import Dispatcher, Pacing
 from harness.llm import FakeDecisionModel
 from harness.llm._fake import Policy
 from harness.models import Catalog, CatalogEntry
+from harness.testing._wall_clock import RunHung, disarm
 from harness.tools import Workflow
 
-__all__ = ["RunReport", "World", "record_run", "ref_of", "run_digest"]
+__all__ = [
+    "Hang",
+    "RunBytes",
+    "RunReport",
+    "World",
+    "given_refs",
+    "record_run",
+    "ref_of",
+    "run_digest",
+    "user_frames",
+]
 
 World = tuple[tuple[str, Artifact], ...]
 """A run's world: ``(ref, artifact)`` pairs in the order things came to be."""
 
-_ENTRY = CatalogEntry(
+ENTRY = CatalogEntry(
     id="fake",
     provider="fake",
     wire_model_id="fake-decider",
@@ -38,21 +66,74 @@ _ENTRY = CatalogEntry(
     max_concurrent=1,
 )
 
+_FRAMEWORK = (
+    pathlib.Path(__file__).resolve().parents[1],  # harness/
+    pathlib.Path(asyncio.__file__).resolve().parent,
+)
+
+
+@attrs.frozen
+class Hang:
+    """Where a run was when the wall-clock limit stopped it."""
+
+    seconds: float
+    during: str  # what was running: the policy, a tool on a ref, the thinker
+    stack: str  # the frames it was stuck in (the caller's own first)
+
+
+@attrs.frozen
+class RunBytes:
+    """What must repeat byte for byte when an example runs again: the wire bodies, the turns
+    as JSON, ``OBS_TURNS``, the world's digest lines and the outcome."""
+
+    bodies: tuple[bytes, ...]
+    turns: str
+    obs_turns: str | None
+    world: tuple[str, ...]
+    outcome: str
+
+    def to_json(self) -> str:
+        """The fingerprint as JSON (bodies in base64), for another interpreter to send back."""
+        data = attrs.asdict(self)
+        data["bodies"] = [base64.b64encode(body).decode("ascii") for body in self.bodies]
+        data["world"] = list(self.world)
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunBytes:
+        """Read a fingerprint written by :meth:`to_json`."""
+        data = json.loads(text)
+        return cls(
+            bodies=tuple(base64.b64decode(body) for body in data["bodies"]),
+            turns=str(data["turns"]),
+            obs_turns=None if data["obs_turns"] is None else str(data["obs_turns"]),
+            world=tuple(str(line) for line in data["world"]),
+            outcome=str(data["outcome"]),
+        )
+
 
 @attrs.frozen
 class RunReport:
-    """What one run did, for the invariants and for a person reading a failure."""
+    """What one run did, for the invariants and for a person reading a failure.
+
+    ``answers`` are the answers the model's responses carried, request by request (what the
+    thinker read). ``runaway`` says the checker refused a decision past ``max_turns + 1`` and
+    stopped the run there (the refused request is the last of ``requests``); ``hang`` says the
+    run outlived its wall-clock limit and where it was.
+    """
 
     thinker: DecisionThinker[Any, Any]  # any thinker: the checker reads its public attributes
     input: Artifact
     requests: tuple[DecisionRequest, ...]
-    answers: tuple[Mapping[str, Answer], ...]  # what the policy answered, request by request
+    answers: tuple[Mapping[str, Answer], ...]
     bodies: tuple[bytes, ...]
     turns: tuple[DecisionTurn, ...]
     obs_turns: str | None
     world: World
     answer: ListArtifact[Artifact] | None
     error: Exception | None
+    runaway: bool = False
+    hang: Hang | None = None
 
     @property
     def world_before_answer(self) -> World:
@@ -63,6 +144,51 @@ class RunReport:
             if artifact is self.answer:
                 return self.world[:index]
         return self.world
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the checker stopped the run (a runaway or a hang) before it ended itself."""
+        return self.runaway or self.hang is not None
+
+    def describe_ref(self, ref: str) -> str:
+        """``ref``, marked ``(the input)`` or ``(an item of the input)`` when it is one."""
+        given = given_refs(self.world, self.input)
+        if self.world and ref == self.world[0][0]:
+            return f"{ref} (the input)"
+        if ref in given:
+            return f"{ref} (an item of the input)"
+        return ref
+
+    def describe_refs(self, refs: Iterable[str]) -> str:
+        """A list of refs as text, each marked as :meth:`describe_ref` does."""
+        return "[" + ", ".join(self.describe_ref(ref) for ref in refs) + "]"
+
+    def outcome(self) -> str:
+        """How the run ended, in words."""
+        if self.hang is not None:
+            return f"stopped after {self.hang.seconds:g} s: {self.hang.during} did not return"
+        if self.runaway:
+            return (
+                f"stopped by the checker at decision {len(self.requests)}, past max_turns + 1 "
+                f"= {self.thinker.max_turns + 1}"
+            )
+        if self.error is not None:
+            return f"failed with {type(self.error).__qualname__}: {self.error}"
+        if self.answer is not None:
+            refs = [ref_of(self.world, item) for item in self.answer.iterands]
+            return f"answered [{', '.join(refs)}]"
+        return "did not finish"
+
+    def fingerprint(self) -> RunBytes:
+        """The bytes that must repeat when the same example runs again."""
+        formatters = self.thinker.formatters
+        return RunBytes(
+            bodies=self.bodies,
+            turns=turns_json(self.turns),
+            obs_turns=self.obs_turns,
+            world=tuple(digest_line(ref, a, formatters) for ref, a in self.world),
+            outcome=self.outcome(),
+        )
 
     def digest(self) -> str:
         """The sha256 of the wire bodies and ``OBS_TURNS``: equal for byte-identical runs."""
@@ -75,32 +201,57 @@ class RunReport:
     def render(self) -> str:
         """The run as text: outcome, world, each request with its answers, each turn."""
         name = type(self.thinker).__qualname__
-        if self.error is not None:
-            outcome = f"failed with {type(self.error).__qualname__}: {self.error}"
-        elif self.answer is not None:
-            refs = [ref_of(self.world, item) for item in self.answer.iterands]
-            outcome = f"answered [{', '.join(refs)}]"
-        else:
-            outcome = "did not finish"
         lines = [
             f"run of {name} (max_turns {self.thinker.max_turns}, threshold "
-            f"{self.thinker.selection_threshold}): {outcome}",
+            f"{self.thinker.selection_threshold}): {self.outcome()}",
             "world:",
         ]
-        lines += [f"  {ref}: {type(a).__qualname__} {_short(a)}" for ref, a in self.world]
+        for ref, artifact in self.world:
+            shown = self.describe_ref(ref)
+            marker = shown[len(ref) :]
+            lines.append(f"  {ref}: {type(artifact).__qualname__} {_short(artifact)}{marker}")
         for number, request in enumerate(self.requests, 1):
-            lines.append(f"request {number}:")
-            given = self.answers[number - 1] if number <= len(self.answers) else {}
+            given = self.answers[number - 1] if number <= len(self.answers) else None
+            refused = " (refused by the checker: past max_turns + 1)" if given is None else ""
+            lines.append(f"request {number}:{refused if self.runaway else ''}")
             for qid, question in request.questions.items():
-                lines.append(f"  {qid}: {_asked(question)} -> {_answered(given.get(qid))}")
+                answered = _answered(given.get(qid)) if given is not None else "(not answered)"
+                lines.append(f"  {qid}: {_asked(question)} -> {answered}")
         for turn in self.turns:
             lines.append(f"turn {turn.turn}: {_turn_text(turn)}")
+        if self.hang is not None and self.hang.stack:
+            lines.append(f"where it hung:\n{self.hang.stack}")
         return "\n".join(lines)
 
 
 def ref_of(world: Sequence[tuple[str, Artifact]], artifact: Artifact) -> str:
     """The ref of ``artifact`` (by identity) in ``world``, else ``"<unregistered ...>"``."""
     return next((ref for ref, a in world if a is artifact), f"<unregistered {artifact!r}>")
+
+
+def given_refs(world: Sequence[tuple[str, Artifact]], input: Artifact) -> frozenset[str]:
+    """The refs of the input and the iterands it brought (recursively)."""
+    given: set[int] = set()
+    pending = [input]
+    while pending:
+        artifact = pending.pop()
+        given.add(id(artifact))
+        if isinstance(artifact, ListArtifact):
+            pending.extend(artifact.iterands)
+    return frozenset(ref for ref, a in world if id(a) in given)
+
+
+def user_frames(frames: Sequence[traceback.FrameSummary], *, keep: int = 3) -> str:
+    """The frames outside harness and asyncio (a user's tool, policy or thinker code) as
+    traceback text; the last ``keep`` frames when every frame is the framework's."""
+    own = [frame for frame in frames if not _is_framework(frame.filename)]
+    chosen = own or list(frames)[-keep:]
+    return "".join(traceback.format_list(chosen)).rstrip("\n")
+
+
+def _is_framework(filename: str) -> bool:
+    path = pathlib.Path(filename).resolve()
+    return any(path.is_relative_to(root) for root in _FRAMEWORK)
 
 
 def _short(artifact: Artifact) -> str:
@@ -131,45 +282,164 @@ def _turn_text(turn: DecisionTurn) -> str:
     return f"{turn.tool} on {turn.artifact} {outcome}"
 
 
+class _Runaway(BaseException):
+    """Stops a run at the decision past its bound (a BaseException: no handler takes it for
+    the run's own failure)."""
+
+
+class _RecordingModel(FakeDecisionModel):
+    """The fake model, bounded: it answers ``limit`` decisions and refuses the next, and it
+    keeps the answers its responses carried and which request the policy is answering."""
+
+    def __init__(self, policy: Policy, limit: int) -> None:
+        super().__init__(policy)
+        self.limit = limit
+        self.answers: list[Mapping[str, Answer]] = []
+        self.asking: int | None = None
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        """Answer with the policy, or stop the run past the bound."""
+        if len(self.requests) >= self.limit:
+            self.requests.append(request)
+            self.bodies.append(systemone_codec.encode_body(request, entry.wire_model_id))
+            raise _Runaway
+        self.asking = len(self.requests) + 1
+        try:
+            response = await super().decide(request, entry, timeout=timeout)
+        except Exception:
+            self.asking = None
+            raise
+        self.asking = None
+        self.answers.append(dict(response.answers))
+        return response
+
+
+def _during(model: _RecordingModel, thinker: DecisionThinker[Any, Any], world: World) -> str:
+    """What a stopped run was doing: the policy, a tool on a ref, or the thinker itself."""
+    if model.asking is not None:
+        return f"the model's policy answering request {model.asking}"
+    if model.answers and len(thinker.turns()) < len(model.answers):
+        given = model.answers[-1]
+        chosen = given.get("next")
+        if isinstance(chosen, ChoiceAnswer) and chosen.choice != FINISH:
+            argument = given.get(f"{chosen.choice}_input")
+            ref = argument.choice if isinstance(argument, ChoiceAnswer) else "?"
+            input_ref = world[0][0] if world else None
+            shown = f"{ref} (the input)" if ref == input_ref else ref
+            return f"tool {chosen.choice} on {shown} (the move of request {len(model.answers)})"
+    return f"the thinker between decisions (after request {len(model.requests)})"
+
+
+def _awaiting_frames(task: asyncio.Task[Any]) -> list[FrameType]:
+    """The frames a task is suspended in, outermost first, down the chain of awaits (the
+    task's own ``get_stack`` shows only its outermost coroutine)."""
+    frames: list[FrameType] = []
+    awaited: object = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if not isinstance(frame, FrameType):
+            break
+        frames.append(frame)
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return frames
+
+
+def _task_stacks() -> str:
+    """Where every other task of the loop is waiting, the caller's own frames first."""
+    here = asyncio.current_task()
+    stacks = []
+    for task in asyncio.all_tasks():
+        if task is here or task.done():
+            continue
+        frames = [
+            traceback.FrameSummary(f.f_code.co_filename, f.f_lineno or 0, f.f_code.co_name)
+            for f in _awaiting_frames(task)
+        ]
+        if frames:
+            stacks.append(frames)
+    own = [frames for frames in stacks if any(not _is_framework(f.filename) for f in frames)]
+    return "\n".join(user_frames(frames, keep=2) for frames in (own or stacks))
+
+
+def _frames_of(tb: TracebackType | None) -> list[traceback.FrameSummary]:
+    return list(traceback.extract_tb(tb))
+
+
 async def record_run(
     thinker: DecisionThinker[Any, Any],  # any thinker
     input: Artifact,
     policy: Policy,
+    *,
+    run_timeout: float | None = None,
+    decision_limit: int | None = None,
 ) -> RunReport:
     """Run ``thinker`` on ``input`` with the fake model answering by ``policy``; never raises
-    for the run's own failure (it is the report's ``error``)."""
-    given: list[Mapping[str, Answer]] = []
+    for the run's own failure (it is the report's ``error``).
 
-    async def recording(request: DecisionRequest) -> Mapping[str, Answer]:
-        produced = policy(request)
-        answers = await produced if inspect.isawaitable(produced) else produced
-        given.append(answers)
-        return answers
-
-    model = FakeDecisionModel(recording)
-    catalog = Catalog([_ENTRY], {"decision": _ENTRY.id})
+    At most ``decision_limit`` decisions are answered (default ``thinker.max_turns + 1``); the
+    next stops the run (``report.runaway``). With ``run_timeout`` seconds, a run still waiting
+    then is cancelled and reported with where it waited (``report.hang``); code that blocks the
+    event loop needs :func:`harness.testing.invariants.check_thinker`'s guard as well.
+    """
+    limit = decision_limit if decision_limit is not None else thinker.max_turns + 1
+    model = _RecordingModel(_awaited(policy), limit)
+    catalog = Catalog([ENTRY], {"decision": ENTRY.id})
     job = ThinkerRun(Workflow(), thinker, input, upstream_retries=0)
     answer: ListArtifact[Artifact] | None = None
     error: Exception | None = None
-    async with Dispatcher(catalog, clients={_ENTRY.id: model}, pacing=Pacing.immediate()) as d:
-        try:
-            result = await d.run(job)
-            answer = result
-        except Exception as failure:  # the run's own failure goes on the report
-            error = failure
+    runaway = False
+    hang: Hang | None = None
+    try:
+        async with Dispatcher(catalog, clients={ENTRY.id: model}, pacing=Pacing.immediate()) as d:
+            task = asyncio.ensure_future(d.run(job))
+            try:
+                done, _ = await asyncio.wait({task}, timeout=run_timeout)
+                if done:
+                    answer = task.result()
+                else:
+                    during = _during(model, thinker, tuple(thinker.registry.world()))
+                    hang = Hang(run_timeout or 0.0, during, _task_stacks())
+                    task.cancel()
+                    await asyncio.wait({task}, timeout=1.0)
+            except _Runaway:
+                runaway = True
+            except Exception as failure:  # the run's own failure goes on the report
+                error = failure
+    except RunHung as hung:  # blocking code interrupted (while running or while cancelled)
+        disarm()
+        if hang is None:
+            during = _during(model, thinker, tuple(thinker.registry.world()))
+            stack = user_frames(_frames_of(hung.__traceback__))
+            hang = Hang(run_timeout or 0.0, during, stack)
+    if hang is not None:
+        disarm()  # reported: nothing more to interrupt
     obs = job.metadata.get(OBS_TURNS)
     return RunReport(
         thinker=thinker,
         input=input,
         requests=tuple(model.requests),
-        answers=tuple(given),
+        answers=tuple(model.answers),
         bodies=tuple(model.bodies),
         turns=tuple(thinker.turns()),
         obs_turns=obs if isinstance(obs, str) else None,
         world=tuple(thinker.registry.world()),
         answer=answer,
         error=error,
+        runaway=runaway,
+        hang=hang,
     )
+
+
+def _awaited(policy: Policy) -> Policy:
+    """``policy`` as an async function, so a policy's own hang is awaited inside the run."""
+
+    async def answering(request: DecisionRequest) -> Mapping[str, Answer]:
+        produced = policy(request)
+        return await produced if inspect.isawaitable(produced) else produced
+
+    return answering
 
 
 async def run_digest(thinker: DecisionThinker[Any, Any], input: Artifact, policy: Policy) -> str:

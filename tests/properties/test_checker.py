@@ -14,7 +14,12 @@ from harness.artifacts import Artifact
 from harness.deciding import DecisionThinker
 from harness.deciding._world import RunWorld
 from harness.decision import DecisionResponse
-from harness.testing.invariants import InvariantViolation, assert_invariants, check_thinker
+from harness.testing.invariants import (
+    InvariantKind,
+    InvariantViolation,
+    assert_invariants,
+    check_thinker,
+)
 from harness.testing.strategies import (
     PlantedCrash,
     RandomPolicy,
@@ -85,12 +90,15 @@ def _catch(thinker_class: type[DecisionThinker[Any, Any]]) -> InvariantViolation
 
 def test_a_thinker_offering_a_spent_pair_is_caught_with_a_readable_report() -> None:
     violation = _catch(OffersSpentPairs)
+    assert violation.kind == InvariantKind.MOVES
     text = str(violation)
     assert "offers spent pairs again" in text
+    assert "(the input)" in text  # the spent pair ran on the input, and the report says so
     assert "request 2:" in text
     assert "turn 1:" in text
     assert "world:" in text
     # Shrunk to the smallest run showing it: one move, then the request offering it again.
+    assert violation.report is not None
     assert len(violation.report.requests) == 2, text
 
 
@@ -104,6 +112,7 @@ def test_a_thinker_answering_with_its_input_is_caught() -> None:
 
 def test_a_thinker_ignoring_the_threshold_is_caught() -> None:
     violation = _catch(IgnoresTheThreshold)
+    assert violation.kinds & {InvariantKind.ANSWER, InvariantKind.RECORD}
     assert any("selected at >=" in p or "records selection" in p for p in violation.problems)
 
 

@@ -1,0 +1,526 @@
+"""The planted-bug suite: one broken thinker per invariant, each caught by ``check_thinker`` (or
+``check_reproducible``) under the active hypothesis profile, with the violation's kind and a
+message that says what broke; the unbroken thinker passes.
+
+Each plant is a subclass of the thinker contract's ``Triage`` overriding one hook (or, for a
+tool's own bug, naming another palette), defined at module level so ``check_reproducible`` can
+send it to fresh interpreters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import pickle
+import random
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Never
+
+import attrs
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from harness.artifacts import Artifact, ListArtifact
+from harness.deciding import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn
+from harness.deciding._turn import turns_json
+from harness.deciding._world import RunWorld
+from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, DecisionResponse
+from harness.jobs import JobContext
+from harness.llm import choose, default_answers
+from harness.testing import InvariantKind, InvariantViolation
+from harness.testing.invariants import RunBytes, check_reproducible, check_thinker
+from harness.tools import ClassToolProvider, DecisionTool, Identifiable, tool_name
+
+from ..deciding.notes import OBJECTIVE, JudgeNote, Note, SplitNote, Triage, Verdict
+
+NOTES = st.lists(
+    st.sampled_from(["alpha is due", "beta can wait", "gamma", "alpha"]), min_size=1, max_size=3
+).map(lambda parts: Note("; ".join(parts)))
+
+FAST = 1.0  # seconds: the wall-clock limit of the hang plants (a run takes milliseconds)
+
+
+def active(**changes: object) -> settings:
+    """The active profile (``ci`` in CI: 200 examples, derandomized), no example database."""
+    return settings(settings(), database=None, **changes)  # type: ignore[arg-type]  # settings' keywords
+
+
+def caught(
+    factory: Callable[[Identifiable], DecisionThinker[Any, Any]],  # any thinker class
+    *,
+    policies: st.SearchStrategy[object] | None = None,
+    run_timeout: float = 30.0,
+) -> InvariantViolation:
+    with pytest.raises(InvariantViolation) as raised:
+        check_thinker(
+            factory,
+            NOTES,
+            policies=policies,  # type: ignore[arg-type]  # each is a Policy
+            settings=active(),
+            run_timeout=run_timeout,
+        )
+    return raised.value
+
+
+# -- the control ---------------------------------------------------------------------------
+
+
+def test_the_unbroken_thinker_passes() -> None:
+    check_thinker(Triage, NOTES, settings=active())
+
+
+# -- termination ---------------------------------------------------------------------------
+
+
+class ReasksOnFinish(Triage):
+    """Broken: it asks again whenever the model answers finish, so it never stops on its own."""
+
+    async def _decide(self, context: JobContext, request: DecisionRequest) -> DecisionResponse:
+        while True:
+            response = await super()._decide(context, request)
+            if "next" not in request.questions or response.choice("next").choice != FINISH:
+                return response
+
+
+def finishes_when_it_can(request: DecisionRequest) -> Mapping[str, Answer]:
+    """A custom policy: finish whenever finish is offered, else the first option."""
+    answers = default_answers(request)
+    question = request.questions.get("next")
+    if isinstance(question, Choice) and FINISH in question.options:
+        answers["next"] = choose(question, FINISH)
+    return answers
+
+
+def test_a_loop_that_never_stops_under_a_custom_policy_is_a_termination_violation() -> None:
+    violation = caught(ReasksOnFinish, policies=st.just(finishes_when_it_can))
+    assert violation.kind == InvariantKind.TERMINATION
+    assert violation.report is not None
+    budget = violation.report.thinker.max_turns
+    assert len(violation.report.requests) == budget + 2  # the refused one is shown
+    text = str(violation)
+    assert f"asked for decision {budget + 2}, past max_turns + 1 = {budget + 1}" in text
+    assert f"request {budget + 2}: (refused by the checker" in text  # the run so far
+    assert "turn 1: " in text
+
+
+class ReasksOnFinishWithinThree(ReasksOnFinish):
+    """The same bug on a budget of 3 turns (each failing run stays short while it shrinks)."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        DecisionThinker.__init__(
+            self,
+            parent,
+            output_type=Verdict,
+            key_tool=JudgeNote,
+            palette=(SplitNote,),
+            objective=OBJECTIVE,
+            max_turns=3,
+        )
+
+
+def test_a_loop_that_never_stops_under_drawn_policies_is_a_termination_violation() -> None:
+    violation = caught(ReasksOnFinishWithinThree)
+    assert violation.kind == InvariantKind.TERMINATION
+    text = str(violation)
+    assert "past max_turns + 1 = 4" in text or "decisions exceed the legal pairs" in text, text
+
+
+# -- hangs ---------------------------------------------------------------------------------
+
+
+@tool_name("judge_slowly")
+class JudgeSlowly(DecisionTool[Note, ListArtifact[Verdict]]):
+    """Judges a note; blocks the event loop for an hour on a note mentioning gamma."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
+        if "gamma" in input.text:
+            time.sleep(3600)  # noqa: ASYNC251 - the planted hang: blocking, so asyncio cannot cancel it
+        return ListArtifact.of(Verdict, [Verdict(input.text, "alpha" in input.text)])
+
+
+class TriageWithAStallingTool(Triage):
+    """Broken: its key tool blocks forever on some notes."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        DecisionThinker.__init__(
+            self,
+            parent,
+            output_type=Verdict,
+            key_tool=JudgeSlowly,
+            palette=(SplitNote,),
+            objective=OBJECTIVE,
+        )
+
+
+def test_a_tool_blocking_forever_is_a_named_hang() -> None:
+    started = time.monotonic()
+    violation = caught(TriageWithAStallingTool, run_timeout=FAST)
+    assert time.monotonic() - started < 60  # the guard cut it: no hang of the suite
+    assert violation.kind == InvariantKind.HANG
+    text = str(violation)
+    assert "the run did not end within 1 s: tool judge_slowly on note#" in text, text
+    assert "where it hung:" in text
+    assert "time.sleep(3600)" in text  # the frame it was stuck in
+    assert "in execute" in text
+
+
+async def never_answers(request: DecisionRequest) -> Mapping[str, Answer]:
+    """A custom policy that never finishes answering."""
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
+
+
+def spins(request: DecisionRequest) -> Mapping[str, Answer]:
+    """A custom policy that never returns and never yields to the event loop."""
+    deadline = time.monotonic() + 3600
+    while time.monotonic() < deadline:
+        pass
+    return default_answers(request)
+
+
+@pytest.mark.parametrize("policy", [never_answers, spins], ids=["awaiting", "spinning"])
+def test_a_policy_that_never_answers_is_a_named_hang(policy: object) -> None:
+    violation = caught(Triage, policies=st.just(policy), run_timeout=FAST)
+    assert violation.kind == InvariantKind.HANG
+    text = str(violation)
+    assert "the model's policy answering request 1 did not return" in text, text
+    assert f"in {policy.__name__}" in text  # type: ignore[attr-defined]  # a function
+
+
+# -- reproducibility -----------------------------------------------------------------------
+
+
+class StampsItsRecord(Triage):
+    """Broken: every turn it publishes carries the time it was published."""
+
+    def _publish(self, context: JobContext) -> None:
+        turns = json.loads(turns_json(self._turns))
+        for turn in turns:
+            turn["at"] = time.perf_counter_ns()
+        context.metadata[OBS_TURNS] = json.dumps(turns, separators=(",", ":"))
+
+
+def test_a_timestamp_in_the_record_is_not_reproducible() -> None:
+    violation = caught(StampsItsRecord)
+    assert violation.kind == InvariantKind.REPRODUCIBILITY
+    text = str(violation)
+    assert "OBS_TURNS differs between run 1 and run 2 (first at byte" in text, text
+    assert "with byte-identical requests" in text
+    assert "OBS_TURNS differs first at byte" in violation.details
+    assert '-    "at": ' in violation.details
+    assert '+    "at": ' in violation.details
+
+
+class TracesItsRequests(Triage):
+    """Broken: its first question's instructions carry the thinker's id()."""
+
+    def _request(
+        self,
+        world: RunWorld,
+        done: Sequence[str],
+        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
+        candidates: Sequence[str],
+    ) -> DecisionRequest:
+        request = super()._request(world, done, moves, candidates)
+        questions = dict(request.questions)
+        first = next(iter(questions))
+        traced = f"{questions[first].instructions} (trace {id(self):x})"
+        questions[first] = attrs.evolve(questions[first], instructions=traced)
+        return DecisionRequest(request.state, questions)
+
+
+def test_an_id_in_the_wire_body_is_not_reproducible() -> None:
+    violation = caught(TracesItsRequests)
+    assert violation.kind == InvariantKind.REPRODUCIBILITY
+    text = str(violation)
+    assert "request 1's wire body differs between run 1 and run 2 (first at byte" in text
+    assert "the thinker's request is not a function of the run" in text
+    details = violation.details
+    assert "request 1 differs first at byte" in details
+    assert "^" in details  # the caret under the first byte that differs
+    assert "--- request 1, run 1" in details
+    assert "+++ request 1, run 2" in details
+    assert "(trace " in details
+
+
+@tool_name("judge_note")
+class JudgeAtRandom(DecisionTool[Note, ListArtifact[Verdict]]):
+    """Judges a note, with an unseeded random in its verdict."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
+        score = random.random()  # the planted bug: not a function of the input
+        return ListArtifact.of(Verdict, [Verdict(f"{input.text} ({score:.6f})", score > 0.5)])
+
+
+class TriageWithARandomTool(Triage):
+    """Broken: its key tool draws from the unseeded global random."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        DecisionThinker.__init__(
+            self,
+            parent,
+            output_type=Verdict,
+            key_tool=JudgeAtRandom,
+            palette=(SplitNote,),
+            objective=OBJECTIVE,
+        )
+
+
+def test_an_unseeded_random_in_a_tool_is_named_as_a_nondeterministic_tool() -> None:
+    violation = caught(TriageWithARandomTool)  # not hypothesis's FlakyStrategyDefinition
+    assert violation.kind == InvariantKind.REPRODUCIBILITY
+    text = str(violation)
+    assert "wire body differs between run 1 and run 2" in text, text
+    assert "tool judge_note on note#" in text
+    assert "produced different artifacts from the same input" in text
+    assert "the tool is not deterministic" in text
+
+
+_BUILT = itertools.count()
+_VERDICTS = [1]
+
+
+@tool_name("judge_note")
+class JudgeByTheExample(DecisionTool[Note, ListArtifact[Verdict]]):
+    """Judges a note into as many verdicts as the process-wide state says."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
+        count = _VERDICTS[0]
+        return ListArtifact.of(Verdict, [Verdict(f"{input.text} {i}", True) for i in range(count)])
+
+
+class ChangesFromExampleToExample(Triage):
+    """Broken: each pair of thinkers built sets how many verdicts its tool makes, so the two
+    runs of one example agree but hypothesis's replays of an example do not."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        _VERDICTS[0] = next(_BUILT) // 2 % 3 + 1
+        DecisionThinker.__init__(
+            self,
+            parent,
+            output_type=Verdict,
+            key_tool=JudgeByTheExample,
+            palette=(SplitNote,),
+            objective=OBJECTIVE,
+        )
+
+
+def test_hypothesis_seeing_an_example_change_is_reported_as_not_reproducible() -> None:
+    with pytest.raises(InvariantViolation) as raised:  # not hypothesis's own Flaky error
+        check_thinker(
+            ChangesFromExampleToExample,
+            NOTES,
+            settings=settings(max_examples=200, derandomize=True, deadline=None, database=None),
+        )
+    violation = raised.value
+    assert violation.kind == InvariantKind.REPRODUCIBILITY
+    assert "hypothesis replayed an example and the run took another path" in str(violation)
+    assert "FlakyStrategyDefinition" in str(violation)
+    assert "wire body differs between run 1 and run " in str(violation)
+
+
+class ListsToolsInASet(Triage):
+    """Broken only across interpreters: a set's order (the hash seed's) in its instructions."""
+
+    def _request(
+        self,
+        world: RunWorld,
+        done: Sequence[str],
+        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
+        candidates: Sequence[str],
+    ) -> DecisionRequest:
+        request = super()._request(world, done, moves, candidates)
+        questions = dict(request.questions)
+        first = next(iter(questions))
+        words = {"split", "judge", "note", "alpha", "beta", "gamma", "delta", "verdict", "keep"}
+        shown = f"{questions[first].instructions} ({' '.join(words)})"
+        questions[first] = attrs.evolve(questions[first], instructions=shown)
+        return DecisionRequest(request.state, questions)
+
+
+NOTE = Note("alpha is due; beta can wait")
+
+
+def test_a_hash_seed_dependence_passes_in_one_interpreter_and_is_caught_across_several() -> None:
+    check_thinker(ListsToolsInASet, NOTES, settings=active(max_examples=10))
+    with pytest.raises(InvariantViolation) as raised:
+        check_reproducible(ListsToolsInASet, NOTE, hash_seeds=(1, 2, 3))
+    violation = raised.value
+    assert violation.kind == InvariantKind.REPRODUCIBILITY
+    assert "request 1's wire body differs between this interpreter and PYTHONHASHSEED=" in str(
+        violation
+    )
+    assert "differs first at byte" in violation.details
+
+
+def test_the_unbroken_thinker_repeats_in_fresh_interpreters() -> None:
+    repeated = check_reproducible(Triage, NOTE, hash_seeds=(0, 1))
+    assert isinstance(repeated, RunBytes)
+    assert len(repeated.bodies) >= 2
+    assert repeated.outcome.startswith("answered")
+
+
+def test_check_reproducible_says_what_does_not_pickle() -> None:
+    class Local(Triage):
+        pass
+
+    with pytest.raises(TypeError, match="module-level thinker class"):
+        check_reproducible(Local, NOTE)
+
+
+# -- the record ----------------------------------------------------------------------------
+
+
+def _one_hot(answer: Answer) -> Answer:
+    if not isinstance(answer, ChoiceAnswer):
+        return answer
+    hot = {option: 1.0 if option == answer.choice else 0.0 for option in answer.probabilities}
+    return ChoiceAnswer(choice=answer.choice, probabilities=hot, confidence=1.0)
+
+
+class RecordsOneHot(Triage):
+    """Broken: it records every choice as certain, whatever the model's distribution."""
+
+    async def _decide(self, context: JobContext, request: DecisionRequest) -> DecisionResponse:
+        response = await super()._decide(context, request)
+        answers = {qid: _one_hot(answer) for qid, answer in response.answers.items()}
+        return attrs.evolve(response, answers=answers)
+
+
+def test_one_hot_probabilities_on_the_record_are_caught() -> None:
+    violation = caught(RecordsOneHot)
+    assert violation.kind == InvariantKind.RECORD
+    text = str(violation)
+    assert "records 'next' probabilities" in text, text
+    assert "the model's response gave" in text
+
+
+class MisreportsItsMoves(Triage):
+    """Broken: its done lines leave out the ref a tool ran on."""
+
+    async def _run_tool(
+        self,
+        context: JobContext,
+        world: RunWorld,
+        number: int,
+        provider: ClassToolProvider[Never, Artifact],
+        ref: str,
+    ) -> tuple[DecisionTurn, str]:
+        turn, line = await super()._run_tool(context, world, number, provider, ref)
+        return turn, line.replace(f" on {ref}", "")
+
+
+def test_done_lines_that_do_not_say_what_ran_are_caught() -> None:
+    violation = caught(MisreportsItsMoves)
+    assert violation.kind == InvariantKind.RECORD
+    text = str(violation)
+    assert "request 2: done line 1 is" in text, text
+    assert "but turn 1 ran" in text
+    assert "(the input)" in text  # turn 1 ran on the input, and says so
+    assert "expected '" in text
+
+
+class CountsItsTurns(Triage):
+    """Broken: its state carries a key the documentation does not list."""
+
+    def _request(
+        self,
+        world: RunWorld,
+        done: Sequence[str],
+        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
+        candidates: Sequence[str],
+    ) -> DecisionRequest:
+        request = super()._request(world, done, moves, candidates)
+        assert isinstance(request.state, dict)
+        return DecisionRequest({**request.state, "turns_so_far": len(done)}, request.questions)
+
+
+def test_an_undocumented_state_key_is_caught() -> None:
+    violation = caught(CountsItsTurns)
+    assert violation.kind == InvariantKind.STATE
+    assert "request 1: its state holds undocumented keys ['turns_so_far']" in str(violation)
+
+
+# -- readable failures ---------------------------------------------------------------------
+
+
+def _third_word(text: str) -> str:
+    return text.split()[2]  # the planted bug: not every note has three words
+
+
+@tool_name("third_word")
+class ThirdWord(DecisionTool[Note, ListArtifact[Verdict]]):
+    """Keeps a note's third word as a verdict."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
+        return ListArtifact.of(Verdict, [Verdict(_third_word(input.text), True)])
+
+
+class TriageWithACrashingTool(Triage):
+    """Broken: its key tool crashes (IndexError) on short notes."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        DecisionThinker.__init__(
+            self,
+            parent,
+            output_type=Verdict,
+            key_tool=ThirdWord,
+            palette=(SplitNote,),
+            objective=OBJECTIVE,
+        )
+
+
+def test_a_crash_in_a_users_tool_shows_the_traceback_into_the_tool() -> None:
+    violation = caught(TriageWithACrashingTool)
+    assert violation.kind == InvariantKind.CRASH
+    text = str(violation)
+    assert "the run failed in tool third_word on note#1 (the input)" in text, text
+    assert "IndexError: list index out of range" in text
+    assert "test_planted_bugs.py" in violation.details
+    assert "in _third_word" in violation.details
+    assert "return text.split()[2]" in violation.details
+    assert isinstance(violation.__cause__, IndexError)
+
+
+class KeepParts(DecisionThinker[Note, Note]):
+    """Splits a note and keeps the parts worth keeping."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Note,
+            key_tool=SplitNote,
+            palette=(JudgeNote,),
+            objective="Keep the parts of the note worth keeping",
+        )
+
+
+class OffersTheInput(KeepParts):
+    """Broken: the input counts as an output candidate."""
+
+    def _candidates(self, world: RunWorld) -> tuple[str, ...]:
+        return tuple(ref for ref, a in world.registry.world() if isinstance(a, Note))
+
+
+def test_the_input_offered_as_a_candidate_is_named_as_the_input() -> None:
+    violation = caught(OffersTheInput)
+    assert violation.kind == InvariantKind.ANSWER
+    assert "request 1: note#1 (the input) is offered as a candidate (select_note#1)" in str(
+        violation
+    )
+
+
+def test_the_violation_has_a_public_import_path() -> None:
+    violation = caught(CountsItsTurns)
+    assert type(violation).__module__ == "harness.testing"
+    assert repr(InvariantViolation) == "<class 'harness.testing.InvariantViolation'>"
+    shown = traceback.format_exception_only(violation)[0]
+    assert shown.startswith("harness.testing.InvariantViolation: the run broke")
+    again = pickle.loads(pickle.dumps(violation))
+    assert again.kind == InvariantKind.STATE
+    assert again.problems == violation.problems
+    assert all(problem.kind in InvariantKind for problem in violation.problems)
