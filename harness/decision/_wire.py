@@ -216,7 +216,9 @@ def load_reply(
     try:
         return json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError) as error:
-        reason = "it is not UTF-8 JSON text" if isinstance(error, UnicodeError) else "it is not JSON"
+        reason = (
+            "it is not UTF-8 JSON text" if isinstance(error, UnicodeError) else "it is not JSON"
+        )
         if isinstance(error, _WireValueError):
             reason = str(error)
         raise not_an_answer(f"the reply body cannot be read: {reason}") from None

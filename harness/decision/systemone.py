@@ -38,10 +38,10 @@ from ._wire import (
     choice_answer,
     load_reply,
     not_an_answer,
-    served_model,
     read_usage,
     reply_object,
     score_answer,
+    served_model,
     shown_type,
     structure,
 )

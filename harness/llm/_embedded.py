@@ -221,6 +221,12 @@ class EmbeddedDecisionClient:
             latency=latency,
         )
 
+    async def served_model(self, entry: CatalogEntry) -> str:
+        """The name of the model ``entry`` runs (loaded now if it is not yet): what every
+        response of this entry names as its model."""
+        model = await self._loaded(entry, asyncio.get_running_loop())
+        return model.name
+
     async def _loaded(self, entry: CatalogEntry, loop: asyncio.AbstractEventLoop) -> _Decider:
         """The entry's model: from the process's cache, else loaded on the worker pool."""
         cached = _models.get(_model_key(entry.wire_model_id))

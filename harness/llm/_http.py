@@ -43,7 +43,7 @@ from harness.errors import (
     UnauthorizedError,
 )
 
-from ._redact import MESSAGE_CHARS, SCAN_CHARS, Redaction, shown
+from ._redact import MESSAGE_CHARS, SCAN_CHARS, Redaction
 
 __all__ = [
     "Endpoint",
