@@ -146,7 +146,8 @@ _REQUEST_ID: Final = web.RequestKey("request_id", str)
 
 
 def _request_id_of(request: web.Request) -> str:
-    return request.get(_REQUEST_ID, "hs-unknown")
+    found = request.get(_REQUEST_ID)
+    return found if isinstance(found, str) else "hs-unknown"
 
 
 class DecisionServer:
