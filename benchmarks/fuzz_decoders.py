@@ -78,7 +78,7 @@ ODD: list[object] = [
 def _random_json(rng: random.Random, depth: int = 0) -> object:
     roll = rng.random()
     if depth > 6 or roll < 0.4:
-        return rng.choice(ODD + [rng.random(), rng.randint(-5, 5), "Billing", "choice", "0"])
+        return rng.choice([*ODD, rng.random(), rng.randint(-5, 5), "Billing", "choice", "0"])
     if roll < 0.7:
         return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
     keys = ["answers", "model", "usage", "type", "choice", "probabilities", "score", "noul"]
