@@ -14,6 +14,7 @@ from harness.errors import NotAnAnswerError, UnauthorizedError
 from harness.llm import SystemOneClient
 from harness.models import CatalogEntry, default_catalog
 from harness.serve import REQUEST_ID_HEADER, UPSTREAM_MODEL_HEADER, DecisionServer
+from tests.jobs.stack import eventually
 from tests.serve.servers import CountingModel, fake_catalog
 
 KEY = "serve-key-0c8e1f5a9b7d"
@@ -139,7 +140,7 @@ async def test_one_access_log_line_per_request_never_a_body(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="harness.serve.access")
-    secret = b'{"model":"m","state":"ACCESS-CANARY-71","questions":{"q":{"type":"noul","instructions":"Q?"}}}'
+    secret = systemone.encode_body(DecisionRequest("ACCESS-CANARY-71", {"q": Noul("Q?")}), "m")
     async with DecisionServer(
         fake_catalog(), api_key=KEY, clients={"fake": CountingModel(0.0)}
     ) as server:
@@ -175,8 +176,7 @@ async def test_drain_finishes_what_is_in_flight_and_refuses_what_comes_after() -
     async with DecisionServer(fake_catalog(), clients={"fake": model}) as server:
         url = server.root + "/v1/systemone"
         in_flight = [asyncio.create_task(call("POST", url, body=BODY)) for _ in range(5)]
-        while server.in_flight < 5:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: server.in_flight == 5)
         draining = asyncio.create_task(server.drain(grace=10.0))
         await asyncio.sleep(0.05)
         status, headers, refused = await call("POST", url, body=BODY)
@@ -197,8 +197,7 @@ async def test_drain_cuts_off_what_outlives_the_grace() -> None:
     async with DecisionServer(fake_catalog(), clients={"fake": model}) as server:
         url = server.root + "/v1/systemone"
         stuck = asyncio.create_task(call("POST", url, body=BODY))
-        while server.in_flight < 1:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: server.in_flight == 1)
         assert await server.drain(grace=0.2) == 1
         with pytest.raises(aiohttp.ClientError):
             await stuck

@@ -66,8 +66,17 @@ def test_harness_serve_with_a_key_passes_every_must_and_should_of_jevcompat_auth
     report_path = tmp_path / "report.json"
     with harness_serve(env={API_KEY_ENV: KEY}) as (process, root):
         done = subprocess.run(
-            [*jevcompat(), "test", root, "--key", KEY, "--json", str(report_path)]
-            + ["--timeout", "30"],
+            [
+                *jevcompat(),
+                "test",
+                root,
+                "--key",
+                KEY,
+                "--timeout",
+                "30",
+                "--json",
+                str(report_path),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
