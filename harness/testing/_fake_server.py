@@ -255,6 +255,11 @@ class FakeSystemOneServer:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.answered = 0
+        self.connections = 0
+        """Connections accepted (cumulative across restarts)."""
+        self.open_connections = 0
+        self.peak_connections = 0
+        """The most connections open at once."""
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
@@ -299,6 +304,7 @@ class FakeSystemOneServer:
         app.router.add_get("/v1/models", self._serve_models)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
+        self._count_connections(runner.server)
         site = web.TCPSite(runner, "127.0.0.1", self._port)
         try:
             await site.start()
@@ -309,6 +315,27 @@ class FakeSystemOneServer:
         self._stopping = asyncio.Event()
         self._slots = asyncio.Semaphore(self.max_in_flight) if self.max_in_flight else None
         self._runner = runner
+
+    def _count_connections(self, server: web.Server | None) -> None:
+        """Count the connections the server accepts and how many are open at once."""
+        if server is None:
+            return
+        made, lost = server.connection_made, server.connection_lost
+
+        def connection_made(handler: web.RequestHandler, transport: asyncio.Transport) -> None:
+            self.connections += 1
+            self.open_connections += 1
+            self.peak_connections = max(self.peak_connections, self.open_connections)
+            made(handler, transport)
+
+        def connection_lost(
+            handler: web.RequestHandler, exc: BaseException | None = None
+        ) -> None:
+            self.open_connections -= 1
+            lost(handler, exc)
+
+        server.connection_made = connection_made  # type: ignore[method-assign]  # a counting hook
+        server.connection_lost = connection_lost  # type: ignore[method-assign]  # a counting hook
 
     async def stop(self) -> None:
         """Stop listening; requests left hanging lose their connection. Idempotent."""
