@@ -328,9 +328,7 @@ class FakeSystemOneServer:
             self.peak_connections = max(self.peak_connections, self.open_connections)
             made(handler, transport)
 
-        def connection_lost(
-            handler: web.RequestHandler, exc: BaseException | None = None
-        ) -> None:
+        def connection_lost(handler: web.RequestHandler, exc: BaseException | None = None) -> None:
             self.open_connections -= 1
             lost(handler, exc)
 
