@@ -164,7 +164,12 @@ def _strings(value: object, depth: int = 0) -> Iterator[str]:
             yield from _strings(item, depth + 1)
 
 
-_Table = tuple[frozenset[str], frozenset[str], tuple["re.Pattern[str]", ...], frozenset[str]]
+_Table = tuple[frozenset[str], tuple[str, ...], tuple["re.Pattern[str]", ...], frozenset[str]]
+
+LARGE_TEXT: Final = 65_536
+"""A request text longer than this is matched as sent only (not lower-cased, escaped or
+URL-encoded; the state's compact JSON carries its escaped strings): a failure then costs about
+0.3 s of CPU per MiB of state, once per failed call."""
 
 
 @attrs.frozen
@@ -208,20 +213,26 @@ class Redaction:
                     key_grams.add(lowered)
                 else:
                     key_grams.update(_grams(lowered, KEY_RUN))
-        text_grams: set[str] = set()
+        long_forms: set[str] = set()
         short: set[str] = set()
         for text in own:
-            for form in set(_forms(text)):
+            forms = set(_forms(text)) if len(text) <= LARGE_TEXT else set(_large_forms(text))
+            for form in forms:
                 if len(form) >= TEXT_RUN:
-                    text_grams.update(_grams(form, TEXT_RUN))
-                    text_grams.update(_grams(form.lower(), TEXT_RUN))
+                    long_forms.add(form)
+                    if len(form) <= LARGE_TEXT:
+                        long_forms.add(form.lower())
                 elif len(form.strip()) >= 3 and form.strip() not in words:
                     short.add(form.strip())
         patterns = tuple(
             re.compile(_WORD_EDGE.format(re.escape(word)), re.IGNORECASE)
             for word in sorted(short, key=len, reverse=True)
         )
-        table = (frozenset(key_grams), frozenset(text_grams), patterns, frozenset(words))
+        kept: list[str] = []
+        for form in sorted(long_forms, key=len, reverse=True):
+            if not any(form in larger for larger in kept):  # a text inside another: one scan
+                kept.append(form)
+        table = (frozenset(key_grams), tuple(kept), patterns, frozenset(words))
         self._tables.append(table)
         return table
 
@@ -231,9 +242,9 @@ class Redaction:
         text = " ".join(text[:SCAN_CHARS].split())
         if not self.keys and not self.texts and self.request is None:
             return text
-        key_grams, text_grams, short, path_words = self._table()
+        key_grams, long_forms, short, path_words = self._table()
         keyed = _marks(text, key_grams)
-        own = _marks(text, text_grams)
+        own = _runs_of(text, long_forms)
         for pattern in short:
             for found in pattern.finditer(text):
                 own[found.start() : found.end()] = [True] * (found.end() - found.start())
@@ -248,6 +259,43 @@ class Redaction:
     def message(self, text: str, limit: int = MESSAGE_CHARS) -> str:
         """:meth:`apply`, then cut to ``limit`` characters (``...`` marks a cut)."""
         return shown(self.apply(text), limit)
+
+
+def _large_forms(text: str) -> Iterator[str]:
+    """A large text as sent (its JSON-escaped form is inside the state's compact JSON)."""
+    yield text
+
+
+def _windows(text: str, width: int) -> Iterator[str]:
+    """Every ``width``-character window of ``text``, sliced in C."""
+    count = len(text) - width + 1
+    return map(text.__getitem__, map(slice, range(count), range(width, count + width)))
+
+
+def _runs_of(text: str, sources: tuple[str, ...]) -> list[bool]:
+    """Which characters of ``text`` lie in a run of :data:`TEXT_RUN` or more characters that
+    also occurs in one of ``sources`` (``text`` compared as is and lower-cased).
+
+    Driven by the message: its windows are the (small) set looked up while each source's
+    windows stream past in C, so a large state costs time linear in its size and no memory."""
+    marks = [False] * len(text)
+    if len(text) < TEXT_RUN or not sources:
+        return marks
+    where: dict[str, list[int]] = {}
+    lowered = text.lower()
+    for version in (text, lowered) if len(lowered) == len(text) else (text,):
+        for start, window in enumerate(_windows(version, TEXT_RUN)):
+            where.setdefault(window, []).append(start)
+    wanted = set(where)
+    found: set[str] = set()
+    for source in sources:
+        found |= wanted.intersection(_windows(source, TEXT_RUN))
+        if found == wanted:
+            break
+    for window in found:
+        for start in where[window]:
+            marks[start : start + TEXT_RUN] = [True] * TEXT_RUN
+    return marks
 
 
 def _marks(text: str, grams: frozenset[str]) -> list[bool]:

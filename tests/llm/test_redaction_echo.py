@@ -192,3 +192,14 @@ def test_redaction_runs_before_the_cut() -> None:
         out = redaction.message(text)
         assert leaks(out) == [], (offset, out)
         assert len(out) <= 200
+
+
+def test_a_large_state_is_masked_wherever_the_echo_cuts_it() -> None:
+    state = "".join(f"line {n} of a long ticket; " for n in range(40_000)) + STATE_CANARY
+    redaction = Redaction.of(DecisionRequest({"doc": state}, {"q": Noul("Long?")}), key=KEY)
+    for start in (0, 123_457, len(state) - 500):
+        said = f"refused input {state[start : start + 700]} with key {KEY[3:20]}"
+        out = redaction.message(said)
+        assert leaks(out) == []
+        assert "of a long ticket" not in out
+        assert out.startswith("refused input [request text]")
