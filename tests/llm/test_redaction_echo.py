@@ -202,4 +202,6 @@ def test_a_large_state_is_masked_wherever_the_echo_cuts_it() -> None:
         out = redaction.message(said)
         assert leaks(out) == []
         assert "of a long ticket" not in out
-        assert out.startswith("refused input [request text]")
+        assert out.startswith("refused input")
+        assert out.endswith("with key ***")
+        assert TEXT_MASK in out
