@@ -43,6 +43,8 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitSignal",
     "RateLimitedError",
+    "ReplyTooDeepError",
+    "ReplyTooLargeError",
     "RetrySignal",
     "RetryableError",
     "StatusError",
@@ -132,6 +134,14 @@ class NotAnAnswerError(ExternalServiceError, ValueError):
     Raised by the wire codecs; the message names what is missing or wrong and never quotes the
     state.
     """
+
+
+class ReplyTooLargeError(NotAnAnswerError):
+    """A reply body larger than its catalog entry's ``max_reply_bytes`` (never read further)."""
+
+
+class ReplyTooDeepError(NotAnAnswerError):
+    """A reply body nested deeper than its catalog entry's ``max_reply_depth``."""
 
 
 class UpstreamThrottleError(ExternalServiceError):

@@ -1,14 +1,17 @@
-"""``harness serve``: a System One server on 127.0.0.1 fronting a catalog entry."""
+"""``harness serve``: a System One server (127.0.0.1 by default) fronting a catalog entry."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import logging
+import os
 import signal
+import sys
 
 from harness.cli._common import CliError, add_model_options, catalog_from, say
-from harness.serve import DecisionServer
+from harness.serve import API_KEY_ENV, HOST, DecisionServer
 
 __all__ = ["add_parser", "serve"]
 
@@ -22,11 +25,36 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Serve POST /v1/systemone (and /v1/decisions, GET /v1/models) on 127.0.0.1, "
             "answering with a catalog entry (the embedded model by default) through the "
             "dispatcher, so the entry's admission applies. Beyond --max-in-flight requests "
-            "answered at once and --queue waiting, requests get 429 with Retry-After."
+            "answered at once and --queue waiting, requests get 429 with Retry-After. One "
+            "access-log line per request goes to stderr. SIGTERM or Ctrl-C stops taking "
+            "requests, lets those in flight finish (up to --grace seconds) and exits."
         ),
     )
     parser.add_argument(
-        "--port", type=int, default=8787, help="port on 127.0.0.1 (0 picks a free one)"
+        "--port", type=int, default=8787, help="port to listen on (0 picks a free one)"
+    )
+    parser.add_argument(
+        "--host",
+        default=HOST,
+        help=f"address to listen on (default {HOST}; 0.0.0.0 exposes the server to the network)",
+    )
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help=(
+            f"require Authorization: Bearer KEY on every route but /health (default: "
+            f"${API_KEY_ENV}; unset means no authentication)"
+        ),
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a stop waits for requests in flight (default 10)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no access log (one line per request on stderr)"
     )
     add_model_options(parser)
     parser.add_argument(
@@ -42,7 +70,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(command=serve)
 
 
-async def _serve(server: DecisionServer, port: int) -> None:
+async def _serve(server: DecisionServer, port: int, grace: float) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -51,21 +79,26 @@ async def _serve(server: DecisionServer, port: int) -> None:
     try:
         await server.start()
     except OSError as error:
-        raise CliError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
+        raise CliError(f"cannot listen on {server.host}:{port}: {error.strerror}") from None
     entry = server.entry
+    left = 0
     try:
+        auth = "Bearer key required" if server.authenticated else "no authentication"
         say(
-            f"harness serve: entry {entry.id!r} ({entry.provider}, {entry.wire_model_id}) on "
-            f"{server.root}/v1/systemone (max {server.max_in_flight} in flight, "
-            f"{server.queue_limit} queued); Ctrl-C stops"
+            f"harness serve: entry {entry.id!r} ({entry.provider}, model "
+            f"{server.model_name!r}) on {server.root}/v1/systemone (max "
+            f"{server.max_in_flight} in flight, {server.queue_limit} queued; {auth}); Ctrl-C "
+            "stops"
         )
         await stop.wait()
+        left = await server.drain(grace)
     finally:
         await server.stop()
         stats = server.stats
+        cut = f"; {left} cut off after the {grace:g} s grace" if left else ""
         say(
             f"harness serve: stopped after {stats.received} requests ({stats.answered} "
-            f"answered, {stats.busy} busy, {stats.invalid} invalid, {stats.failed} failed)"
+            f"answered, {stats.busy} busy, {stats.invalid} invalid, {stats.failed} failed{cut})"
         )
 
 
@@ -77,9 +110,34 @@ def serve(args: argparse.Namespace) -> int:
         raise CliError(f"--max-in-flight must be at least 1, got {args.max_in_flight}")
     if args.queue < 0:
         raise CliError(f"--queue must be 0 or more, got {args.queue}")
+    if not args.grace >= 0:
+        raise CliError(f"--grace must be 0 or more seconds, got {args.grace}")
+    key = args.api_key if args.api_key is not None else os.environ.get(API_KEY_ENV) or None
+    if key is not None and (not key.strip() or key != key.strip()):
+        raise CliError(
+            f"the API key (--api-key or ${API_KEY_ENV}) is blank or has surrounding spaces; "
+            "give the key itself"
+        )
+    if not args.quiet:
+        _log_access()
     catalog = catalog_from(args)
     server = DecisionServer(
-        catalog, port=args.port, max_in_flight=args.max_in_flight, queue_limit=args.queue
+        catalog,
+        port=args.port,
+        host=args.host,
+        max_in_flight=args.max_in_flight,
+        queue_limit=args.queue,
+        api_key=key,
     )
-    asyncio.run(_serve(server, args.port))
+    asyncio.run(_serve(server, args.port, args.grace))
     return 0
+
+
+def _log_access() -> None:
+    """The access log (``harness.serve.access``, INFO) as one line a request on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    access = logging.getLogger("harness.serve.access")
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    access.propagate = False

@@ -3,7 +3,9 @@ converter that structures reply shapes strictly (no coercion: a string is never 
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import NewType, TypeAlias, TypeVar
 
@@ -11,7 +13,12 @@ import attrs
 import cattrs
 import cattrs.v
 
-from harness.errors import HarnessError, NotAnAnswerError
+from harness.errors import (
+    HarnessError,
+    NotAnAnswerError,
+    ReplyTooDeepError,
+    ReplyTooLargeError,
+)
 
 from ._answers import Answer, ChoiceAnswer, ScoreAnswer, choice_confidence, score_confidence
 from ._frozen_map import FrozenMap
@@ -19,6 +26,8 @@ from ._json import JsonValue, compact_json, json_kind, plain_json
 from ._questions import Choice, Score
 
 __all__ = [
+    "MAX_REPLY_BYTES",
+    "MAX_REPLY_DEPTH",
     "ChoiceWire",
     "Loc",
     "NoulWire",
@@ -28,10 +37,12 @@ __all__ = [
     "WireNumber",
     "WireReply",
     "choice_answer",
+    "load_reply",
     "not_an_answer",
     "read_usage",
     "reply_object",
     "score_answer",
+    "served_model",
     "shown_type",
     "structure",
     "wire_text",
@@ -47,6 +58,16 @@ Probability = NewType("Probability", float)
 
 WireNumber = NewType("WireNumber", float)
 """A finite number on the wire (an int or a float, never a bool or a string)."""
+
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""The default largest reply body read (a catalog entry's ``max_reply_bytes``): 400 questions of
+255 options each fit."""
+
+MAX_REPLY_DEPTH = 32
+"""The default deepest nesting of a reply body (``max_reply_depth``): an answer needs 4."""
+
+MAX_TOKEN_COUNT = 2**53
+"""The largest token count read from ``usage``; a larger one is "unknown"."""
 
 SCORE_SLACK = 1e-6
 """How far past the end of its scale a score may land through rounding before it is refused."""
@@ -169,9 +190,89 @@ def read_usage(raw: object) -> tuple[int | None, int | None]:
 
 
 def _token_count(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT:
         return value
     return None
+
+
+def load_reply(
+    body: bytes, *, max_bytes: int = MAX_REPLY_BYTES, max_depth: int = MAX_REPLY_DEPTH
+) -> object:
+    """A reply body parsed as JSON, or the codec's own error: :class:`ReplyTooLargeError` past
+    ``max_bytes``, :class:`ReplyTooDeepError` past ``max_depth`` levels of arrays and objects,
+    :class:`NotAnAnswerError` for bytes that are not JSON text (bad encoding, ``NaN`` or
+    ``Infinity``, an integer of more than 4,300 digits, anything else JSON forbids)."""
+    if len(body) > max_bytes:
+        raise ReplyTooLargeError(
+            f"not an answer: the reply body has {len(body)} bytes, more than the entry's "
+            f"max_reply_bytes ({max_bytes}); raise max_reply_bytes if the server is right"
+        )
+    if _too_deep(body, max_depth):
+        raise ReplyTooDeepError(
+            f"not an answer: the reply body nests arrays and objects more than {max_depth} "
+            "levels deep (the entry's max_reply_depth); raise max_reply_depth if the server is "
+            "right"
+        )
+    try:
+        return json.loads(body, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        reason = (
+            "it is not UTF-8 JSON text" if isinstance(error, UnicodeError) else "it is not JSON"
+        )
+        if isinstance(error, _WireValueError):
+            reason = str(error)
+        raise not_an_answer(f"the reply body cannot be read: {reason}") from None
+
+
+def _no_constant(name: str) -> object:
+    raise _WireValueError(f"it holds {name}, which JSON does not allow")
+
+
+_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)
+"""A JSON string, or an unterminated one to the end of the body (so the scan stays linear)."""
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_INNERMOST = (b"[]", b"{}", b"[}", b"{]")
+
+
+def _too_deep(body: bytes, limit: int) -> bool:
+    """Whether arrays and objects nest more than ``limit`` levels in ``body`` outside strings.
+
+    A body with at most ``limit`` opening brackets cannot be (most bodies: no scan). Otherwise
+    strings are dropped, the brackets kept, and ``limit`` times every innermost pair removed:
+    a structure at most ``limit`` deep is then gone, so a bracket left means deeper (or
+    unbalanced, which json.loads would refuse anyway). Every step runs in C over the bytes.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    for _ in range(limit):
+        before = len(brackets)
+        for pair in _INNERMOST:
+            brackets = brackets.replace(pair, b"")
+        if len(brackets) == before:
+            break
+    return b"[" in brackets or b"{" in brackets
+
+
+MODEL_CHARS = 200
+"""The longest served model name kept; a longer one (or one that is not text) is "unknown"."""
+
+
+def served_model(value: object) -> str | None:
+    """The ``model`` a reply names, when it is a printable string of sensible length."""
+    if not isinstance(value, str) or not 0 < len(value) <= MODEL_CHARS:
+        return None
+    if not value.isprintable() or not _encodable(value):
+        return None
+    return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON)
+        return False
+    return True
 
 
 def reply_object(payload: object) -> Mapping[object, object]:

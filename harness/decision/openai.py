@@ -27,6 +27,8 @@ from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
 from ._server import Problems, read_text
 from ._wire import (
+    MAX_REPLY_BYTES,
+    MAX_REPLY_DEPTH,
     ChoiceWire,
     Loc,
     Probability,
@@ -34,10 +36,12 @@ from ._wire import (
     ScoreWire,
     WireReply,
     choice_answer,
+    load_reply,
     not_an_answer,
     read_usage,
     reply_object,
     score_answer,
+    served_model,
     shown_type,
     structure,
 )
@@ -48,6 +52,7 @@ __all__ = [
     "MAX_QUESTIONS",
     "RequestValidationError",
     "WireReply",
+    "decode_body",
     "decode_reply",
     "decode_request",
     "encode_body",
@@ -146,8 +151,7 @@ def _decode_answer(
 ) -> Answer:
     kind = raw.get("type")
     if kind == "refusal":
-        reason = raw.get("refusal")
-        return RefusedAnswer(reason if isinstance(reason, str) else None)
+        return RefusedAnswer(_refusal_reason(raw.get("refusal")))
     expected = _TYPES[question.kind]
     if kind != expected:
         raise not_an_answer(
@@ -192,15 +196,34 @@ def _fill_from_probabilities(shaped: dict[str, object], keys: list[str], choice:
     probabilities = shaped["probabilities"]
     assert isinstance(probabilities, dict)
     values = [probabilities[key] for key in keys]
-    if field in shaped or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in values
-    ):
+    if field in shaped or not all(_is_probability(v) for v in values):
         return
-    numbers = [float(v) for v in values if isinstance(v, int | float)]
+    numbers = [float(v) for v in values if isinstance(v, int | float)]  # each in [0, 1]
     if choice:
         shaped[field] = keys[max(range(len(keys)), key=lambda i: (numbers[i], -i))]
     else:
         shaped[field] = sum(i * p for i, p in enumerate(numbers))
+
+
+def _is_probability(value: object) -> bool:
+    """A number in [0, 1] (an int or float, never a bool; a huge integer compares exactly)."""
+    return type(value) in (int, float) and 0 <= value <= 1  # type: ignore[operator]  # a number
+
+
+REFUSAL_CHARS = 500
+"""The longest refusal reason kept."""
+
+
+def _refusal_reason(value: object) -> str | None:
+    """A refusal's reason, when it is printable text (cut to ``REFUSAL_CHARS``)."""
+    if not isinstance(value, str):
+        return None
+    shown = "".join(char if char.isprintable() else " " for char in value[:REFUSAL_CHARS])
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    return shown
 
 
 @attrs.frozen
@@ -208,6 +231,19 @@ class _PredicateWire:
     """A predicate answer's fields: ``{"probability": p}``."""
 
     probability: Probability
+
+
+def decode_body(
+    request: DecisionRequest,
+    body: bytes,
+    *,
+    max_bytes: int = MAX_REPLY_BYTES,
+    max_depth: int = MAX_REPLY_DEPTH,
+) -> WireReply:
+    """The answers in a OpenAI Decisions reply body (any bytes): a :class:`WireReply` or
+    :class:`harness.errors.NotAnAnswerError` (:class:`~harness.errors.ReplyTooLargeError`,
+    :class:`~harness.errors.ReplyTooDeepError` past the bounds), never another exception."""
+    return decode_reply(request, load_reply(body, max_bytes=max_bytes, max_depth=max_depth))
 
 
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
@@ -240,7 +276,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     input_tokens, output_tokens = read_usage(body.get("usage"))
     return WireReply(
         answers=decoded,
-        model=model if isinstance(model, str) else None,
+        model=served_model(model),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
     )

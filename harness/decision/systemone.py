@@ -27,6 +27,8 @@ from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
 from ._server import Problems, read_state, read_text
 from ._wire import (
+    MAX_REPLY_BYTES,
+    MAX_REPLY_DEPTH,
     ChoiceWire,
     Loc,
     NoulWire,
@@ -34,10 +36,12 @@ from ._wire import (
     ScoreWire,
     WireReply,
     choice_answer,
+    load_reply,
     not_an_answer,
     read_usage,
     reply_object,
     score_answer,
+    served_model,
     shown_type,
     structure,
 )
@@ -45,6 +49,7 @@ from ._wire import (
 __all__ = [
     "RequestValidationError",
     "WireReply",
+    "decode_body",
     "decode_reply",
     "decode_request",
     "encode_body",
@@ -171,6 +176,19 @@ def _level_keys(question: Score) -> list[str]:
     return [str(index) for index in range(len(question.levels))]
 
 
+def decode_body(
+    request: DecisionRequest,
+    body: bytes,
+    *,
+    max_bytes: int = MAX_REPLY_BYTES,
+    max_depth: int = MAX_REPLY_DEPTH,
+) -> WireReply:
+    """The answers in a System One reply body (any bytes): a :class:`WireReply` or
+    :class:`harness.errors.NotAnAnswerError` (:class:`~harness.errors.ReplyTooLargeError`,
+    :class:`~harness.errors.ReplyTooDeepError` past the bounds), never another exception."""
+    return decode_reply(request, load_reply(body, max_bytes=max_bytes, max_depth=max_depth))
+
+
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     """The answers in a decoded reply ``payload`` to ``request``; raises
     :class:`harness.errors.NotAnAnswerError` naming what is missing or wrong (never the state)."""
@@ -190,7 +208,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     input_tokens, output_tokens = read_usage(body.get("usage"))
     return WireReply(
         answers=decoded,
-        model=model if isinstance(model, str) else None,
+        model=served_model(model),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
     )

@@ -45,6 +45,7 @@ from harness.decision import (
 )
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
 
+from ._redact import Redaction
 from ._systemone import check_limits, local_answers
 
 if TYPE_CHECKING:
@@ -73,7 +74,6 @@ NO: Final = "no"
 WHEN_TRUE: Final = "the statement holds for this state"
 WHEN_FALSE: Final = "the statement does not hold for this state"
 
-_MESSAGE_CHARS: Final = 200
 _DEFAULT_WORKERS: Final = 4
 
 
@@ -113,8 +113,8 @@ def _load(entry_id: str, wire_model_id: str) -> _Decider:
         except FileNotFoundError as error:
             raise ExternalServiceError(
                 f"catalog entry {entry_id!r}: sparrow-decider has no model {wire_model_id!r} "
-                f"({str(error)[:_MESSAGE_CHARS]}); set wire_model_id to 'sparrow-decider' for "
-                "the bundled default"
+                f"({Redaction().message(str(error))}); set wire_model_id to 'sparrow-decider' "
+                "for the bundled default"
             ) from error
         _models[name] = model
         return model
@@ -199,6 +199,11 @@ class EmbeddedDecisionClient:
             raise TransientSignal(
                 f"the embedded model of entry {entry.id!r} gave no answer within {timeout:.3g} s"
             ) from None
+        except _Refused as refused:  # the model's own words may quote the request: redacted
+            said = Redaction.of(wire_request).message(refused.text)
+            raise ExternalServiceError(
+                f"the embedded model of entry {entry.id!r} refused the request: {said}"
+            ) from None
         latency = time.perf_counter() - started
         wire = systemone.decode_reply(wire_request, reply)
         answers: dict[str, Answer] = {}
@@ -215,6 +220,12 @@ class EmbeddedDecisionClient:
             request_id=None,
             latency=latency,
         )
+
+    async def served_model(self, entry: CatalogEntry) -> str:
+        """The name of the model ``entry`` runs (loaded now if it is not yet): what every
+        response of this entry names as its model."""
+        model = await self._loaded(entry, asyncio.get_running_loop())
+        return model.name
 
     async def _loaded(self, entry: CatalogEntry, loop: asyncio.AbstractEventLoop) -> _Decider:
         """The entry's model: from the process's cache, else loaded on the worker pool."""
@@ -238,11 +249,16 @@ def _ask(entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
     try:
         answers = model.ask(body["state"], cast(Mapping[str, object], body["questions"]))
     except (ValueError, KeyError, TypeError) as error:
-        raise ExternalServiceError(
-            f"the embedded model of entry {entry.id!r} refused the request: "
-            f"{str(error)[:_MESSAGE_CHARS]}"
-        ) from error
+        raise _Refused(str(error) or type(error).__name__) from None
     return {"model": model.name, "answers": answers, "usage": {"input_tokens": 0}}
+
+
+class _Refused(Exception):
+    """The model refused a request; ``text`` is its unredacted message (never shown as is)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__("the embedded model refused the request")
+        self.text = text
 
 
 def _answer(question: Question, answer: Answer) -> Answer:

@@ -10,8 +10,10 @@ SYSTEM-ONE.md "Errors" and "Headers"):
   :class:`ExternalServiceError` naming the status and the server's message;
 * an unknown host -> :class:`ExternalServiceError` at once (no re-run finds it).
 
-Messages name the service and the URL (without credentials or query) and never the key: a server
-that echoes the key back has it replaced by ``***``.
+Messages name the service and the URL (without credentials or query). Every text a server or a
+transport error produced goes through the endpoint's :class:`~harness.llm._redact.Redaction`
+before it is cut, raised or logged: the key in any form becomes ``***``, any run of the request's
+own text ``[request text]`` (:mod:`harness.llm._redact`).
 """
 
 from __future__ import annotations
@@ -28,16 +30,20 @@ import aiohttp
 import attrs
 from yarl import URL
 
+from harness.decision._wire import MAX_REPLY_BYTES
 from harness.errors import (
     ExternalServiceError,
     OverloadSignal,
     PermissionDeniedError,
     RateLimitSignal,
+    ReplyTooLargeError,
     RetrySignal,
     StatusError,
     TransientSignal,
     UnauthorizedError,
 )
+
+from ._redact import MESSAGE_CHARS, SCAN_CHARS, Redaction
 
 __all__ = [
     "Endpoint",
@@ -49,8 +55,8 @@ __all__ = [
     "status_failure",
 ]
 
-MESSAGE_CHARS = 200
-"""How much of a raw error body a message quotes."""
+ERROR_BODY_BYTES = 65_536
+"""How much of an error body is parsed as JSON; a longer body is read as text."""
 
 
 @attrs.frozen
@@ -62,6 +68,8 @@ class Endpoint:
     url: str
     api_key_env: str | None = None
     api_key: str | None = attrs.field(default=None, repr=False)
+    redaction: Redaction | None = attrs.field(default=None, repr=False)
+    """What this round trip must never show (the request's own text); the key is always added."""
 
     @property
     def shown_url(self) -> str:
@@ -79,11 +87,17 @@ class Endpoint:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def redact(self, text: str) -> str:
-        """``text`` with the key, should a server echo it, replaced by ``***``."""
-        if self.api_key:
-            return text.replace(self.api_key, "***")
-        return text
+    @property
+    def redactor(self) -> Redaction:
+        """The redaction of this round trip: its ``redaction`` with the key added."""
+        base = self.redaction or Redaction()
+        if self.api_key and self.api_key not in base.keys:
+            return attrs.evolve(base, keys=(*base.keys, self.api_key))
+        return base
+
+    def redact(self, text: str, limit: int = MESSAGE_CHARS) -> str:
+        """A server's (or a transport error's) ``text``: redacted first, then cut to ``limit``."""
+        return self.redactor.message(text, limit)
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -136,21 +150,27 @@ def retry_after(headers: Mapping[str, str], now: datetime | None = None) -> floa
     return max(0.0, (when - reference).total_seconds())
 
 
-def _truncate(text: str, limit: int = MESSAGE_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _detail_entry(entry: object) -> str:
     if isinstance(entry, Mapping):
         loc = entry.get("loc")
         msg = entry.get("msg", entry.get("message"))
-        where = ".".join(str(part) for part in loc) if isinstance(loc, list | tuple) else loc
-        if where is not None and msg is not None:
-            return f"{where}: {msg}"
-        if msg is not None:
-            return str(msg)
-    return str(entry)
+        where = ".".join(_part(part) for part in loc) if isinstance(loc, list | tuple) else loc
+        if where is not None and isinstance(msg, str):
+            return f"{_part(where)}: {msg}"
+        if isinstance(msg, str):
+            return msg
+        return "(a problem without a message)"
+    return entry if isinstance(entry, str) else "(a problem without a message)"
+
+
+def _part(part: object) -> str:
+    """A ``loc`` part as text: strings and integers as they are, anything else by its kind (a
+    server may put a refused value there)."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, int) and not isinstance(part, bool) and abs(part) < 10**9:
+        return str(part)
+    return "?"
 
 
 def _message_from(payload: object) -> str | None:
@@ -161,6 +181,8 @@ def _message_from(payload: object) -> str | None:
         return error
     if isinstance(error, Mapping) and isinstance(error.get("message"), str):
         return str(error["message"])
+    if isinstance(error, Mapping) and isinstance(error.get("msg"), str):
+        return str(error["msg"])
     message = payload.get("message")
     if isinstance(message, str) and message:
         return message
@@ -170,26 +192,33 @@ def _message_from(payload: object) -> str | None:
     if isinstance(detail, Mapping) and isinstance(detail.get("message"), str):
         return str(detail["message"])
     if isinstance(detail, list) and detail:
-        return "; ".join(_detail_entry(entry) for entry in detail)
+        return "; ".join(_detail_entry(entry) for entry in detail[:20])
     return None
 
 
-def error_message(body: bytes) -> str:
-    """The server's message from an error body, in SYSTEM-ONE.md's order of the four shapes.
+def error_message(body: bytes, redaction: Redaction | None = None) -> str:
+    """The server's message from an error body, in SYSTEM-ONE.md's order of the four shapes,
+    redacted (``redaction``: the key and the request's text) and only then cut.
 
     ``error`` (a string or ``error.message``), then ``message``, then ``detail`` (a string,
-    ``detail.message`` or a ``detail[]`` list rendered ``loc: msg; ...``); otherwise the raw body,
-    truncated to about 200 characters.
+    ``detail.message`` or a ``detail[]`` list rendered ``loc: msg; ...``, never its ``input``);
+    otherwise the raw body. The result is at most about 200 characters.
     """
-    text = body.decode("utf-8", errors="replace")
-    try:
-        payload: object = json.loads(text)
-    except ValueError:
-        payload = None
+    text = body[:ERROR_BODY_BYTES].decode("utf-8", errors="replace")
+    payload: object = None
+    if len(body) <= ERROR_BODY_BYTES:
+        try:
+            payload = json.loads(text, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            payload = None
     found = _message_from(payload)
-    if found is not None:
-        return _truncate(found)
-    return _truncate(text) if text.strip() else "(empty body)"
+    if found is None:
+        found = text[:SCAN_CHARS] if text.strip() else "(empty body)"
+    return (redaction or Redaction()).message(found)
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
 
 
 def status_failure(
@@ -215,7 +244,7 @@ def _status_failure(
     *,
     now: datetime | None,
 ) -> RetrySignal | StatusError:
-    message = endpoint.redact(error_message(body))
+    message = error_message(body, endpoint.redactor)
     where = f"{endpoint.service} at {endpoint.shown_url}"
     if status in (408, 429) or status >= 500:
         said = f"{endpoint.service} answered HTTP {status}: {message} ({endpoint.shown_url})"
@@ -276,7 +305,7 @@ def connection_failure(
         return TransientSignal(
             f"{endpoint.service} at {endpoint.shown_url} did not answer within {within}"
         )
-    reason = endpoint.redact(_truncate(str(error) or type(error).__name__, 120))
+    reason = endpoint.redact(str(error) or type(error).__name__, 120)
     return TransientSignal(
         f"{endpoint.service} at {endpoint.shown_url} could not be reached: {reason}"
     )
@@ -299,31 +328,48 @@ class HttpReply:
 
 
 class HttpTransport:
-    """One pooled :class:`aiohttp.ClientSession`, created lazily inside the running loop.
+    """Pooled :class:`aiohttp.ClientSession` objects, one per pool (a catalog entry), each
+    created lazily inside the running loop and reused across calls.
 
     ``request`` makes one round trip and raises the classified failure (see the module
-    docstring) for anything but a 2xx reply. The pool has no connection limit by default:
-    admission (gates and buckets) bounds the calls, and a hidden queue here would spend the job's
-    timeout waiting in line.
+    docstring) for anything but a 2xx reply. A pool holds at most ``connections`` sockets (the
+    entry's :attr:`~harness.models.CatalogEntry.connection_limit`, sized from its admission, so a
+    gate-bounded entry never queues here); ``0`` means no bound. A 2xx body is read up to
+    ``max_bytes`` (:class:`~harness.errors.ReplyTooLargeError` past it, before the rest is read);
+    an error body up to :data:`ERROR_BODY_BYTES`.
     """
 
     def __init__(self, *, max_connections: int = 0) -> None:
         self._max_connections = max_connections
-        self._session: aiohttp.ClientSession | None = None
+        self._sessions: dict[str, aiohttp.ClientSession] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _current_session(self) -> aiohttp.ClientSession:
+    def _current_session(self, pool: str, connections: int) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        if self._session is not None and not self._session.closed and self._loop is loop:
-            return self._session
-        if self._session is not None and not self._session.closed:
-            self._session.detach()  # bound to a loop that is gone; its sockets go with it
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self._max_connections),
+        if self._loop is not loop:
+            for stale in self._sessions.values():
+                if not stale.closed:
+                    stale.detach()  # bound to a loop that is gone; its sockets go with it
+            self._sessions = {}
+            self._loop = loop
+        session = self._sessions.get(pool)
+        if session is not None and not session.closed:
+            return session
+        limit = connections or self._max_connections
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=limit, limit_per_host=0),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30),
         )
-        self._loop = loop
-        return self._session
+        self._sessions[pool] = session
+        return session
+
+    def pools(self) -> dict[str, int]:
+        """The open pools and their connection limits (0: unbounded), for tests and logs."""
+        return {
+            pool: session.connector.limit if session.connector is not None else 0
+            for pool, session in self._sessions.items()
+            if not session.closed
+        }
 
     async def request(
         self,
@@ -332,35 +378,78 @@ class HttpTransport:
         body: bytes | None = None,
         *,
         timeout: float | None = None,
+        max_bytes: int = MAX_REPLY_BYTES,
+        pool: str = "",
+        connections: int = 0,
     ) -> HttpReply:
         """Send ``body`` to ``endpoint`` and read the 2xx reply, or raise its classified failure.
 
         ``timeout`` (seconds) bounds the whole round trip; passing it is the caller's deadline.
+        ``pool`` names the connection pool (``connections`` sockets at most, 0: no bound).
         """
-        session = self._current_session()
+        session = self._current_session(pool, connections)
         limit = aiohttp.ClientTimeout(total=max(timeout, 0.001)) if timeout is not None else None
         started = time.perf_counter()
         try:
             async with session.request(
                 method, endpoint.url, data=body, headers=endpoint.headers(), timeout=limit
             ) as reply:
-                payload = await reply.read()
                 status = reply.status
                 headers = {name.lower(): value for name, value in reply.headers.items()}
-        except aiohttp.InvalidURL as error:
-            raise ExternalServiceError(
+                ok = 200 <= status < 300
+                payload = await _read(reply, max_bytes if ok else ERROR_BODY_BYTES, cut=not ok)
+        except aiohttp.InvalidURL:
+            raise ExternalServiceError(  # the URL may carry a key: its error stays out of the chain
                 f"{endpoint.service} URL {endpoint.shown_url!r} is not a valid URL; check the "
                 "catalog entry's base_url and path"
-            ) from error
+            ) from None
+        except _TooLarge as error:
+            raise ReplyTooLargeError(
+                f"{endpoint.service} at {endpoint.shown_url} answered HTTP {status} with a body "
+                f"of {error.size} bytes, more than the entry's max_reply_bytes ({max_bytes}); "
+                "raise max_reply_bytes if the server is right",
+                status=status,
+                request_id=headers.get("x-typesafe-request-id") or None,
+            ) from None
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
             raise connection_failure(error, endpoint, timeout=timeout) from error
         latency = time.perf_counter() - started
-        if not 200 <= status < 300:
+        if not ok:
             raise status_failure(status, headers, payload, endpoint)
         return HttpReply(status=status, headers=headers, body=payload, latency=latency)
 
     async def aclose(self) -> None:
         """Close the pooled connections; idempotent."""
-        session, self._session, self._loop = self._session, None, None
-        if session is not None and not session.closed:
-            await session.close()
+        sessions, self._sessions, self._loop = self._sessions, {}, None
+        for session in sessions.values():
+            if not session.closed:
+                await session.close()
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: str) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+async def _read(reply: aiohttp.ClientResponse, limit: int, *, cut: bool) -> bytes:
+    """The body, at most ``limit`` bytes: past it, ``_TooLarge`` (or, with ``cut``, the first
+    ``limit`` bytes; the rest is never read and the connection is not reused)."""
+    length = reply.content_length
+    if length is not None and length <= limit:
+        return await reply.read()
+    if length is not None and not cut:
+        raise _TooLarge(str(length))
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = await reply.content.read(65_536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    if cut:
+        reply.close()
+        return b"".join(chunks)[:limit]
+    reply.close()
+    raise _TooLarge(f"more than {limit}")

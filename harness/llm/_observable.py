@@ -10,6 +10,7 @@ from types import MappingProxyType
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.jobs import JobRecord, ModelCall
 from harness.llm._client import DecisionClient
+from harness.llm._redact import Redaction
 from harness.models import CatalogEntry
 
 __all__ = ["ObservableDecisionClient"]
@@ -44,8 +45,10 @@ class ObservableDecisionClient:
             latency = time.perf_counter() - start
             if isinstance(error, asyncio.CancelledError):
                 reason = "cancelled before an answer (the job timed out or was cancelled)"
-            else:
-                reason = str(error) or type(error).__name__
+            else:  # our clients redact at the source; any other client's text is redacted here
+                reason = Redaction.of(request, key=entry.api_key).apply(
+                    str(error) or type(error).__name__
+                )
             request_id = getattr(error, "request_id", None)
             self._add(
                 entry, None, reason, latency, request_id if isinstance(request_id, str) else None

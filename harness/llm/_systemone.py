@@ -8,7 +8,6 @@ here with certainty (some servers refuse them, and there is nothing to decide).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -21,9 +20,11 @@ from harness.decision import (
     Score,
 )
 from harness.decision import systemone as systemone_codec
+from harness.decision._wire import load_reply
 from harness.errors import ExternalServiceError, InvalidInputError, NotAnAnswerError, RetrySignal
 
 from ._http import Endpoint, HttpTransport, error_message
+from ._redact import Redaction
 
 if TYPE_CHECKING:
     from harness.decision.systemone import WireReply
@@ -41,6 +42,12 @@ class WireCodec(Protocol):
 
     def decode_reply(self, request: DecisionRequest, payload: object) -> WireReply:
         """The answers in a decoded reply; raises NotAnAnswerError."""
+        ...
+
+    def decode_body(
+        self, request: DecisionRequest, body: bytes, *, max_bytes: int, max_depth: int
+    ) -> WireReply:
+        """The answers in a reply body (any bytes); raises NotAnAnswerError (or a subclass)."""
         ...
 
 
@@ -92,12 +99,16 @@ class HttpDecisionClient:
     def __init__(self, *, max_connections: int = 0) -> None:
         self._transport = HttpTransport(max_connections=max_connections)
 
-    def _endpoint(self, entry: CatalogEntry, url: str | None = None) -> Endpoint:
+    def _endpoint(
+        self, entry: CatalogEntry, url: str | None = None, request: DecisionRequest | None = None
+    ) -> Endpoint:
+        key = entry.api_key
         return Endpoint(
             service=self.service,
             url=entry.url if url is None else url,
             api_key_env=entry.api_key_env,
-            api_key=entry.api_key,
+            api_key=key,
+            redaction=Redaction.of(request, key=key),
         )
 
     async def decide(
@@ -122,25 +133,34 @@ class HttpDecisionClient:
                 failure=None,
             )
         asked = request if not settled else DecisionRequest(request.state, remote)
-        endpoint = self._endpoint(entry)
+        endpoint = self._endpoint(entry, request=asked)
         body = self.codec.encode_body(asked, entry.wire_model_id)
-        reply = await self._transport.request("POST", endpoint, body, timeout=timeout)
+        reply = await self._transport.request(
+            "POST",
+            endpoint,
+            body,
+            timeout=timeout,
+            max_bytes=entry.max_reply_bytes,
+            pool=entry.id,
+            connections=entry.connection_limit,
+        )
         where = f"{self.service} at {endpoint.shown_url} answered HTTP {reply.status}"
         try:
-            payload: object = json.loads(reply.body)
-        except ValueError as error:
-            raise NotAnAnswerError(
-                f"{where} with a body that is not JSON, so not an answer: "
-                f"{endpoint.redact(error_message(reply.body))}",
-                status=reply.status,
-            ) from error
-        try:
-            wire = self.codec.decode_reply(asked, payload)
+            wire = self.codec.decode_body(
+                asked, reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
+            )
         except NotAnAnswerError as error:
-            raise NotAnAnswerError(
-                f"{where} with a body that is not an answer: {endpoint.redact(error.message)}",
+            # The codec's message names what is wrong without quoting the body; a body that is
+            # not JSON at all is shown as the server's text, redacted before it is cut.
+            said = error.message
+            if said.startswith("not an answer: the reply body cannot be read"):
+                said += f"; it reads: {error_message(reply.body, endpoint.redactor)}"
+            failure = type(error)(
+                f"{where} with a body that is not an answer: {endpoint.redact(said, 400)}",
                 status=reply.status,
-            ) from error
+                request_id=reply.request_id,
+            )
+            raise failure from None
         answers = {
             qid: settled[qid] if qid in settled else wire.answers[qid] for qid in request.questions
         }
@@ -164,9 +184,18 @@ class HttpDecisionClient:
             return None
         endpoint = self._endpoint(entry, entry.base_url.rstrip("/") + "/v1/models")
         try:
-            reply = await self._transport.request("GET", endpoint, timeout=10.0)
-            payload: object = json.loads(reply.body)
-        except (RetrySignal, ExternalServiceError, ValueError):
+            reply = await self._transport.request(
+                "GET",
+                endpoint,
+                timeout=10.0,
+                max_bytes=entry.max_reply_bytes,
+                pool=entry.id,
+                connections=entry.connection_limit,
+            )
+            payload: object = load_reply(
+                reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
+            )
+        except (RetrySignal, ExternalServiceError):
             return None
         return _listed_names(payload)
 

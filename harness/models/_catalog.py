@@ -40,7 +40,17 @@ DECISION = "decision"
 """The seat (and entry kind) of decision models."""
 
 _STR_FIELDS = ("id", "provider", "kind", "wire_model_id", "base_url", "path", "api_key_env")
-_INT_FIELDS = ("max_context_tokens", "tpm", "rpm", "max_concurrent", "max_options", "max_levels")
+_INT_FIELDS = (
+    "max_context_tokens",
+    "tpm",
+    "rpm",
+    "max_concurrent",
+    "max_options",
+    "max_levels",
+    "max_reply_bytes",
+    "max_reply_depth",
+    "max_connections",
+)
 _FLOAT_FIELDS = ("input_price_per_million",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 

@@ -24,6 +24,14 @@ DEFAULT_PATHS: dict[str, str] = {
 
 _REMOTE_PROVIDERS = frozenset({"systemone", "openai"})
 
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""A reply body larger than this is refused unread (``max_reply_bytes``)."""
+DEFAULT_MAX_REPLY_DEPTH = 32
+"""A reply nested deeper than this is refused unparsed (``max_reply_depth``; an answer needs 4)."""
+WINDOW_CONNECTIONS = 32
+"""The connection pool of a window-bounded entry without ``max_connections``: its bucket admits
+by tokens, not by calls, so the pool bounds the sockets instead."""
+
 
 class CatalogError(HarnessError, ValueError):
     """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
@@ -58,6 +66,9 @@ class CatalogEntry:
     input_price_per_million: float | None = None
     max_options: int | None = None
     max_levels: int | None = None
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    max_reply_depth: int = DEFAULT_MAX_REPLY_DEPTH
+    max_connections: int | None = None
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -97,7 +108,15 @@ class CatalogEntry:
             )
         if self.rpm is not None and self.tpm is None:
             rules.append("rpm is set without tpm: requests per minute only bound a quota window")
-        for name in ("tpm", "rpm", "max_concurrent", "max_options"):
+        for name in (
+            "tpm",
+            "rpm",
+            "max_concurrent",
+            "max_options",
+            "max_reply_bytes",
+            "max_reply_depth",
+            "max_connections",
+        ):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 rules.append(f"{name} must be > 0")
@@ -112,6 +131,15 @@ class CatalogEntry:
     def bound(self) -> Literal["window", "concurrency"]:
         """``"window"`` for a tpm-bounded entry, ``"concurrency"`` for a max_concurrent one."""
         return "window" if self.tpm is not None else "concurrency"
+
+    @property
+    def connection_limit(self) -> int:
+        """How many sockets the entry's connection pool holds at most: ``max_connections`` when
+        set, else ``max_concurrent`` (the gate admits no more calls than that, so nothing waits
+        in the pool), else :data:`WINDOW_CONNECTIONS` for a window-bounded entry."""
+        if self.max_connections is not None:
+            return self.max_connections
+        return self.max_concurrent if self.max_concurrent is not None else WINDOW_CONNECTIONS
 
     @property
     def api_key(self) -> str | None:

@@ -29,7 +29,8 @@ from harness.deciding import FINISH, DecisionCall, DecisionThinker, ThinkerRun
 from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
 from harness.llm import DecisionClient, client_for, wire_body
-from harness.models import DECISION, Catalog
+from harness.llm._redact import Redaction
+from harness.models import DECISION, Catalog, CatalogEntry
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
 from harness.tools import DecisionTool, Workflow
 
@@ -133,6 +134,12 @@ def _world(
     return world
 
 
+def _failure_text(failure: Exception, entry: CatalogEntry) -> str:
+    """The run's failure for the record: its type and message with the entry's key redacted in
+    any form (clients already redact what servers said; this covers every other error)."""
+    return Redaction.of(key=entry.api_key).apply(f"{type(failure).__name__}: {failure}")
+
+
 async def record_run(
     tool: DecisionTool[Any, Artifact],  # any tool: a thinker gives turns, others only a product
     input: Artifact,
@@ -201,7 +208,7 @@ async def record_run(
         calls=calls,
         wall_seconds=wall,
         model_seconds=sum(call.latency for call in calls),
-        failure=None if failure is None else f"{type(failure).__name__}: {failure}",
+        failure=None if failure is None else _failure_text(failure, entry),
     )
     if failure is not None:
         raise RunFailedError(failure, record) from failure

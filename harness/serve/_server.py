@@ -1,4 +1,4 @@
-"""``harness serve``: a System One server on 127.0.0.1 fronting any catalog entry.
+"""``harness serve``: a System One server (127.0.0.1 by default) fronting any catalog entry.
 
 Each request is validated (:func:`harness.decision.systemone.decode_request`, a clear 422 with
 ``detail[]`` otherwise), then asked as a :class:`~harness.deciding.DecisionCall` pinned to the
@@ -12,19 +12,31 @@ is read (a body may be 8 MB: a busy server neither reads nor validates it). A re
 place from that check on, while its body is read and checked, so the bound holds exactly. Every
 reply
 carries ``x-typesafe-request-id``. ``POST /v1/decisions`` speaks the OpenAI Decisions codec the
-same way; ``GET /v1/models`` lists the served model.
+same way; ``GET /v1/models`` lists the served model and ``GET /v1/models/{id}`` describes it.
+
+One model name everywhere: :attr:`DecisionServer.model_name` (the embedded model's own name, or
+the entry's ``wire_model_id``) is what the listing shows and what every answer says; a request
+may name it, the entry's alias, or anything else (``jev-latest``): the entry answers. With an
+``api_key`` every route but ``GET /health`` needs ``Authorization: Bearer <key>``: none gets 403,
+a wrong one 401, both ``{"detail": {"error_type": "authentication_error", ...}}``. Every request
+logs one line on ``harness.serve.access`` (method, path, status, latency, request id; never a
+body). :meth:`DecisionServer.drain` stops taking requests (503 ``shutting_down``) and lets those
+in flight finish; ``harness serve`` calls it on SIGTERM and SIGINT.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hmac
 import itertools
 import json
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Final, Self
+from typing import Final, Protocol, Self, runtime_checkable
 
 import attrs
 from aiohttp import web
@@ -49,18 +61,42 @@ from harness.errors import (
 )
 from harness.jobs import Dispatcher, JobTimeoutError
 from harness.llm import DecisionClient
+from harness.llm._redact import Redaction
 from harness.models import DECISION, Catalog, CatalogError, ContextCeilingError
 from harness.models import tokenizer as load_tokenizer
 from harness.tools import Workflow
 
-__all__ = ["HOST", "REQUEST_ID_HEADER", "DecisionServer", "ServerStats"]
+__all__ = [
+    "API_KEY_ENV",
+    "HOST",
+    "REQUEST_ID_HEADER",
+    "UPSTREAM_MODEL_HEADER",
+    "DecisionServer",
+    "ServerStats",
+]
 
 log = logging.getLogger("harness.serve")
+access_log = logging.getLogger("harness.serve.access")
 
 HOST: Final = "127.0.0.1"
-"""The only address ``harness serve`` binds."""
+"""The address ``harness serve`` binds unless told otherwise (``--host``)."""
+
+API_KEY_ENV: Final = "HARNESS_SERVE_API_KEY"
+"""The environment variable ``harness serve`` reads its key from when ``--api-key`` is absent."""
 
 REQUEST_ID_HEADER: Final = "x-typesafe-request-id"
+UPSTREAM_MODEL_HEADER: Final = "x-harness-upstream-model"
+"""The model the entry's server said answered, when it said one (answers name the served one)."""
+
+_OPEN_PATHS: Final = frozenset({"/health", "/v1/health"})
+
+
+@runtime_checkable
+class _NamesItsModel(Protocol):
+    """A client that knows the name of the model it serves (the embedded one)."""
+
+    async def served_model(self, entry: object) -> str: ...
+
 
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -106,6 +142,14 @@ def _reply(
     )
 
 
+_REQUEST_ID: Final = web.RequestKey("request_id", str)
+
+
+def _request_id_of(request: web.Request) -> str:
+    found = request.get(_REQUEST_ID)
+    return found if isinstance(found, str) else "hs-unknown"
+
+
 class DecisionServer:
     """A System One (and OpenAI Decisions) server on ``127.0.0.1`` fronting one catalog entry.
 
@@ -128,6 +172,9 @@ class DecisionServer:
         retry_after: int = 1,
         clients: Mapping[str, DecisionClient] | None = None,
         upstream_retries: int = 0,
+        host: str = HOST,
+        api_key: str | None = None,
+        model_name: str | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
@@ -135,6 +182,11 @@ class DecisionServer:
             raise ValueError(f"queue_limit must be >= 0, got {queue_limit}")
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be in 0..65535 (0 picks a free one), got {port}")
+        if api_key is not None and (not api_key.strip() or api_key != api_key.strip()):
+            raise ValueError(
+                "api_key must be a non-blank string without surrounding spaces (or None for no "
+                "authentication)"
+            )
         self.entry = catalog.entry(entry_id) if entry_id is not None else catalog.pinned(DECISION)
         if self.entry.kind != DECISION:
             raise CatalogError(
@@ -156,6 +208,11 @@ class DecisionServer:
         self._admitted = 0  # requests past the capacity check: reading, waiting or in flight
         self._dispatcher: Dispatcher | None = None
         self._runner: web.AppRunner | None = None
+        self.host = host
+        self._api_key = api_key
+        self._model_name = model_name
+        self._draining = False
+        self._idle = asyncio.Event()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -168,26 +225,95 @@ class DecisionServer:
 
     @property
     def root(self) -> str:
-        """``http://127.0.0.1:<port>``: what ``jevcompat test`` and a catalog entry take."""
-        return f"http://{HOST}:{self.port}"
+        """``http://<host>:<port>``: what ``jevcompat test`` and a catalog entry take."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def model_name(self) -> str:
+        """The one name of the served model: in the listing and in every answer."""
+        return self._model_name or self.entry.wire_model_id
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether requests need ``Authorization: Bearer <key>``."""
+        return self._api_key is not None
 
     def application(self) -> web.Application:
-        """The aiohttp application (routes and the JSON error middleware)."""
-        app = web.Application(middlewares=[_json_errors], client_max_size=8 * 1024 * 1024)
+        """The aiohttp application (routes; access log, request id, auth and JSON errors)."""
+        app = web.Application(
+            middlewares=[self._access, _json_errors, self._authorise],
+            client_max_size=8 * 1024 * 1024,
+        )
         app.router.add_post("/v1/systemone", self._serve_systemone)
         app.router.add_post("/v1/decisions", self._serve_decisions)
         app.router.add_get("/v1/models", self._serve_models)
+        app.router.add_get("/v1/models/{model_id}", self._serve_model)
+        app.router.add_get("/health", self._serve_health)
+        app.router.add_get("/v1/health", self._serve_health)
         return app
 
+    @web.middleware
+    async def _access(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
+        """A request id for every request, and one access-log line (never a body)."""
+        request_id = self._request_id()
+        request[_REQUEST_ID] = request_id
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            response.headers.setdefault(REQUEST_ID_HEADER, request_id)
+            return response
+        except web.HTTPException as error:
+            status = error.status
+            raise
+        finally:
+            access_log.info(
+                "%s %s %d %.1fms %s",
+                request.method,
+                request.path,
+                status,
+                (time.perf_counter() - started) * 1000.0,
+                request_id,
+            )
+
+    @web.middleware
+    async def _authorise(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
+        """With a key: 403 when no bearer token was sent, 401 when it is not the key."""
+        key = self._api_key
+        if key is None or request.path in _OPEN_PATHS:
+            return await handler(request)
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        request_id = _request_id_of(request)
+        if scheme.lower() != "bearer" or not token:
+            message = "no API key: send Authorization: Bearer <key>"
+            return _problem(403, "authentication_error", message, request_id)
+        if not hmac.compare_digest(token.encode("utf-8", "replace"), key.encode("utf-8")):
+            message = "invalid API key: send the key this server was started with"
+            return _problem(401, "authentication_error", message, request_id)
+        return await handler(request)
+
     async def start(self) -> None:
-        """Listen on 127.0.0.1 (the given port, or a free one when 0)."""
+        """Listen on ``host`` (the given port, or a free one when 0)."""
         if self._runner is not None:
             raise RuntimeError(f"the server already runs on port {self._port}")
         self._dispatcher = Dispatcher(self.catalog, clients=self._clients)
         self._slots = asyncio.Semaphore(self.max_in_flight)
+        self._draining = False
+        if self._model_name is None:
+            client = self._dispatcher.client_for(self.entry)
+            if isinstance(client, _NamesItsModel):
+                try:
+                    self._model_name = await client.served_model(self.entry)
+                except HarnessError:
+                    await self._dispatcher.aclose()
+                    raise
         runner = web.AppRunner(self.application(), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
-        site = web.TCPSite(runner, HOST, self._port, backlog=2048)
+        site = web.TCPSite(runner, self.host, self._port, backlog=2048)
         try:
             await site.start()
         except BaseException:
@@ -196,6 +322,24 @@ class DecisionServer:
             raise
         self._port = int(runner.addresses[0][1])
         self._runner = runner
+
+    @property
+    def in_flight(self) -> int:
+        """Requests past the capacity check: being read, waiting for a slot or being answered."""
+        return self._admitted
+
+    async def drain(self, grace: float = 10.0) -> int:
+        """Stop taking requests (each new one gets 503 ``shutting_down`` with ``Connection:
+        close``), wait up to ``grace`` seconds for those in flight to finish, then stop. Returns
+        how many were still in flight when the grace ran out (they are cancelled)."""
+        self._draining = True
+        if self._admitted:
+            self._idle.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), max(grace, 0.0))
+        left = self._admitted
+        await self.stop()
+        return left
 
     async def stop(self) -> None:
         """Stop listening and close the dispatcher's clients; idempotent."""
@@ -220,19 +364,36 @@ class DecisionServer:
 
     # -- handlers ------------------------------------------------------------------------------
 
-    async def _serve_models(self, request: web.Request) -> web.StreamResponse:
+    def _model_card(self) -> dict[str, JsonValue]:
         entry = self.entry
-        listing = {
-            "object": "list",
-            "models": [
-                {
-                    "name": entry.wire_model_id,
-                    "description": f"catalog entry {entry.id!r} ({entry.provider}) via harness",
-                    "release_date": "unknown",  # a catalog entry states no release date
-                }
-            ],
+        return {
+            "name": self.model_name,
+            "id": self.model_name,
+            "object": "model",
+            "description": f"catalog entry {entry.id!r} ({entry.provider}) via harness",
+            "aliases": sorted({entry.wire_model_id, entry.id} - {self.model_name}),
+            "release_date": "unknown",  # a catalog entry states no release date
         }
-        return _reply(200, listing, self._request_id())
+
+    async def _serve_models(self, request: web.Request) -> web.StreamResponse:
+        listing = {"object": "list", "models": [self._model_card()]}
+        return _reply(200, listing, _request_id_of(request))
+
+    async def _serve_model(self, request: web.Request) -> web.StreamResponse:
+        asked = request.match_info["model_id"]
+        if asked not in {self.model_name, self.entry.wire_model_id, self.entry.id}:
+            return _problem(
+                404,
+                "not_found_error",
+                f"no model {asked!r} here: this server serves {self.model_name!r}",
+                _request_id_of(request),
+            )
+        return _reply(200, self._model_card(), _request_id_of(request))
+
+    async def _serve_health(self, request: web.Request) -> web.StreamResponse:
+        status = "draining" if self._draining else "ok"
+        body = {"status": status, "model": self.model_name, "in_flight": self._admitted}
+        return _reply(503 if self._draining else 200, body, _request_id_of(request))
 
     async def _serve_systemone(self, request: web.Request) -> web.StreamResponse:
         return await self._serve(request, _SYSTEMONE)
@@ -244,11 +405,17 @@ class DecisionServer:
         return f"hs-{self._prefix}-{next(self._ids)}"
 
     async def _serve(self, request: web.Request, codec: _Codec) -> web.StreamResponse:
-        request_id = self._request_id()
+        request_id = _request_id_of(request)
         stats = self.stats
         stats.received += 1
         slots = self._slots
         assert slots is not None  # set by start()
+        if self._draining:
+            stats.busy += 1
+            message = "the server is shutting down; retry on another instance"
+            reply = _busy_reply(503, "shutting_down", message, self.retry_after, request_id)
+            reply.headers["Connection"] = "close"
+            return reply
         if self._admitted >= self.max_in_flight + self.queue_limit:
             stats.busy += 1  # refused before its body is read: a busy server reads nothing
             message = (
@@ -261,6 +428,8 @@ class DecisionServer:
             return await self._admitted_request(request, codec, request_id, slots)
         finally:
             self._admitted -= 1
+            if not self._admitted:
+                self._idle.set()
 
     async def _admitted_request(
         self, request: web.Request, codec: _Codec, request_id: str, slots: asyncio.Semaphore
@@ -308,23 +477,25 @@ class DecisionServer:
             answers = {qid: reference_confidence(a) for qid, a in response.answers.items()}
             reply = codec.encode_reply(
                 answers,
-                model=response.model or self.entry.wire_model_id,
+                model=self.model_name,
                 input_tokens=self._tokenizer.count(body),
                 output_tokens=0,
             )
+            upstream = response.model
         except ContextCeilingError as error:
             self.stats.invalid += 1
             return _reply(422, {"detail": [_body_problem(str(error))]}, request_id)
         except HarnessError as error:
-            return self._failure(error, request_id)
+            return self._failure(error, request_id, Redaction.of(decision, key=self.entry.api_key))
         except ValueError as error:  # an answer the codec cannot write (a refusal in System One)
             self.stats.failed += 1
             return _problem(502, "upstream_error", str(error), request_id)
         self.stats.answered += 1
-        return _reply(200, reply, request_id)
+        headers = {UPSTREAM_MODEL_HEADER: upstream} if upstream else None
+        return _reply(200, reply, request_id, headers)
 
-    def _failure(self, error: HarnessError, request_id: str) -> web.Response:
-        message = error.message
+    def _failure(self, error: HarnessError, request_id: str, redaction: Redaction) -> web.Response:
+        message = redaction.apply(error.message)  # never quote the caller's text or a key
         if isinstance(error, JobTimeoutError):
             self.stats.failed += 1
             return _problem(504, "timeout_error", message, request_id)

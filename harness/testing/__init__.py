@@ -13,6 +13,8 @@ from harness.llm._fake import choose as choose
 from harness.llm._fake import default_answers as default_answers
 from harness.llm._fake import rate as rate
 from harness.llm._fake import yes as yes
+from harness.testing._fake_server import ECHO_SHAPES as ECHO_SHAPES
+from harness.testing._fake_server import EchoShape as EchoShape
 from harness.testing._fake_server import ErrorShape as ErrorShape
 from harness.testing._fake_server import FakeSystemOneServer as FakeSystemOneServer
 from harness.testing._fake_server import Fault as Fault

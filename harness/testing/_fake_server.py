@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Self
+from urllib.parse import quote
 
 import attrs
 from aiohttp import web
@@ -34,12 +35,29 @@ from harness.models import CatalogEntry
 if TYPE_CHECKING:
     from harness.decision import Answer
 
-__all__ = ["ErrorShape", "FakeSystemOneServer", "Fault", "error_body"]
+__all__ = ["ECHO_SHAPES", "EchoShape", "ErrorShape", "FakeSystemOneServer", "Fault", "error_body"]
 
 _REQUEST_ID = "x-typesafe-request-id"
 
 ErrorShape = Literal["error", "error_object", "message", "detail", "detail_object", "detail_list"]
 """The error body shapes in circulation (SYSTEM-ONE.md "Errors")."""
+
+
+EchoShape = Literal[
+    "error", "error_object", "message", "detail", "detail_object", "detail_list", "text"
+]
+"""An echoing fault's body: an :data:`ErrorShape` (``detail_list`` also quotes the request under
+``input``, as FastAPI's 422 does), or ``text`` (not JSON: a gateway's page)."""
+
+ECHO_SHAPES: tuple[EchoShape, ...] = (
+    "error",
+    "error_object",
+    "message",
+    "detail",
+    "detail_object",
+    "detail_list",
+    "text",
+)
 
 
 def error_body(shape: ErrorShape, message: str) -> bytes:
@@ -66,17 +84,19 @@ class Fault:
     """What the fake server does instead of answering one request. Build with the factories.
 
     ``kind`` is ``"reply"`` (a canned status, headers and body), ``"reset"`` (close the
-    connection without a reply) or ``"hang"`` (never answer; the connection drops when the server
-    stops). ``retry_after_date`` renders a ``Retry-After`` HTTP date that many seconds after the
-    moment the reply is sent.
+    connection without a reply), ``"hang"`` (never answer; the connection drops when the server
+    stops) or ``"echo"`` (``status`` with a body quoting the request back: see :meth:`echo`).
+    ``retry_after_date`` renders a ``Retry-After`` HTTP date that many seconds after the moment
+    the reply is sent.
     """
 
-    kind: Literal["reply", "reset", "hang"]
+    kind: Literal["reply", "reset", "hang", "echo"]
     status: int = 200
     body: bytes = b""
     content_type: str = "application/json"
     headers: Mapping[str, str] = attrs.field(factory=dict)
     retry_after_date: float | None = None
+    echo_shape: EchoShape = "error_object"
 
     def rendered_headers(self) -> dict[str, str]:
         """The reply headers, the HTTP date (if any) computed now."""
@@ -153,6 +173,14 @@ class Fault:
         return cls.http(status, message, shape=shape)
 
     @classmethod
+    def echo(cls, status: int, shape: EchoShape) -> Fault:
+        """``status`` with a body of ``shape`` that quotes the request back, as careless servers
+        do: the whole request body, then the ``Authorization`` header whole, the key
+        URL-encoded, cut after 39 characters and upper cased (so a cut at about 200 characters
+        lands in or near the key). ``detail_list`` also carries the body under ``input``."""
+        return cls("echo", status, content_type="text/plain", echo_shape=shape)
+
+    @classmethod
     def connection_reset(cls) -> Fault:
         """Close the connection without a reply."""
         return cls("reset")
@@ -227,6 +255,11 @@ class FakeSystemOneServer:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.answered = 0
+        self.connections = 0
+        """Connections accepted (cumulative across restarts)."""
+        self.open_connections = 0
+        self.peak_connections = 0
+        """The most connections open at once."""
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
@@ -271,6 +304,7 @@ class FakeSystemOneServer:
         app.router.add_get("/v1/models", self._serve_models)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
+        self._count_connections(runner.server)
         site = web.TCPSite(runner, "127.0.0.1", self._port)
         try:
             await site.start()
@@ -281,6 +315,25 @@ class FakeSystemOneServer:
         self._stopping = asyncio.Event()
         self._slots = asyncio.Semaphore(self.max_in_flight) if self.max_in_flight else None
         self._runner = runner
+
+    def _count_connections(self, server: web.Server | None) -> None:
+        """Count the connections the server accepts and how many are open at once."""
+        if server is None:
+            return
+        made, lost = server.connection_made, server.connection_lost
+
+        def connection_made(handler: web.RequestHandler, transport: asyncio.Transport) -> None:
+            self.connections += 1
+            self.open_connections += 1
+            self.peak_connections = max(self.peak_connections, self.open_connections)
+            made(handler, transport)
+
+        def connection_lost(handler: web.RequestHandler, exc: BaseException | None = None) -> None:
+            self.open_connections -= 1
+            lost(handler, exc)
+
+        server.connection_made = connection_made  # type: ignore[method-assign]  # a counting hook
+        server.connection_lost = connection_lost  # type: ignore[method-assign]  # a counting hook
 
     async def stop(self) -> None:
         """Stop listening; requests left hanging lose their connection. Idempotent."""
@@ -381,7 +434,7 @@ class FakeSystemOneServer:
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             if fault is not None:
-                return await self._serve_fault(request, fault, request_id)
+                return await self._serve_fault(request, fault, request_id, body)
             if self.service_time > 0:
                 await asyncio.sleep(self.service_time)
             return await self._answer(body, codec, request_id)
@@ -400,8 +453,10 @@ class FakeSystemOneServer:
         return None
 
     async def _serve_fault(
-        self, request: web.Request, fault: Fault, request_id: str
+        self, request: web.Request, fault: Fault, request_id: str, body: bytes = b""
     ) -> web.StreamResponse:
+        if fault.kind == "echo":
+            return _echo(fault, request.headers.get("Authorization", ""), body, request_id)
         if fault.kind == "hang":
             assert self._stopping is not None
             await self._stopping.wait()
@@ -442,6 +497,39 @@ class FakeSystemOneServer:
             return _json(500, {"error": {"message": message[:300]}}, request_id)
         self.answered += 1
         return _json(200, reply, request_id)
+
+
+def _echo(fault: Fault, authorization: str, body: bytes, request_id: str) -> web.Response:
+    token = authorization.removeprefix("Bearer ")
+    text = body.decode("utf-8", errors="replace")
+    said = (
+        f"refused {text}; you sent Authorization: {authorization}, key "
+        f"{quote(token, safe='')}, first part {token[:39]}, shouted {token.upper()}"
+    )
+    payloads: dict[str, object] = {
+        "error": {"error": said},
+        "error_object": {"error": {"message": said, "type": "invalid_request_error"}},
+        "message": {"message": said},
+        "detail": {"detail": said},
+        "detail_object": {"detail": {"message": said}},
+        "detail_list": {
+            "detail": [
+                {"loc": ["body", "questions", "q1", "criteria"], "msg": said, "input": text},
+                {"loc": ["header", "authorization"], "msg": "bad key", "input": authorization},
+            ]
+        },
+    }
+    shape = fault.echo_shape
+    if shape == "text":
+        raw, content_type = f"<html><body>{said}</body></html>".encode(), "text/html"
+    else:
+        raw, content_type = json.dumps(payloads[shape]).encode(), "application/json"
+    return web.Response(
+        status=fault.status,
+        body=raw,
+        content_type=content_type,
+        headers={_REQUEST_ID: request_id, "Retry-After": "0"},
+    )
 
 
 def _json(status: int, payload: object, request_id: str | None) -> web.Response:

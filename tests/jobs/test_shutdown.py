@@ -36,7 +36,7 @@ async def test_aclose_cancels_running_and_waiting_jobs_cleanly() -> None:
         assert [event.kind for event in events] == [EventKind.CANCELLED] * 5
         assert server.requests == 2  # the three in line never went on the wire
         # The client the dispatcher made is closed (its pooled session is gone).
-        assert client._transport._session is None
+        assert client._transport.pools() == {}
         with pytest.raises(RuntimeError, match="closed"):
             dispatcher.submit(DecisionCall(Workflow(), REQUEST))
         await dispatcher.aclose()  # idempotent

@@ -27,7 +27,9 @@ def offline_env() -> dict[str, str]:
 
 
 @contextmanager
-def harness_serve(*args: str, timeout: float = 15.0) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def harness_serve(
+    *args: str, timeout: float = 15.0, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """Start `python -m harness.cli serve --port 0 ARGS`, yield it and its root URL once it
     listens; interrupt it on exit. Its stderr goes to a file (a pipe nobody drains could fill
     and block the server), read only to explain a server that did not start."""
@@ -37,7 +39,7 @@ def harness_serve(*args: str, timeout: float = 15.0) -> Iterator[tuple[subproces
         stdout=subprocess.PIPE,
         stderr=errors,
         text=True,
-        env=offline_env(),
+        env={**offline_env(), **(env or {})},
     )
     first: list[str] = []
     reader = threading.Thread(target=lambda: first.append(process.stdout.readline()))  # type: ignore[union-attr]  # piped

@@ -158,7 +158,8 @@ async def test_models_lists_the_served_model_and_unknown_routes_answer_json(
             assert missing.status == 404
             assert (await missing.json())["detail"]["error_type"] == "not_found_error"
     (model,) = listing["models"]
-    assert model["name"] == "sparrow-decider"
+    assert model["name"] == embedded.model_name == "sparrow-nano-general-v1.1"
+    assert "sparrow-decider" in model["aliases"]  # the entry's alias, still accepted
     assert all(isinstance(model[key], str) for key in ("name", "description", "release_date"))
 
 
