@@ -8,7 +8,7 @@ import time
 from types import MappingProxyType
 
 from harness.decision import DecisionRequest, DecisionResponse
-from harness.jobs import JobRecord, ModelCall
+from harness.decision import JobRecord, ModelCall
 from harness.llm._client import DecisionClient
 from harness.models import CatalogEntry
 

@@ -21,7 +21,7 @@ from typing import Any, ForwardRef, Generic, TypeVar, cast, get_args, get_origin
 
 from harness.artifacts._artifact import Artifact, ListArtifact
 from harness.tools import _tool
-from harness.tools._identity import Identifiable
+from harness.scope import Identifiable
 from harness.tools._tool import DESCRIPTION_ATTR, NAME_ATTR, DecisionTool, validate_tool_name
 
 __all__ = [
