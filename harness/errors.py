@@ -47,6 +47,7 @@ __all__ = [
     "RetrySignal",
     "RetryableError",
     "StatusError",
+    "SyncRunInLoopError",
     "TransientError",
     "TransientSignal",
     "UnauthorizedError",
@@ -170,6 +171,11 @@ class BudgetExceededError(HarnessError):
         self.limit = limit
         self.spent = spent
         self.asked = asked
+
+
+class SyncRunInLoopError(HarnessError, RuntimeError):
+    """``run_sync`` was called inside a running event loop, which it would block: the message
+    names the ``await`` form to use instead."""
 
 
 class HarnessSystemError(HarnessError):

@@ -7,8 +7,7 @@ import logging
 import time
 from types import MappingProxyType
 
-from harness.decision import DecisionRequest, DecisionResponse
-from harness.decision import JobRecord, ModelCall
+from harness.decision import DecisionRequest, DecisionResponse, JobRecord, ModelCall
 from harness.llm._client import DecisionClient
 from harness.models import CatalogEntry
 

@@ -90,7 +90,7 @@ class BudgetAccount:
                 raise BudgetExceededError(
                     f"the {self.scope} budget refused a decision call before sending it: "
                     f"{_amount(kind, spent)} spent + {_amount(kind, asked)} for this call would "
-                    f"pass {name}={_amount(kind, limit)}; nothing was sent. Raise {name} or "
+                    f"pass its {name} of {_amount(kind, limit)}; nothing was sent. Raise {name} or "
                     "let the run ask fewer or smaller decisions",
                     scope=self.scope,
                     kind=kind,
