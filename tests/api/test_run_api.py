@@ -43,7 +43,8 @@ def test_run_sync_answers_with_typed_items_refs_turns_and_usage(model: str) -> N
     assert all(isinstance(item, Verdict) for item in result.items)
     assert result.refs == tuple(result.ref(item) for item in result.items)
     assert all(ref.startswith("verdict#") for ref in result.refs)
-    assert result.turns and result.turns[-1].tool in ("finish", *[t.tool for t in result.turns])
+    assert result.turns
+    assert result.turns[-1].tool in ("finish", *[t.tool for t in result.turns])
     assert result.usage.decisions == len(result.calls) >= len(result.turns) - 1
     assert result.usage.counted_input_tokens > 0
     assert result.usage.cost is None  # neither entry has a price
@@ -113,7 +114,8 @@ def test_an_entry_id_of_a_given_catalog_pins_it_and_the_catalog_is_unchanged() -
     assert result.entry.id == "priced"
     assert result.usage.decisions == requests == 4
     billed = result.usage.input_tokens
-    assert billed is not None and billed > 0
+    assert billed is not None
+    assert billed > 0
     assert result.usage.cost == pytest.approx(billed * 2.0 / 1_000_000)
     assert result.usage.cost_text.startswith("$")
 
@@ -162,7 +164,8 @@ def test_ref_of_an_artifact_the_run_never_saw_is_refused() -> None:
     result = Triage.run_sync(Note(TEXT), model=FakeDecisionModel(triage_policy))
     with pytest.raises(KeyError, match="not an artifact of this run"):
         result.ref(Verdict("never", False))
-    assert result.selection and all(ref.startswith("verdict#") for ref in result.selection)
+    assert result.selection
+    assert all(ref.startswith("verdict#") for ref in result.selection)
     assert next(iter(result.artifacts)) == "note#1"
 
 
@@ -177,9 +180,11 @@ def test_a_failed_run_raises_with_its_partial_result_and_record() -> None:
     failed = asyncio.run(scenario())
     assert isinstance(failed.error, harness.HarnessError)
     assert not failed.error.llm_readable
-    assert failed.result.failure is not None and failed.record.failure == failed.result.failure
+    assert failed.result.failure is not None
+    assert failed.record.failure == failed.result.failure
     assert failed.result.items == ()
-    assert len(failed.result.calls) == 1 and not failed.result.calls[0].success
+    assert len(failed.result.calls) == 1
+    assert not failed.result.calls[0].success
     assert isinstance(failed.error, harness.errors.AuthenticationError)
     assert not isinstance(failed.error, UnauthorizedError)  # no key at all: 403
 
