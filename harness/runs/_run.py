@@ -103,8 +103,14 @@ async def run(
     if answer is None:  # the run failed: an empty answer of the thinker's item type
         item_type = thinking.output_type if thinking is not None else Artifact
         answer = cast("ListArtifact[O]", ListArtifact(item_type, ()))  # O is that item type
-    elif answer not in registry:
-        registry.adopt(answer)
+    else:
+        product: Artifact = answer
+        if not isinstance(product, ListArtifact):  # a plain tool run untyped (the CLI's)
+            if product not in registry:
+                registry.adopt(product)
+            answer = cast("ListArtifact[O]", ListArtifact(type(product), (product,)))
+        if answer not in registry:
+            registry.adopt(answer)
     result: RunResult[O] = RunResult(
         answer=answer,
         turns=thinking.turns() if thinking is not None else (),
