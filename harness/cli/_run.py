@@ -51,6 +51,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="PATH",
         help="write the run's record (JSON, read by `harness record`) to PATH; none by default",
     )
+    parser.add_argument(
+        "--bodies", action="store_true", help="keep each request's wire body in the record"
+    )
     parser.add_argument("--max-decisions", type=int, metavar="N", help="budget: decision calls")
     parser.add_argument(
         "--max-input-tokens", type=int, metavar="N", help="budget: counted input tokens"
@@ -138,7 +141,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         # Any tool runs here; a product that is not a list is answered as a list of one.
         factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)
-        result = asyncio.run(run_thinker(factory, given, catalog=catalog, budget=budget))
+        result = asyncio.run(
+            run_thinker(factory, given, catalog=catalog, budget=budget, keep_bodies=args.bodies)
+        )
     except RunFailedError as failed:
         return report_failed_run("run", failed, args.record)
     for item in result.items:

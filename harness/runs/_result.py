@@ -100,6 +100,8 @@ class RunResult(Generic[O]):
     registry: ArtifactRegistry = attrs.field(eq=False)
     formatters: TextFormatterRegistry = attrs.field(eq=False)
     failure: str | None = None
+    bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
+    """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -144,6 +146,7 @@ class RunResult(Generic[O]):
             )
             for item in self.items
         )
+        bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
         calls = tuple(
             RecordedCall(
                 success=c.success,
@@ -152,8 +155,9 @@ class RunResult(Generic[O]):
                 input_tokens=c.input_tokens,
                 counted_input_tokens=c.counted_input_tokens,
                 reason=c.reason,
+                body=body,
             )
-            for c in self.calls
+            for c, body in zip(self.calls, bodies, strict=True)
         )
         entry = self.entry
         return RunRecord(

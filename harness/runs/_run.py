@@ -53,6 +53,7 @@ async def run(
     workflow: Workflow | None = None,
     upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
     on_progress: Callable[[JobEvent], None] | None = None,
+    keep_bodies: bool = False,
 ) -> RunResult[O]:
     """Run ``thinker`` on ``input`` and return its :class:`RunResult`.
 
@@ -61,7 +62,7 @@ async def run(
     ``catalog``: the catalog to resolve through (default: :func:`harness.models.load_catalog`,
     which adds the environment's entries). ``budget`` limits this run; ``workflow`` (its own
     ``budget`` included) is shared by every run given it. ``on_progress`` sees each progress
-    event of the run's top job.
+    event of the run's top job. ``keep_bodies`` keeps each request's wire body for the record.
 
     A run that fails (a budget refusing a call before the wire, a model failing, a tool of yours
     crashing) raises :class:`RunFailedError` carrying the partial result and record.
@@ -123,6 +124,9 @@ async def run(
         registry=registry,
         formatters=thinking.formatters if thinking is not None else TextFormatterRegistry(),
         failure=None if failure is None else f"{type(failure).__name__}: {failure}",
+        bodies=tuple(c.body for c in dispatcher.recorded_calls(keep_bodies=True))
+        if keep_bodies
+        else None,
     )
     if failure is not None:
         raise RunFailedError(failure, result) from failure  # type: ignore[arg-type]  # RunResult[O] is a RunResult[Artifact]: O is only read
@@ -139,6 +143,7 @@ def run_sync(
     workflow: Workflow | None = None,
     upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
     on_progress: Callable[[JobEvent], None] | None = None,
+    keep_bodies: bool = False,
 ) -> RunResult[O]:
     """:func:`run`, for code with no event loop (a script, a notebook cell with none running,
     a synchronous harness). Inside a running loop it refuses with
@@ -164,5 +169,6 @@ def run_sync(
             workflow=workflow,
             upstream_retries=upstream_retries,
             on_progress=on_progress,
+            keep_bodies=keep_bodies,
         )
     )

@@ -114,3 +114,13 @@ def test_harness_run_prints_the_palette_error_itself(tmp_path: pathlib.Path) -> 
     assert "the palette is not legal" in done.stderr
     assert "from its parent alone" not in done.stderr
     assert "(parent) constructor" not in done.stderr
+
+
+def test_harness_run_keeps_the_wire_bodies_when_asked(tmp_path: pathlib.Path) -> None:
+    args = ("run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha"}')
+    done = harness(*args, "--bodies", "--record", "b.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = load_record(tmp_path / "b.json")
+    assert record.calls
+    assert all(isinstance(call.body, dict) for call in record.calls)
+    assert all(call.body["state"]["objective"] for call in record.calls)  # type: ignore[index]
