@@ -9,7 +9,6 @@ or through the command line: ``harness run examples.triage:Triage --input '{"tex
 
 from __future__ import annotations
 
-import asyncio
 import sys
 
 import attrs
@@ -18,13 +17,10 @@ from harness import (
     Artifact,
     DecisionThinker,
     DecisionTool,
-    Dispatcher,
     Identifiable,
     InvalidInputError,
     JobContext,
     ListArtifact,
-    ThinkerRun,
-    Workflow,
     tool_name,
 )
 
@@ -79,16 +75,16 @@ class Triage(DecisionThinker[Note, Verdict]):
         )
 
 
-async def main(text: str) -> None:
-    """Run the thinker on the default catalog's pinned model and print the answer."""
-    thinker = Triage(Workflow())
-    async with Dispatcher() as dispatcher:
-        answer = await dispatcher.run(ThinkerRun(Workflow(), thinker, Note(text)))
-    for turn in thinker.turns():
-        print(f"turn {turn.turn}: {turn.tool} {turn.artifact or ''}".rstrip())
-    for verdict in answer:
-        print(f"kept: {verdict.note} (urgent: {verdict.urgent})")
+def main(text: str) -> None:
+    """Run the thinker on the configured default model (the embedded one unless you configured
+    another) and print each turn, the answer and what it used."""
+    result = Triage.run_sync(Note(text))
+    for turn in result.turns:
+        print(turn)
+    for verdict in result.items:
+        print(f"kept {result.ref(verdict)}: {verdict.note} (urgent: {verdict.urgent})")
+    print(f"used: {result.usage}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else "alpha is due today; beta can wait"))
+    main(sys.argv[1] if len(sys.argv) > 1 else "alpha is due today; beta can wait")

@@ -19,6 +19,8 @@ _EXPORTS: dict[str, str] = {
     "Answer": "harness.decision",
     "Artifact": "harness.artifacts",
     "ArtifactRegistry": "harness.artifacts",
+    "Budget": "harness.scope",
+    "BudgetExceededError": "harness.errors",
     "Catalog": "harness.models",
     "CatalogEntry": "harness.models",
     "Choice": "harness.decision",
@@ -33,7 +35,7 @@ _EXPORTS: dict[str, str] = {
     "ExternalServiceError": "harness.errors",
     "GuardrailError": "harness.errors",
     "HarnessError": "harness.errors",
-    "Identifiable": "harness.tools",
+    "Identifiable": "harness.scope",
     "InvalidInputError": "harness.errors",
     "Job": "harness.jobs",
     "JobContext": "harness.jobs",
@@ -50,12 +52,18 @@ _EXPORTS: dict[str, str] = {
     "Pacing": "harness.jobs",
     "Question": "harness.decision",
     "RefusedAnswer": "harness.decision",
+    "RunFailedError": "harness.runs",
+    "RunResult": "harness.runs",
     "Score": "harness.decision",
     "ScoreAnswer": "harness.decision",
+    "SyncRunInLoopError": "harness.errors",
     "TextFormatterRegistry": "harness.artifacts",
     "ThinkerRun": "harness.deciding",
-    "Workflow": "harness.tools",
+    "Usage": "harness.runs",
+    "Workflow": "harness.scope",
     "load_catalog": "harness.models",
+    "run": "harness.runs",
+    "run_sync": "harness.runs",
     "tool_description": "harness.tools",
     "tool_name": "harness.tools",
 }
@@ -84,6 +92,7 @@ if TYPE_CHECKING:
     from harness.decision import RefusedAnswer as RefusedAnswer
     from harness.decision import Score as Score
     from harness.decision import ScoreAnswer as ScoreAnswer
+    from harness.errors import BudgetExceededError as BudgetExceededError
     from harness.errors import ExternalServiceError as ExternalServiceError
     from harness.errors import GuardrailError as GuardrailError
     from harness.errors import HarnessError as HarnessError
@@ -92,6 +101,7 @@ if TYPE_CHECKING:
     from harness.errors import LLMReadableError as LLMReadableError
     from harness.errors import NotAnAnswerError as NotAnAnswerError
     from harness.errors import NotFoundError as NotFoundError
+    from harness.errors import SyncRunInLoopError as SyncRunInLoopError
     from harness.jobs import Dispatcher as Dispatcher
     from harness.jobs import Job as Job
     from harness.jobs import JobContext as JobContext
@@ -100,9 +110,15 @@ if TYPE_CHECKING:
     from harness.models import Catalog as Catalog
     from harness.models import CatalogEntry as CatalogEntry
     from harness.models import load_catalog as load_catalog
+    from harness.runs import RunFailedError as RunFailedError
+    from harness.runs import RunResult as RunResult
+    from harness.runs import Usage as Usage
+    from harness.runs import run as run
+    from harness.runs import run_sync as run_sync
+    from harness.scope import Budget as Budget
+    from harness.scope import Identifiable as Identifiable
+    from harness.scope import Workflow as Workflow
     from harness.tools import DecisionTool as DecisionTool
-    from harness.tools import Identifiable as Identifiable
-    from harness.tools import Workflow as Workflow
     from harness.tools import tool_description as tool_description
     from harness.tools import tool_name as tool_name
 

@@ -29,6 +29,7 @@ from typing import ClassVar
 
 __all__ = [
     "AuthenticationError",
+    "BudgetExceededError",
     "ExternalServiceError",
     "GuardrailError",
     "HarnessError",
@@ -48,6 +49,7 @@ __all__ = [
     "RetrySignal",
     "RetryableError",
     "StatusError",
+    "SyncRunInLoopError",
     "TransientError",
     "TransientSignal",
     "UnauthorizedError",
@@ -158,6 +160,32 @@ class UnauthorizedError(AuthenticationError):
 
 class PermissionDeniedError(AuthenticationError):
     """The credentials are valid but not allowed this (HTTP 403)."""
+
+
+class BudgetExceededError(HarnessError):
+    """A decision call would pass a budget (decisions, input tokens or cost), so it was refused
+    before the wire and nothing was spent. Not readable by a model: it ends the run, whose
+    record so far is kept.
+
+    ``scope`` names the budget (``"run"`` or ``"workflow <id>"``), ``kind`` the limit
+    (``"decisions"``, ``"input_tokens"``, ``"cost"``), ``limit`` its value, ``spent`` what was
+    charged before this call and ``asked`` what this call would add.
+    """
+
+    def __init__(
+        self, message: str, *, scope: str, kind: str, limit: float, spent: float, asked: float
+    ) -> None:
+        super().__init__(message)
+        self.scope = scope
+        self.kind = kind
+        self.limit = limit
+        self.spent = spent
+        self.asked = asked
+
+
+class SyncRunInLoopError(HarnessError, RuntimeError):
+    """``run_sync`` was called inside a running event loop, which it would block: the message
+    names the ``await`` form to use instead."""
 
 
 class HarnessSystemError(HarnessError):

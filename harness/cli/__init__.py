@@ -1,44 +1,77 @@
-"""The ``harness`` command: ``serve``, ``demo``, ``run`` and ``record``.
+"""The ``harness`` command: ``demo``, ``run``, ``models``, ``record`` and ``serve``.
 
 Usage problems (an unknown entry, bad JSON input, a missing module or file) print one line and
 exit with 2, with no traceback; a run that starts and fails (a tool of yours crashing, a model
-that fails) prints the error's type and message, writes the partial record and exits with 1;
-``HARNESS_DEBUG=1`` shows the traceback of a failed run or of an unexpected error.
+that fails, a budget refusing a call) prints the error's type and message and exits with 1
+(writing the partial record where ``--record`` says); ``HARNESS_DEBUG=1`` shows the traceback of
+a failed run or of an unexpected error.
+
+A command's module is imported only when that command runs, so ``harness --help`` and
+``harness --version`` load nothing heavy (no aiohttp, tiktoken, numpy).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Final
 
-from harness.cli import _demo, _record, _run, _serve
 from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS: Final[dict[str, tuple[str, str]]] = {
+    "demo": (
+        "harness.cli._demo",
+        "find the statements that decide a price change in a folder (offline, no setup)",
+    ),
+    "run": ("harness.cli._run", "run a thinker class on an input given as JSON"),
+    "models": (
+        "harness.cli._models",
+        "list the configured models and where each value came from (never a key)",
+    ),
+    "record": (
+        "harness.cli._record",
+        "show a recorded run turn by turn (or --html OUT for a page of bars)",
+    ),
+    "serve": ("harness.cli._serve", "serve a catalog entry as a System One server on 127.0.0.1"),
+}
+"""Each command's module (with ``add_parser``) and its one-line help."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``harness`` argument parser with one subcommand per module."""
+def build_parser(command: str | None = None, *, light: bool = False) -> argparse.ArgumentParser:
+    """The ``harness`` argument parser. Every command's full parser by default; with ``light``
+    only ``command``'s (the others listed by name and help), importing nothing else."""
     from harness import __version__
 
     parser = argparse.ArgumentParser(
         prog="harness",
-        description="Agents driven by decision models: run the demo, a thinker, a server.",
+        description=(
+            "Agents driven by decision models: run the demo or a thinker, list the configured "
+            "models, read a record, serve a model."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     commands = parser.add_subparsers(dest="name", required=True, metavar="COMMAND")
-    _demo.add_parser(commands)
-    _run.add_parser(commands)
-    _record.add_parser(commands)
-    _serve.add_parser(commands)
+    for name, (module, help_text) in COMMANDS.items():
+        if light and name != command:
+            commands.add_parser(name, help=help_text)
+        else:
+            importlib.import_module(module).add_parser(commands)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``harness`` command; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_command_in(given), light=True).parse_args(given)
     name = f"harness {args.name}"
     try:
         code: int = args.command(args)

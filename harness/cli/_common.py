@@ -1,4 +1,8 @@
-"""What the commands share: the usage error, the catalog and entry options, the record path."""
+"""What the commands share: the usage error, the catalog and entry options, the record path.
+
+Light on purpose: ``harness --help`` and ``--version`` import this module, so the catalog and
+the record are imported only by the functions that use them.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,13 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from harness.errors import HarnessError
-from harness.models import DECISION, Catalog, CatalogError, TokenizerError, load_catalog
-from harness.record import RunFailedError, counted
+
+if TYPE_CHECKING:
+    from harness.models import Catalog
+    from harness.record import RunFailedError
 
 __all__ = [
     "DEFAULT_RECORD",
@@ -26,7 +32,8 @@ __all__ = [
 ]
 
 DEFAULT_RECORD: Final = "harness-record.json"
-"""Where ``harness demo`` and ``harness run`` write the run's record by default."""
+"""Where ``harness demo`` writes the run's record by default (``harness run`` writes one only
+where ``--record PATH`` says)."""
 
 EXIT_USAGE: Final = 2
 """A command given wrong arguments, files or names: nothing ran."""
@@ -50,16 +57,26 @@ def debugging() -> bool:
     return os.environ.get("HARNESS_DEBUG", "") not in ("", "0")
 
 
-def report_failed_run(command: str, failed: RunFailedError, record_path: str) -> int:
+def report_failed_run(command: str, failed: RunFailedError, record_path: str | None) -> int:
     """A run that started and failed: one line naming the error's type and message (the
-    traceback too under ``HARNESS_DEBUG=1``), the partial record written; returns exit 1.
+    traceback too under ``HARNESS_DEBUG=1``), the partial record written when a path is given;
+    returns exit 1.
 
     The error is the run's (a tool's own crash, a model that failed): not a harness bug.
     """
+    from harness.record import counted
+
     if debugging():
         traceback.print_exception(failed.error)
     say(f"harness {command}: the run failed: {failed}", error=True)
     record = failed.record
+    if record_path is None:
+        say(
+            f"record: not written (partial: {counted(len(record.turns), 'turn')}); pass "
+            "--record PATH to keep it",
+            error=True,
+        )
+        return EXIT_FAILED
     record.write(record_path)
     say(
         f"record: {record_path} (partial: {counted(len(record.turns), 'turn')}, "
@@ -86,6 +103,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 def catalog_from(args: argparse.Namespace) -> Catalog:
     """The catalog the options name, with ``--entry`` pinned to the decision seat (checked now,
     so an unknown entry fails before anything runs)."""
+    from harness.models import DECISION, CatalogError, TokenizerError, load_catalog
+
     try:
         catalog = load_catalog(args.catalog)
         if args.entry is not None:

@@ -7,11 +7,10 @@ import asyncio
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, cast
 
 from harness.artifacts import Artifact, ListArtifact, from_json, to_json
 from harness.cli._common import (
-    DEFAULT_RECORD,
     CliError,
     add_model_options,
     catalog_from,
@@ -19,7 +18,11 @@ from harness.cli._common import (
     report_failed_run,
     say,
 )
-from harness.record import RunFailedError, record_run
+from harness.palette import PaletteError
+from harness.record import RunFailedError
+from harness.runs import ThinkerFactory
+from harness.runs import run as run_thinker
+from harness.scope import Budget
 from harness.tools import DecisionTool, Workflow, runtime_class, tool_types
 
 __all__ = ["add_parser", "import_tool", "run"]
@@ -33,7 +36,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Import MODULE, build CLASS with its (parent) constructor, build its input artifact "
             "from JSON, run it through the catalog's decision model, print the answer (one "
-            "compact JSON object per item) and write the run's record."
+            "compact JSON object per item) and what it used; with --record PATH, write the "
+            "run's record there."
         ),
     )
     parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
@@ -43,13 +47,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_model_options(parser)
     parser.add_argument(
         "--record",
-        default=DEFAULT_RECORD,
-        metavar="FILE",
-        help=f"where to write the run's record (default: {DEFAULT_RECORD})",
+        default=None,
+        metavar="PATH",
+        help="write the run's record (JSON, read by `harness record`) to PATH; none by default",
     )
     parser.add_argument(
         "--bodies", action="store_true", help="keep each request's wire body in the record"
     )
+    parser.add_argument("--max-decisions", type=int, metavar="N", help="budget: decision calls")
+    parser.add_argument(
+        "--max-input-tokens", type=int, metavar="N", help="budget: counted input tokens"
+    )
+    parser.add_argument("--max-cost", type=float, metavar="X", help="budget: cost of the run")
     parser.set_defaults(command=run)
 
 
@@ -111,10 +120,17 @@ def run(args: argparse.Namespace) -> int:
         given = from_json(input_type, _input_text(args))
     except (TypeError, ValueError) as error:
         raise CliError(f"bad --input for {args.target}: {error}") from None
-    check_record_path(args.record)
+    if args.record is not None:
+        check_record_path(args.record)
+    try:
+        budget = Budget(args.max_decisions, args.max_input_tokens, args.max_cost)
+    except ValueError as error:
+        raise CliError(str(error)) from None
     catalog = catalog_from(args)
     try:
-        tool = tool_class(Workflow())
+        tool_class(Workflow())  # built once first, so a broken constructor is named as such
+    except PaletteError as error:
+        raise CliError(f"{args.target}: {error}") from None
     except (TypeError, ValueError) as error:
         raise CliError(
             f"cannot build {args.target} from its parent alone: {error}; a thinker keeps the "
@@ -123,17 +139,19 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # the user's own constructor crashed: nothing ran
         raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
     try:
-        outcome = asyncio.run(
-            record_run(tool, given, catalog=catalog, command="run", keep_bodies=args.bodies)
+        # Any tool runs here; a product that is not a list is answered as a list of one.
+        factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)
+        result = asyncio.run(
+            run_thinker(factory, given, catalog=catalog, budget=budget, keep_bodies=args.bodies)
         )
     except RunFailedError as failed:
         return report_failed_run("run", failed, args.record)
-    product = outcome.product
-    items = product.iterands if isinstance(product, ListArtifact) else (product,)
-    for item in items:
+    for item in result.items:
         say(to_json(item))  # stdout: one JSON object per item, nothing else
-    if not items:
+    if not result.items:
         say("answer: nothing selected", error=True)
-    outcome.record.write(args.record)
-    say(f"record: {args.record}", error=True)
+    say(f"used: {result.usage}", error=True)
+    if args.record is not None:
+        result.write_record(args.record, command="run")
+        say(f"record: {args.record}", error=True)
     return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeVar
 
 import attrs
@@ -39,7 +40,12 @@ from harness.palette import thinker_input_of, validate_palette
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
 if TYPE_CHECKING:
-    from harness.jobs import JobContext
+    from collections.abc import Callable
+
+    from harness.jobs import JobContext, JobEvent
+    from harness.models import Catalog
+    from harness.runs import ModelChoice, RunResult
+    from harness.scope import Budget, Workflow
 
 __all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SELECTION_THRESHOLD", "DecisionThinker"]
 
@@ -50,6 +56,8 @@ log = logging.getLogger("harness.thinker")
 
 I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed names the output type O
+I2 = TypeVar("I2", bound=Artifact)
+O2 = TypeVar("O2", bound=Artifact)
 
 
 class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra, O]):
@@ -119,67 +127,143 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self.selection_threshold = selection_threshold
         self.formatters = formatters if formatters is not None else TextFormatterRegistry()
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
-        self._turns: list[DecisionTurn] = []
-        self._running = False
-        self._option_limit: int | None = None
-        self.registry = ArtifactRegistry()
+        self._last = _RunState(ArtifactRegistry(), None)
+
+    # -- one call to run (the run API, harness.runs, sits above this layer) -------------------
+
+    @classmethod
+    async def run(
+        cls: type[DecisionThinker[I2, O2]],
+        input: I2,
+        *,
+        model: ModelChoice = None,
+        catalog: Catalog | None = None,
+        budget: Budget | None = None,
+        workflow: Workflow | None = None,
+        upstream_retries: int = 3,
+        on_progress: Callable[[JobEvent], None] | None = None,
+    ) -> RunResult[O2]:
+        """Build this thinker under a fresh workflow, run it on ``input`` and return its
+        :class:`~harness.runs.RunResult` (see :func:`harness.runs.run` for every argument)::
+
+            result = await Triage.run(note, model="embedded")
+        """
+        from harness.runs import run  # the run API is a layer above: resolved at call time
+
+        return await run(
+            cls,
+            input,
+            model=model,
+            catalog=catalog,
+            budget=budget,
+            workflow=workflow,
+            upstream_retries=upstream_retries,
+            on_progress=on_progress,
+        )
+
+    @classmethod
+    def run_sync(
+        cls: type[DecisionThinker[I2, O2]],
+        input: I2,
+        *,
+        model: ModelChoice = None,
+        catalog: Catalog | None = None,
+        budget: Budget | None = None,
+        workflow: Workflow | None = None,
+        upstream_retries: int = 3,
+        on_progress: Callable[[JobEvent], None] | None = None,
+    ) -> RunResult[O2]:
+        """:meth:`run` for code with no event loop running::
+
+            result = Triage.run_sync(note, model="embedded")
+            print(result.items, result.usage)
+
+        Inside a running loop it refuses with :class:`~harness.errors.SyncRunInLoopError`.
+        """
+        from harness.runs import run_sync  # the run API is a layer above: resolved at call time
+
+        return run_sync(
+            cls,
+            input,
+            model=model,
+            catalog=catalog,
+            budget=budget,
+            workflow=workflow,
+            upstream_retries=upstream_retries,
+            on_progress=on_progress,
+        )
+
+    # -- a thin view of the last run (each run keeps its own state) -------------------------
 
     def turns(self) -> tuple[DecisionTurn, ...]:
-        """The turns of the last run (complete once the run returns)."""
-        return tuple(self._turns)
+        """The turns of the run that started last on this instance (complete once it returns).
+
+        Each run keeps its own turns and world, so one instance may run several inputs at once;
+        this view then shows the latest. The run API's result (``Triage.run_sync(...).turns``)
+        holds each run's own.
+        """
+        return tuple(self._last.turns)
+
+    @property
+    def registry(self) -> ArtifactRegistry:
+        """The world of the run that started last on this instance (see :meth:`turns`)."""
+        return self._last.registry
+
+    @property
+    def _option_limit(self) -> int | None:
+        """The running run's ``max_options`` (per run: a task-local value, not instance state)."""
+        state = _CURRENT.get(None)
+        return None if state is None else state.option_limit
 
     # -- the loop --------------------------------------------------------------------------
 
     async def execute(self, input: I_contra, context: JobContext) -> ListArtifact[O]:
         """Run the loop on ``input`` until the model finishes, the moves run out or the budget
-        is spent. One instance runs one input at a time."""
-        if self._running:
-            raise RuntimeError(
-                f"{type(self).__qualname__} is already running: a thinker instance runs one "
-                "input at a time, so create one instance per concurrent run"
-            )
-        self._running = True
-        try:
-            return await self._loop(input, context)
-        finally:
-            self._running = False
-
-    async def _loop(self, input: Artifact, context: JobContext) -> ListArtifact[O]:
-        self._turns = []
-        self._option_limit = _option_limit(context)
+        is spent. Each run keeps its own state, so one instance may run several inputs at once."""
         world = RunWorld(input, self._providers, self.output_type, self.formatters)
-        self.registry = world.registry
+        state = _RunState(world.registry, _option_limit(context))
+        self._last = state
+        token = _CURRENT.set(state)  # this run's task only: concurrent runs never share it
+        try:
+            return await self._loop(world, state, context)
+        finally:
+            _CURRENT.reset(token)
+
+    async def _loop(
+        self, world: RunWorld, state: _RunState, context: JobContext
+    ) -> ListArtifact[O]:
+        turns = state.turns
         done: list[str] = []
         tools = {p.name: p for p in self._providers}
         while True:
             moves = self._moves(world)
             candidates = self._candidates(world)
-            number = len(self._turns) + 1
+            number = len(turns) + 1
             if not candidates and (not moves or number > self.max_turns):
-                return self._finish(context, world, number, None, {}, ())
+                return self._finish(context, world, turns, number, None, {}, ())
             if not moves or number > self.max_turns:
                 request = self._request(world, done, (), candidates)
                 response = await self._decide(context, request)
                 selection = self._selection(response, candidates)
-                return self._finish(context, world, number, None, selection, candidates)
+                return self._finish(context, world, turns, number, None, selection, candidates)
             request = self._request(world, done, moves, candidates)
             response = await self._decide(context, request)
             chosen = response.choice("next")
             if chosen.choice == FINISH:
                 selection = self._selection(response, candidates)
                 return self._finish(
-                    context, world, number, chosen.probabilities, selection, candidates
+                    context, world, turns, number, chosen.probabilities, selection, candidates
                 )
             provider = tools[chosen.choice]
             argument = response.choice(f"{provider.name}_input")
             ref = argument.choice
             self._spend(world, provider.name, ref)
             turn, line = await self._run_tool(context, world, number, provider, ref)
-            self._turns.append(
+            turns.append(
                 attrs.evolve(turn, next=chosen.probabilities, argument=argument.probabilities)
             )
             done.append(line)
-            self._publish(context)
+            self._publish(context, turns)
             context.progress(
                 f"turn {number}: {provider.name} on {ref}" + (" failed" if turn.failure else "")
             )
@@ -288,6 +372,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self,
         context: JobContext,
         world: RunWorld,
+        turns: list[DecisionTurn],
         number: int,
         next_: Mapping[str, float] | None,
         selection: dict[str, float],
@@ -302,12 +387,25 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 chosen.append(artifact)  # isinstance narrows for the type checker: always true
         answer = ListArtifact(self.output_type, tuple(chosen), self.objective)
         world.adopt(answer)
-        self._turns.append(DecisionTurn(number, next_, FINISH, selection=selection))
-        self._publish(context)
+        turns.append(DecisionTurn(number, next_, FINISH, selection=selection))
+        self._publish(context, turns)
         return answer
 
-    def _publish(self, context: JobContext) -> None:
-        context.metadata[OBS_TURNS] = turns_json(self._turns)
+    def _publish(self, context: JobContext, turns: Sequence[DecisionTurn]) -> None:
+        context.metadata[OBS_TURNS] = turns_json(turns)
+
+
+@attrs.define
+class _RunState:
+    """One run's own state: its world's registry, its turns, its entry's ``max_options``."""
+
+    registry: ArtifactRegistry
+    option_limit: int | None
+    turns: list[DecisionTurn] = attrs.Factory(list)
+
+
+_CURRENT: ContextVar[_RunState] = ContextVar("harness_thinker_run")
+"""The state of the run executing in this task (set by :meth:`DecisionThinker.execute`)."""
 
 
 # Palettes already proved legal, by thinker class (weakly: classes made at run time may go).

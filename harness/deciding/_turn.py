@@ -26,7 +26,11 @@ def _frozen_selection(value: Mapping[str, float]) -> Mapping[str, float]:
     return MappingProxyType(dict(value))
 
 
-@attrs.frozen
+def _dist(values: Mapping[str, float]) -> str:
+    return "{" + ", ".join(f"{key}: {p:.2f}" for key, p in values.items()) + "}"
+
+
+@attrs.frozen(repr=False)
 class DecisionTurn:
     """One turn: the distributions the model answered and what came of them.
 
@@ -46,6 +50,24 @@ class DecisionTurn:
     result: str | None = None
     failure: str | None = None
     selection: Mapping[str, float] = attrs.field(factory=dict, converter=_frozen_selection)
+
+    def __repr__(self) -> str:
+        # Reads like the turn: "DecisionTurn(2: judge_note on note#2 -> list#2, next {...})".
+        move = f"{self.turn}: {self.tool}"
+        if self.artifact is not None:
+            move += f" on {self.artifact}"
+        if self.result is not None:
+            move += f" -> {self.result}"
+        if self.failure is not None:
+            move += f" failed: {self.failure!r}"
+        parts = [move]
+        if self.next is not None:
+            parts.append(f"next {_dist(self.next)}")
+        if self.argument is not None:
+            parts.append(f"argument {_dist(self.argument)}")
+        if self.selection:
+            parts.append(f"selection {_dist(self.selection)}")
+        return f"DecisionTurn({', '.join(parts)})"
 
     def to_json(self) -> dict[str, object]:
         """The turn as a JSON object, keys in a fixed order."""

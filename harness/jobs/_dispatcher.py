@@ -16,6 +16,7 @@ from harness.errors import (
     RetrySignal,
     UpstreamThrottleError,
 )
+from harness.jobs._budget import charge_budgets
 from harness.jobs._events import EventKind, JobEvent, JobSnapshot, Subscription
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
@@ -241,6 +242,7 @@ class Dispatcher:
     async def _attempt(self, job: Job[R], attempt: int, used: float, began: list[float]) -> R:
         any_job: Job[object] = job  # type: ignore[assignment]
         resolved = self._resolve(any_job)
+        charge_budgets(any_job.identity, resolved)  # budgets: refused here, before admission
         permits = await self._admit(any_job, resolved)
         began.append(self.clock())  # the job's clock starts once admitted
         try:

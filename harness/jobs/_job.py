@@ -6,9 +6,9 @@ import abc
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, ClassVar, Final, Generic, TypeVar
 
-from harness.jobs._record import JobRecord
+from harness.decision._record import JobRecord
 from harness.jobs._requirements import Requirements, ResolvedBinding
-from harness.tools import Identifiable, Identity, new_job_id
+from harness.scope import Identifiable, Identity, new_job_id
 
 if TYPE_CHECKING:
     from harness.jobs._dispatcher import Dispatcher

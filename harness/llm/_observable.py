@@ -7,8 +7,7 @@ import logging
 import time
 from types import MappingProxyType
 
-from harness.decision import DecisionRequest, DecisionResponse
-from harness.jobs import JobRecord, ModelCall
+from harness.decision import DecisionRequest, DecisionResponse, JobRecord, ModelCall
 from harness.llm._client import DecisionClient
 from harness.llm._redact import Redaction
 from harness.models import CatalogEntry

@@ -16,6 +16,12 @@ from ._entry import DEFAULT_PATHS as DEFAULT_PATHS
 from ._entry import PROVIDERS as PROVIDERS
 from ._entry import CatalogEntry as CatalogEntry
 from ._entry import CatalogError as CatalogError
+from ._env import ENVIRONMENT_VARIABLES as ENVIRONMENT_VARIABLES
+from ._env import TYPESAFE_ENTRY as TYPESAFE_ENTRY
+from ._env import Environment as Environment
+from ._env import Setting as Setting
+from ._env import entry_for_model as entry_for_model
+from ._env import read_environment as read_environment
 from ._gate import AdmissionError as AdmissionError
 from ._gate import Gate as Gate
 from ._pricing import ContextCeilingError as ContextCeilingError

@@ -222,11 +222,35 @@ def default_catalog() -> Catalog:
     return _read(file, "the default catalog (harness/catalog.toml)")
 
 
-def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
-    """Load a TOML catalog: ``path``, else ``$HARNESS_CATALOG``, else :func:`default_catalog`."""
-    if path is None:
-        from_env = os.environ.get(CATALOG_ENV)
-        if not from_env:
-            return default_catalog()
-        return _read(Path(from_env), f"{from_env} (from ${CATALOG_ENV})")
-    return _read(Path(path), os.fspath(path))
+def load_catalog(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Catalog:
+    """The configured catalog: the file ``path``, else ``$HARNESS_CATALOG``, else
+    :func:`default_catalog`, plus the ready entries of the environment (``TYPESAFE_*``) whose
+    ids the file does not use. Over the shipped catalog, ``TYPESAFE_DEFAULT_MODEL`` pins the
+    ``typesafe`` entry. ``environ`` replaces the process environment (tests). The precedence is
+    in :mod:`harness.models._env`.
+    """
+    from ._env import TYPESAFE_ENTRY, read_environment
+
+    environment = read_environment(environ)
+    if path is not None:
+        base = _read(Path(path), os.fspath(path))
+    elif environment.catalog_path is not None:
+        found = environment.catalog_path
+        base = _read(Path(found), f"{found} (from ${CATALOG_ENV})")
+    else:
+        base = default_catalog()
+    added = [e for e in environment.entries() if e.id not in base.entries]
+    if not added:
+        return base
+    pins = base.pins
+    shipped = path is None and environment.catalog_path is None
+    if shipped and environment.pins_typesafe:
+        pins[DECISION] = TYPESAFE_ENTRY
+    names = ", ".join(e.id for e in added)
+    return Catalog(
+        [*base.entries.values(), *added], pins, source=f"{base.source} + environment ({names})"
+    )

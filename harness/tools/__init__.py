@@ -5,10 +5,10 @@ A tool takes one artifact and produces one; ``@tool_name`` names it for the mode
 (:func:`tool_types`) and builds instances for a parent (:class:`Identifiable`).
 """
 
-from harness.tools._identity import Identifiable as Identifiable
-from harness.tools._identity import Identity as Identity
-from harness.tools._identity import Workflow as Workflow
-from harness.tools._identity import new_job_id as new_job_id
+from harness.scope import Identifiable as Identifiable
+from harness.scope import Identity as Identity
+from harness.scope import Workflow as Workflow
+from harness.scope import new_job_id as new_job_id
 from harness.tools._provider import ClassToolProvider as ClassToolProvider
 from harness.tools._provider import declared_tool_types as declared_tool_types
 from harness.tools._provider import list_iterand as list_iterand

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any, ForwardRef, Generic, TypeVar, cast, get_args, get_origin
 
 from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.scope import Identifiable
 from harness.tools import _tool
-from harness.tools._identity import Identifiable
 from harness.tools._tool import DESCRIPTION_ATTR, NAME_ATTR, DecisionTool, validate_tool_name
 
 __all__ = [

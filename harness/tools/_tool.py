@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from harness.artifacts._artifact import Artifact
-from harness.tools._identity import Identifiable, Identity
+from harness.scope import Identifiable, Identity
 
 if TYPE_CHECKING:
     from harness.jobs import JobContext

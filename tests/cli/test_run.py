@@ -23,7 +23,9 @@ def test_harness_run_runs_a_thinker_on_json_input_and_records_it(tmp_path: pathl
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr.strip() == "record: words.json"
+    used, written = done.stderr.strip().splitlines()
+    assert used.startswith("used: 2 decisions (0 retries), ")
+    assert written == "record: words.json"
     printed = [json.loads(line) for line in done.stdout.splitlines()]
     record = load_record(tmp_path / "words.json")
     assert record.command == "run"
@@ -47,9 +49,8 @@ def test_harness_run_reads_the_input_from_a_file(tmp_path: pathlib.Path) -> None
     (tmp_path / "in.json").write_text('{"text": "delta"}', encoding="utf-8")
     done = harness("run", "tests.cli.words:WordFinder", "--input-file", "in.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    record = load_record(tmp_path / "harness-record.json")  # the default record path
-    assert record.input_value == {"text": "delta"}
-    assert len(record.calls) == 2
+    assert list(tmp_path.iterdir()) == [tmp_path / "in.json"]  # no record unless asked for
+    assert "record:" not in done.stderr
 
 
 def test_harness_run_reports_a_tool_crash_as_a_failed_run_and_writes_the_partial_record(
@@ -83,7 +84,8 @@ def test_harness_debug_shows_the_traceback_of_a_failed_run(
     assert done.returncode == 1
     assert "Traceback" in done.stderr
     assert "ZeroDivisionError: the part has no words to divide by" in done.stderr
-    assert (tmp_path / "harness-record.json").exists()
+    assert not (tmp_path / "harness-record.json").exists()  # nothing written unasked
+    assert "record: not written (partial: 1 turn); pass --record PATH to keep it" in done.stderr
 
 
 def test_harness_run_says_when_nothing_was_selected(tmp_path: pathlib.Path) -> None:
@@ -92,3 +94,33 @@ def test_harness_run_says_when_nothing_was_selected(tmp_path: pathlib.Path) -> N
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # stdout stays one JSON object per item: none
     assert done.stderr.splitlines()[0] == "answer: nothing selected"
+
+
+def test_harness_run_applies_a_budget_before_the_wire(tmp_path: pathlib.Path) -> None:
+    args = ("run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha beta"}')
+    done = harness(*args, "--max-decisions", "1", "--record", "b.json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "BudgetExceededError: the run budget refused a decision call" in done.stderr
+    record = load_record(tmp_path / "b.json")
+    assert len(record.calls) == 1
+    assert record.failure is not None
+    assert "max_decisions" in record.failure
+
+
+def test_harness_run_prints_the_palette_error_itself(tmp_path: pathlib.Path) -> None:
+    args = ("run", "tests.cli.words:IllegalFinder", "--input", '{"text": "alpha"}')
+    done = harness(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "the palette is not legal" in done.stderr
+    assert "from its parent alone" not in done.stderr
+    assert "(parent) constructor" not in done.stderr
+
+
+def test_harness_run_keeps_the_wire_bodies_when_asked(tmp_path: pathlib.Path) -> None:
+    args = ("run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha"}')
+    done = harness(*args, "--bodies", "--record", "b.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = load_record(tmp_path / "b.json")
+    assert record.calls
+    assert all(isinstance(call.body, dict) for call in record.calls)
+    assert all(call.body["state"]["objective"] for call in record.calls)  # type: ignore[index]

@@ -80,3 +80,24 @@ class CrashingFinder(DecisionThinker[Sentence, Word]):
             palette=(TakePart,),
             objective="Keep the words that name a Greek letter",
         )
+
+
+class UnnamedSplit(DecisionTool[Sentence, ListArtifact[Word]]):
+    """Splits a sentence, but carries no @tool_name: a palette may not hold it."""
+
+    async def execute(self, input: Sentence, context: JobContext) -> ListArtifact[Word]:
+        return ListArtifact.of(Word, [Word(w, i) for i, w in enumerate(input.text.split())])
+
+
+@tool_name("find_words_illegally")
+class IllegalFinder(DecisionThinker[Sentence, Word]):
+    """A thinker whose palette is not legal: its key tool has no name."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Word,
+            key_tool=UnnamedSplit,  # type: ignore[harness-name]  # illegal on purpose: the CLI test
+            palette=(),
+            objective="Keep the words that name a Greek letter",
+        )

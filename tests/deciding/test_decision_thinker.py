@@ -586,7 +586,7 @@ def test_a_run_of_the_wrong_input_type_is_refused_naming_the_tool() -> None:
         ThinkerRun(Workflow(), Triage(Workflow()), Verdict("x", True))  # type: ignore[misc]
 
 
-async def test_a_thinker_instance_runs_one_input_at_a_time() -> None:
+async def test_one_thinker_instance_runs_two_inputs_at_once_each_with_its_own_state() -> None:
     gate = asyncio.Event()
 
     async def slow(request: DecisionRequest) -> Mapping[str, Answer]:
@@ -594,13 +594,23 @@ async def test_a_thinker_instance_runs_one_input_at_a_time() -> None:
         return triage_policy(request)
 
     thinker = Triage(Workflow())
+    other = "alpha ships; gamma waits; delta too"
     async with dispatcher_for(FakeDecisionModel(slow)) as dispatcher:
-        first = dispatcher.submit(ThinkerRun(Workflow(), thinker, Note(INPUT)))
+        first_job = ThinkerRun(Workflow(), thinker, Note(INPUT))
+        second_job = ThinkerRun(Workflow(), thinker, Note(other))
+        first = dispatcher.submit(first_job)
         await asyncio.sleep(0.01)
-        with pytest.raises(RuntimeError, match="runs one input at a time"):
-            await dispatcher.run(ThinkerRun(Workflow(), thinker, Note(INPUT)))
+        second = dispatcher.submit(second_job)
+        await asyncio.sleep(0.01)
         gate.set()
-        assert [v.note for v in await first.result()] == ["alpha is due"]
+        answers = await asyncio.gather(first.result(), second.result())
+    assert [v.note for v in answers[0]] == ["alpha is due"]
+    assert [v.note for v in answers[1]] == ["alpha ships"]
+    first_turns = parse_turns(first_job.metadata[OBS_TURNS])
+    second_turns = parse_turns(second_job.metadata[OBS_TURNS])
+    assert [t.tool for t in first_turns] == ["split_note", "judge_note", "judge_note", "finish"]
+    assert [t.tool for t in second_turns][-1] == "finish"
+    assert len(second_turns) == 5  # three parts judged: its own turns, not the first run's
 
 
 def test_a_subclass_must_pass_the_output_type_it_declares() -> None:

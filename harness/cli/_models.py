@@ -1,0 +1,130 @@
+"""``harness models``: what is configured, and where each value came from (never a key)."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.cli._common import CliError, say
+
+__all__ = ["add_parser", "describe_models", "list_models"]
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``harness models``."""
+    parser = commands.add_parser(
+        "models",
+        help="list the configured models and where each value came from (never a key)",
+        description=(
+            "List the entries of the configured catalog (--catalog, else $HARNESS_CATALOG, else "
+            "the shipped one, plus the entries TYPESAFE_* variables give), the decision pin, and "
+            "the configuration variables with where each value came from. Keys show only as "
+            "set or not set."
+        ),
+    )
+    parser.add_argument(
+        "--catalog",
+        metavar="FILE",
+        help="catalog TOML file (default: $HARNESS_CATALOG, else the shipped catalog)",
+    )
+    parser.set_defaults(command=list_models)
+
+
+def describe_models(catalog_path: str | None = None) -> list[str]:
+    """The lines ``harness models`` prints."""
+    from harness.models import (
+        DECISION,
+        CatalogError,
+        TokenizerError,
+        load_catalog,
+        read_environment,
+    )
+    from harness.models._env import (
+        HARNESS_CATALOG,
+        OPENAI_API_KEY,
+        OPENAI_BASE_URL,
+        TYPESAFE_API_KEY,
+        TYPESAFE_BASE_URL,
+        TYPESAFE_DEFAULT_MODEL,
+        TYPESAFE_ENTRY,
+    )
+
+    environment = read_environment()
+    try:
+        catalog = load_catalog(catalog_path)
+        file_only = load_catalog(
+            catalog_path, environ={HARNESS_CATALOG: environment.catalog_path or ""}
+        )
+    except (CatalogError, TokenizerError) as error:
+        raise CliError(str(error)) from None
+    if catalog_path is not None:
+        origin = f"catalog file {catalog_path} (--catalog)"
+    elif environment.catalog_path is not None:
+        origin = f"catalog file {environment.catalog_path} (${HARNESS_CATALOG})"
+    else:
+        origin = "the shipped catalog"
+    lines = [f"catalog: {origin}"]
+    pin = catalog.pins.get(DECISION)
+    if pin is None:
+        lines.append("decision pin: none (pass model= or --entry)")
+    elif pin == TYPESAFE_ENTRY and file_only.pins.get(DECISION) != pin:
+        lines.append(f"decision pin: {pin} (${TYPESAFE_DEFAULT_MODEL} is set)")
+    else:
+        lines.append(f"decision pin: {pin} (from {origin})")
+    lines.append("entries:")
+    for entry in catalog.entries.values():
+        from_env = entry.id not in file_only.entries
+        where = "environment" if from_env else origin
+        price = (
+            "no price"
+            if entry.input_price_per_million is None
+            else f"${entry.input_price_per_million:g} per million input tokens"
+        )
+        bound = (
+            f"tpm {entry.tpm}" + (f", rpm {entry.rpm}" if entry.rpm else "")
+            if entry.bound == "window"
+            else f"max_concurrent {entry.max_concurrent}"
+        )
+        lines.append(f"  {entry.id}: {entry.provider} {entry.wire_model_id!r} (from {where})")
+        if entry.base_url is not None:
+            base_source = ""
+            if from_env:
+                given = environment.get(TYPESAFE_BASE_URL)
+                base_source = f" (${TYPESAFE_BASE_URL})" if given else " (default)"
+            lines.append(f"    url: {entry.url}{base_source}")
+        if from_env:
+            given = environment.get(TYPESAFE_DEFAULT_MODEL)
+            lines.append(
+                f"    wire model: {entry.wire_model_id} "
+                + (f"(${TYPESAFE_DEFAULT_MODEL})" if given else "(default)")
+            )
+        if entry.api_key_env is not None:
+            state = "set" if entry.api_key is not None else "NOT SET"
+            lines.append(f"    key: ${entry.api_key_env} ({state})")
+        lines.append(f"    {bound}; {price}")
+    lines.append("model strings:")
+    typesafe = environment.get(TYPESAFE_BASE_URL) or "https://api.typesafe.ai"
+    lines.append(
+        f"  systemone:<wire model> -> {typesafe} "
+        f"(key ${TYPESAFE_API_KEY}: {_state(environment.get(TYPESAFE_API_KEY))})"
+    )
+    openai = environment.get(OPENAI_BASE_URL) or "https://api.openai.com"
+    lines.append(
+        f"  openai:<model> -> {openai} "
+        f"(key ${OPENAI_API_KEY}: {_state(environment.get(OPENAI_API_KEY))})"
+    )
+    lines.append("  embedded -> the in-process model (sparrow-decider), always available")
+    lines.append("variables:")
+    for setting in environment.settings():
+        lines.append(f"  {setting.name}: {setting.value} ({setting.source})")
+    return lines
+
+
+def _state(value: str | None) -> str:
+    return "set" if value is not None else "not set"
+
+
+def list_models(args: argparse.Namespace) -> int:
+    """Print the configuration."""
+    for line in describe_models(args.catalog):
+        say(line)
+    return 0

@@ -1,0 +1,31 @@
+"""Runs: one call to run a thinker, its result, and what ``model=`` names.
+
+``Triage.run_sync(note, model="embedded")`` (or ``harness.run_sync(Triage, note, ...)``) builds
+the thinker under a fresh workflow, runs it through a dispatcher and returns a
+:class:`RunResult`: the typed answer, each item's ref, the turns, the usage and the record.
+``await Triage.run(note, ...)`` is the same in async code.
+"""
+
+from harness.runs._model import CLIENT_ENTRY as CLIENT_ENTRY
+from harness.runs._model import ModelChoice as ModelChoice
+from harness.runs._model import Seat as Seat
+from harness.runs._model import seat_for as seat_for
+from harness.runs._result import RunFailedError as RunFailedError
+from harness.runs._result import RunResult as RunResult
+from harness.runs._result import Usage as Usage
+from harness.runs._run import ThinkerFactory as ThinkerFactory
+from harness.runs._run import run as run
+from harness.runs._run import run_sync as run_sync
+
+__all__ = [
+    "CLIENT_ENTRY",
+    "ModelChoice",
+    "RunFailedError",
+    "RunResult",
+    "Seat",
+    "ThinkerFactory",
+    "Usage",
+    "run",
+    "run_sync",
+    "seat_for",
+]

@@ -1,0 +1,208 @@
+"""What one run returns: the typed answer with its refs, the turns, the usage, the record."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Generic, TypeVar
+
+import attrs
+
+from harness.artifacts import (
+    Artifact,
+    ArtifactRegistry,
+    ListArtifact,
+    TextFormatterRegistry,
+    artifact_converter,
+    digest_line,
+)
+from harness.deciding import FINISH, DecisionTurn
+from harness.decision import ModelCall
+from harness.models import CatalogEntry
+from harness.record import RecordedAnswer, RecordedCall, RunRecord
+from harness.record import RunFailedError as _RecordRunFailedError
+
+__all__ = ["RunFailedError", "RunResult", "Usage"]
+
+O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
+
+
+@attrs.frozen
+class Usage:
+    """What a run spent on decisions.
+
+    * ``decisions``: model calls made (re-runs included; a call refused by a budget is not made);
+    * ``retries``: of those, the re-runs after a 429, a 5xx or no answer;
+    * ``input_tokens``: what the servers billed, ``None`` when none reported a count;
+    * ``counted_input_tokens``: harness's own count of the wire bodies (what budgets charge);
+    * ``cost``: in the catalog's currency, ``None`` when the entry has no price;
+    * ``model_seconds``: time spent waiting on the model; ``wall_seconds``: the whole run.
+    """
+
+    decisions: int
+    retries: int
+    input_tokens: int | None
+    counted_input_tokens: int
+    cost: float | None
+    model_seconds: float
+    wall_seconds: float
+
+    @classmethod
+    def of(cls, calls: tuple[ModelCall, ...], *, retries: int, wall_seconds: float) -> Usage:
+        """The usage of ``calls`` (a run's model calls)."""
+        billed = [c.input_tokens for c in calls if c.input_tokens is not None]
+        costs = [c.cost for c in calls if c.cost is not None]
+        priced = bool(costs) or any(c.cost is not None for c in calls)
+        return cls(
+            decisions=len(calls),
+            retries=retries,
+            input_tokens=sum(billed) if billed else None,
+            counted_input_tokens=sum(c.counted_input_tokens or 0 for c in calls),
+            cost=sum(costs) if priced else None,
+            model_seconds=sum(c.latency for c in calls),
+            wall_seconds=wall_seconds,
+        )
+
+    @property
+    def cost_text(self) -> str:
+        """The cost as text: ``"$0.000034"``, or ``"no price"`` when the entry has none."""
+        return "no price" if self.cost is None else f"${self.cost:.6f}"
+
+    def __str__(self) -> str:
+        billed = "not reported" if self.input_tokens is None else str(self.input_tokens)
+        return (
+            f"{self.decisions} decision{'' if self.decisions == 1 else 's'} "
+            f"({self.retries} retr{'y' if self.retries == 1 else 'ies'}), "
+            f"{self.counted_input_tokens} input tokens counted (billed: {billed}), "
+            f"cost {self.cost_text}, model {self.model_seconds:.3f} s, "
+            f"wall {self.wall_seconds:.3f} s"
+        )
+
+
+@attrs.frozen(repr=False)
+class RunResult(Generic[O]):
+    """One run of a thinker: the answer, each item's ref, the turns, the usage and the record.
+
+    ``answer`` is the thinker's ``ListArtifact[O]`` (``items`` its tuple); ``ref(item)`` names an
+    item as the model saw it (``"verdict#2"``). A failed run's result (carried by
+    :class:`RunFailedError`) has an empty answer and ``failure`` set.
+    """
+
+    answer: ListArtifact[O]
+    turns: tuple[DecisionTurn, ...]
+    usage: Usage
+    calls: tuple[ModelCall, ...]
+    entry: CatalogEntry
+    thinker: str
+    objective: str | None
+    input: Artifact
+    registry: ArtifactRegistry = attrs.field(eq=False)
+    formatters: TextFormatterRegistry = attrs.field(eq=False)
+    failure: str | None = None
+    bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
+    """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
+
+    @property
+    def items(self) -> tuple[O, ...]:
+        """The answer's items, in world order."""
+        return self.answer.iterands
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """Each item's ref, in the answer's order."""
+        return tuple(self.ref(item) for item in self.items)
+
+    def ref(self, item: Artifact) -> str:
+        """The ref ``item`` had in the run (``"verdict#2"``); an artifact the run never saw is
+        refused, naming it."""
+        if item not in self.registry:
+            raise KeyError(
+                f"{type(item).__qualname__} {item!r} is not an artifact of this run: pass an item "
+                "of result.items"
+            )
+        return self.registry.ref(item)
+
+    @property
+    def selection(self) -> Mapping[str, float]:
+        """Each output candidate's probability of belonging in the answer (the finishing
+        turn's), by ref; empty when the run never finished."""
+        return next((t.selection for t in reversed(self.turns) if t.tool == FINISH), {})
+
+    @property
+    def artifacts(self) -> Mapping[str, Artifact]:
+        """Every artifact of the run's world by ref, in the order they came to be."""
+        return dict(self.registry.world())
+
+    def record(self, *, command: str = "api") -> RunRecord:
+        """The run as a :class:`~harness.record.RunRecord` (what ``harness record`` reads)."""
+        selection = self.selection
+        answer = tuple(
+            RecordedAnswer(
+                self.ref(item),
+                type(item).alias,
+                selection.get(self.ref(item)),
+                artifact_converter.unstructure(item),
+            )
+            for item in self.items
+        )
+        bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
+        calls = tuple(
+            RecordedCall(
+                success=c.success,
+                latency=c.latency,
+                model=c.model,
+                input_tokens=c.input_tokens,
+                counted_input_tokens=c.counted_input_tokens,
+                reason=c.reason,
+                body=body,
+            )
+            for c, body in zip(self.calls, bodies, strict=True)
+        )
+        entry = self.entry
+        return RunRecord(
+            command=command,
+            thinker=self.thinker,
+            objective=self.objective,
+            entry={
+                "id": entry.id,
+                "provider": entry.provider,
+                "wire_model_id": entry.wire_model_id,
+            },
+            input_alias=type(self.input).alias,
+            input_value=artifact_converter.unstructure(self.input),
+            artifacts={
+                ref: digest_line(ref, a, self.formatters) for ref, a in self.registry.world()
+            },
+            turns=self.turns,
+            answer=answer,
+            calls=calls,
+            wall_seconds=self.usage.wall_seconds,
+            model_seconds=self.usage.model_seconds,
+            failure=self.failure,
+        )
+
+    def write_record(self, path: str | os.PathLike[str], *, command: str = "api") -> Path:
+        """Write the run's record as JSON to ``path`` (read it with ``harness record PATH``);
+        returns the path written."""
+        written = Path(path)
+        self.record(command=command).write(written)
+        return written
+
+    def __repr__(self) -> str:
+        shown = ", ".join(self.refs)
+        state = "" if self.failure is None else f", failure={self.failure!r}"
+        return (
+            f"RunResult({self.thinker} on {self.entry.id}: answer [{shown}], "
+            f"{len(self.turns)} turns, {self.usage}{state})"
+        )
+
+
+class RunFailedError(_RecordRunFailedError):
+    """A run that started and failed (a budget refused a call, a model failed, a tool of yours
+    crashed). ``error`` is the failure (also ``__cause__``); ``result`` the partial
+    :class:`RunResult` (turns so far, usage, calls; an empty answer); ``record`` its record."""
+
+    def __init__(self, error: Exception, result: RunResult[Artifact]) -> None:
+        super().__init__(error, result.record())
+        self.result = result

