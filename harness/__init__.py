@@ -50,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "Pacing": "harness.jobs",
     "Question": "harness.decision",
     "RefusedAnswer": "harness.decision",
+    "RetryPolicy": "harness.jobs",
     "Score": "harness.decision",
     "ScoreAnswer": "harness.decision",
     "TextFormatterRegistry": "harness.artifacts",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
     from harness.jobs import JobContext as JobContext
     from harness.jobs import JobEvent as JobEvent
     from harness.jobs import Pacing as Pacing
+    from harness.jobs import RetryPolicy as RetryPolicy
     from harness.models import Catalog as Catalog
     from harness.models import CatalogEntry as CatalogEntry
     from harness.models import load_catalog as load_catalog
