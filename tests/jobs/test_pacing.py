@@ -4,6 +4,7 @@ spent budget names itself; a wait that would outlast the job's timeout fails at 
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -31,8 +32,8 @@ async def run_after(
         for fault in faults:
             server.fail_next(fault)
         entry = server.entry()
-        timing = {} if clock is None else {"clock": clock}
-        async with Dispatcher(catalog_of(entry), pacing=pacing, **timing) as dispatcher:
+        now = time.monotonic if clock is None else clock
+        async with Dispatcher(catalog_of(entry), pacing=pacing, clock=now) as dispatcher:
             dispatcher.subscribe(events.append, lambda event: event.kind is EventKind.RETRY)
             call = DecisionCall(Workflow(), REQUEST, upstream_retries=retries, timeout=timeout)
             failure: BaseException | None = None
