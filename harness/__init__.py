@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "RefusedAnswer": "harness.decision",
     "RunFailedError": "harness.runs",
     "RunResult": "harness.runs",
+    "RetryPolicy": "harness.jobs",
     "Score": "harness.decision",
     "ScoreAnswer": "harness.decision",
     "SyncRunInLoopError": "harness.errors",
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
     from harness.jobs import JobContext as JobContext
     from harness.jobs import JobEvent as JobEvent
     from harness.jobs import Pacing as Pacing
+    from harness.jobs import RetryPolicy as RetryPolicy
     from harness.models import Catalog as Catalog
     from harness.models import CatalogEntry as CatalogEntry
     from harness.models import load_catalog as load_catalog

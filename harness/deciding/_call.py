@@ -12,6 +12,7 @@ from harness.jobs import (
     Job,
     JobContext,
     Requirements,
+    RetryPolicy,
 )
 from harness.llm import ObservableDecisionClient
 from harness.models import CatalogEntry
@@ -32,6 +33,10 @@ class DecisionCall(Job[DecisionResponse]):
     It carries no tool name, so no model can call it. ``pin_model(entry)`` binds that exact
     catalog entry; otherwise the catalog's decision pin resolves it. Its requirements price the
     request, so they cannot be captured before the request is set.
+
+    ``timeout`` bounds the call over all its attempts and pauses (monotonic clock; waiting for
+    admission does not count). ``retry`` replaces the entry's retry policy for this call;
+    ``upstream_retries`` sets the number of re-runs of whichever policy applies.
     """
 
     default_timeout: ClassVar[float | None] = DECISION_TIMEOUT
@@ -42,10 +47,11 @@ class DecisionCall(Job[DecisionResponse]):
         parent: Identifiable,
         request: DecisionRequest | None = None,
         *,
-        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+        upstream_retries: int | None = DEFAULT_UPSTREAM_RETRIES,
         timeout: float | None = DECISION_TIMEOUT,
+        retry: RetryPolicy | None = None,
     ) -> None:
-        super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
+        super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries, retry=retry)
         self.request = request
         self._pinned: str | None = None
 
@@ -76,5 +82,6 @@ class DecisionCall(Job[DecisionResponse]):
             context.client_for(resolved),
             context.record,
             counted_input_tokens=resolved.reservation.input_tokens,
+            counted_by=resolved.reservation.counted_by,
         )
         return await client.decide(self.request, resolved.entry, timeout=context.remaining())

@@ -19,8 +19,11 @@ class ModelCall:
     """One model call as it landed on its job's record.
 
     ``input_tokens`` is what the server billed (``None`` when it reported nothing usable);
-    ``counted_input_tokens`` is harness's own count of the wire body under the entry's tokenizer.
-    A decision generates nothing, so ``output_tokens`` is always 0.
+    ``counted_input_tokens`` is harness's own count of the wire body, and ``counted_by`` says how
+    it was found: ``"tokenizer"`` (counted under the entry's tokenizer), ``"bytes"`` (the body's
+    byte length, an upper bound on its tokens: a concurrency-bounded entry without a price is not
+    counted) or ``"given"`` (a flat count). A decision generates nothing, so ``output_tokens`` is
+    always 0.
     """
 
     entry_id: str
@@ -35,6 +38,7 @@ class ModelCall:
     request_id: str | None
     cost: float | None
     output_tokens: int = 0
+    counted_by: str | None = None
 
 
 class JobRecord:

@@ -1,4 +1,4 @@
-"""Jobs and the dispatcher: identity, timeouts, retry budgets, admission, events, the record."""
+"""Jobs and the dispatcher: identity, time limits, retry policies, admission, events, the record."""
 
 from harness.decision import JobRecord as JobRecord
 from harness.decision import ModelCall as ModelCall
@@ -16,3 +16,5 @@ from harness.jobs._pacing import Pacing as Pacing
 from harness.jobs._requirements import DecisionBinding as DecisionBinding
 from harness.jobs._requirements import Requirements as Requirements
 from harness.jobs._requirements import ResolvedBinding as ResolvedBinding
+from harness.jobs._retry import SDK_STATUSES as SDK_STATUSES
+from harness.jobs._retry import RetryPolicy as RetryPolicy

@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
+from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from harness.errors import (
     ExternalServiceError,
     JobTimeoutError,
-    OverloadSignal,
-    RateLimitSignal,
-    RetrySignal,
+    OverloadedError,
+    RateLimitedError,
+    RetryableError,
+    StatusError,
     UpstreamThrottleError,
 )
 from harness.jobs._budget import charge_budgets
@@ -21,6 +24,7 @@ from harness.jobs._events import EventKind, JobEvent, JobSnapshot, Subscription
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
+from harness.jobs._retry import RetryPolicy
 from harness.models import Admission, Catalog, CatalogEntry, Permit, check_ceiling
 
 if TYPE_CHECKING:
@@ -33,7 +37,14 @@ log = logging.getLogger("harness.jobs")
 R = TypeVar("R")
 
 _DEADLINE_SLACK = 0.001
-"""Seconds before a job's deadline at which a retry signal counts as its timeout."""
+"""Seconds before a job's deadline at which a retryable failure counts as its timeout."""
+
+INTAKE_PER_SLICE: Final = 16
+"""How many jobs may do their work before admission (resolve, encode, price) in one turn of the
+event loop; the rest wait their turn, first come first served."""
+
+_settled: weakref.WeakSet[StatusError] = weakref.WeakSet()
+"""Failures a dispatcher already applied a retry policy to: a parent job never re-runs them."""
 
 
 def _timeout_of(job: Job[Any]) -> JobTimeoutError:
@@ -82,6 +93,80 @@ def _retrieve(task: asyncio.Task[object]) -> None:
         task.exception()
 
 
+class _Intake:
+    """Spreads the work jobs do before admission over turns of the event loop.
+
+    At most ``per_slice`` jobs pass per turn; the rest wait in line and are let through a slice
+    at a time. A burst of submissions therefore never holds the loop for long while admitted
+    jobs, whose clocks run, wait for their replies to be read (issue: 10,000 calls submitted at
+    once used to spend seconds pricing in one turn).
+    """
+
+    def __init__(self, per_slice: int) -> None:
+        self._per_slice = per_slice
+        self._passed = 0
+        self._line: deque[asyncio.Future[None]] = deque()
+        self._turn_scheduled = False
+
+    async def turn(self) -> None:
+        """Wait for this job's turn (at once when the current slice has room)."""
+        if not self._line and self._passed < self._per_slice:
+            self._passed += 1
+            self._schedule()
+            return
+        ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._line.append(ticket)
+        self._schedule()
+        await ticket  # a cancelled ticket stays in line, done, and is skipped
+
+    def _schedule(self) -> None:
+        if not self._turn_scheduled:
+            self._turn_scheduled = True
+            asyncio.get_running_loop().call_soon(self._next_slice)
+
+    def _next_slice(self) -> None:
+        self._turn_scheduled = False
+        self._passed = 0
+        line = self._line
+        while line and self._passed < self._per_slice:
+            ticket = line.popleft()
+            if not ticket.done():
+                ticket.set_result(None)
+                self._passed += 1
+        if line:
+            self._schedule()
+
+
+class _Budget:
+    """A job's time limit, spent on the dispatcher's clock over its attempts and pauses."""
+
+    def __init__(self, limit: float | None, clock: Callable[[], float]) -> None:
+        self.limit = limit
+        self.used = 0.0
+        self._clock = clock
+        self._since: float | None = None
+
+    def start(self) -> float:
+        """Start spending (an attempt was admitted, or a pause begins); the time now."""
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        return now
+
+    def stop(self) -> None:
+        """Stop spending: add the time since :meth:`start`."""
+        if self._since is not None:
+            self.used += max(0.0, self._clock() - self._since)
+            self._since = None
+
+    def left(self) -> float | None:
+        """Seconds left (spending included up to now), ``None`` without a limit."""
+        if self.limit is None:
+            return None
+        running = 0.0 if self._since is None else max(0.0, self._clock() - self._since)
+        return max(0.0, self.limit - self.used - running)
+
+
 ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
 
 
@@ -89,6 +174,19 @@ def _client_for(entry: CatalogEntry) -> DecisionClient:
     from harness.llm import client_for  # the llm package imports jobs: resolve at first use
 
     return client_for(entry)
+
+
+def _given_up(error: RetryableError, why: str) -> ExternalServiceError:
+    """The failure a retryable error becomes when it is not re-run: throttling (429, 503, 529)
+    as :class:`UpstreamThrottleError`, the rest as :class:`ExternalServiceError`."""
+    kind = (
+        UpstreamThrottleError
+        if isinstance(error, RateLimitedError | OverloadedError)
+        else ExternalServiceError
+    )
+    failure = kind(f"{error.message}; {why}", status=error.status, request_id=error.request_id)
+    _settled.add(failure)
+    return failure
 
 
 class Dispatcher:
@@ -121,6 +219,7 @@ class Dispatcher:
         self._factory = client_factory or _client_for
         self._subscriptions: list[Subscription] = []
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
+        self._intake = _Intake(INTAKE_PER_SLICE)
         self._closed = False
 
     async def __aenter__(self) -> Dispatcher:
@@ -197,7 +296,7 @@ class Dispatcher:
         resolved = []
         for binding in job.requirements().bindings:
             entry = self.catalog.resolve_decision(binding.pinned, asked_by=job.describe())
-            reservation = binding.price(entry)
+            reservation = binding.reserve(entry)
             check_ceiling(entry, reservation)
             resolved.append(ResolvedBinding(binding, entry, reservation))
         return tuple(resolved)
@@ -239,17 +338,21 @@ class Dispatcher:
             _release(held)
             raise
 
-    async def _attempt(self, job: Job[R], attempt: int, used: float, began: list[float]) -> R:
+    async def _attempt(
+        self, job: Job[R], attempt: int, budget: _Budget, entries: list[CatalogEntry]
+    ) -> R:
         any_job: Job[object] = job  # type: ignore[assignment]
+        await self._intake.turn()
         resolved = self._resolve(any_job)
         charge_budgets(any_job.identity, resolved)  # budgets: refused here, before admission
+        entries[:] = [item.entry for item in resolved]
         permits = await self._admit(any_job, resolved)
-        began.append(self.clock())  # the job's clock starts once admitted
         try:
             if attempt == 0:
                 self._publish(EventKind.STARTED, any_job)
-            left = None if job.timeout is None else max(0.0, job.timeout - used)
-            deadline = None if left is None else self.clock() + left
+            started = budget.start()  # the job's clock runs once admitted
+            left = budget.left()
+            deadline = None if left is None else started + left
             context = JobContext(any_job, self, resolved, attempt, deadline)
             try:
                 async with asyncio.timeout(left) as scope:
@@ -258,37 +361,38 @@ class Dispatcher:
                 if scope.expired():
                     raise _timeout_of(job) from error
                 raise
-            except RetrySignal as signal:
+            except RetryableError as error:
                 # A client given the job's remaining time (aiohttp's total) can hit it in the
                 # same loop tick as the scope above: with no time left, that is the timeout.
                 if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
-                    raise _timeout_of(job) from signal
+                    raise _timeout_of(job) from error
                 raise
+            finally:
+                budget.stop()
         finally:
             _release(permits)
 
     async def _execute(self, job: Job[R]) -> R:
         any_job: Job[object] = job  # type: ignore[assignment]
         attempt = 0
-        used = 0.0  # seconds of the job's timeout spent (running and pacing, not admission)
+        budget = _Budget(job.timeout, self.clock)  # running and pausing count; admission not
         try:
             while True:
-                began: list[float] = []
+                entries: list[CatalogEntry] = []
                 try:
-                    result = await self._attempt(job, attempt, used, began)
-                except RetrySignal as signal:
-                    used += self.clock() - began[-1] if began else 0.0
-                    wait = self._pause_for(job, signal, attempt, used)
+                    result = await self._attempt(job, attempt, budget, entries)
+                except StatusError as error:
+                    policy = self.pacing.policy(job.retry_policy(entries[0] if entries else None))
+                    wait = self._pause_for(job, error, attempt, budget, policy)
                     self._publish(
                         EventKind.RETRY,
                         any_job,
-                        message=signal.message,
+                        message=error.message,
                         attempt=attempt + 1,
                         delay=wait,
                     )
-                    log.info("re-running %s in %.3f s: %s", job.describe(), wait, signal.message)
-                    await self.pacing.sleep(wait)
-                    used += wait
+                    log.info("re-running %s in %.3f s: %s", job.describe(), wait, error.message)
+                    await self._pause(job, wait, budget)
                     attempt += 1
                     continue
                 self._publish(EventKind.COMPLETED, any_job)
@@ -302,31 +406,72 @@ class Dispatcher:
             self._publish(EventKind.CANCELLED, any_job)
             raise
         except Exception as error:
+            if isinstance(error, StatusError):
+                _settled.add(error)  # a parent job never re-runs what this one settled
             self._publish(EventKind.FAILED, any_job, message=str(error), error=error)
             raise
 
-    def _pause_for(self, job: Job[R], signal: RetrySignal, attempt: int, used: float) -> float:
-        budget = job.upstream_retries
-        if attempt >= budget:
-            kind = (
-                UpstreamThrottleError
-                if isinstance(signal, RateLimitSignal | OverloadSignal)
-                else ExternalServiceError
+    async def _pause(self, job: Job[Any], wait: float, budget: _Budget) -> None:
+        """Wait ``wait`` seconds before a re-run, on the job's clock and never past its limit."""
+        budget.start()
+        try:
+            async with asyncio.timeout(budget.left()) as scope:
+                await self.pacing.sleep(wait)
+        except TimeoutError as error:
+            if scope.expired():
+                raise _timeout_of(job) from error
+            raise
+        finally:
+            budget.stop()
+        left = budget.left()
+        if left is not None and left <= 0:
+            raise _timeout_of(job)
+
+    def _pause_for(
+        self,
+        job: Job[Any],
+        error: StatusError,
+        attempt: int,
+        budget: _Budget,
+        policy: RetryPolicy,
+    ) -> float:
+        """The pause before re-running ``job`` after ``error``, or the failure to raise instead
+        (the error itself when no policy ever re-runs it, else a settled error naming why)."""
+        if error in _settled or not policy.covers(error):
+            if isinstance(error, RetryableError):
+                raise _given_up(error, "the job's retry policy does not re-run it") from error
+            raise error
+        if attempt >= policy.max_retries:
+            if isinstance(error, RetryableError):
+                spent = f"gave up after the retry budget ({policy.max_retries}) was spent"
+                raise _given_up(error, spent) from error
+            _settled.add(error)
+            raise error
+        hint = error.retry_after if isinstance(error, RetryableError) else None
+        if (
+            isinstance(error, RetryableError)
+            and hint is not None
+            and policy.honour_hints
+            and policy.max_hint is not None
+            and hint > policy.max_hint
+        ):
+            raise _given_up(
+                error,
+                f"the server asked for a pause of {hint:g} s, longer than the retry policy's "
+                f"max_hint of {policy.max_hint:g} s",
+            ) from error
+        wait = self.pacing.delay(attempt, hint, policy)
+        left = budget.left()
+        if left is not None and wait >= left:
+            asked = hint if hint is not None and policy.honour_hints else wait
+            failure = ExternalServiceError(
+                f"{error.message}; a re-run was asked for after {asked:g} s, which would outlast "
+                f"the {left:g} s left of the job's timeout",
+                status=error.status,
+                request_id=error.request_id,
             )
-            spent = kind(
-                f"{signal.message}; gave up after the retry budget ({budget}) was spent",
-                status=signal.status,
-            )
-            spent.request_id = signal.request_id
-            raise spent from signal
-        wait = self.pacing.delay(attempt, signal.retry_after)
-        if job.timeout is not None and used + wait > job.timeout:
-            asked = signal.retry_after if signal.retry_after is not None else wait
-            raise ExternalServiceError(
-                f"{signal.message}; a re-run was asked for after {asked:g} s, which would outlast "
-                f"the {max(0.0, job.timeout - used):g} s left of the job's timeout",
-                status=signal.status,
-            ) from signal
+            _settled.add(failure)
+            raise failure from error
         return wait
 
     async def aclose(self) -> None:

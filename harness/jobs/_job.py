@@ -8,18 +8,30 @@ from typing import TYPE_CHECKING, ClassVar, Final, Generic, TypeVar
 
 from harness.decision._record import JobRecord
 from harness.jobs._requirements import Requirements, ResolvedBinding
+from harness.jobs._retry import RetryPolicy
 from harness.scope import Identifiable, Identity, new_job_id
 
 if TYPE_CHECKING:
     from harness.jobs._dispatcher import Dispatcher
     from harness.llm import DecisionClient
+    from harness.models import CatalogEntry
 
 __all__ = ["DEFAULT_UPSTREAM_RETRIES", "Job", "JobContext"]
 
 R = TypeVar("R")
 R2 = TypeVar("R2")
 
-DEFAULT_UPSTREAM_RETRIES: Final = 3
+
+class _PolicyRetries(int):
+    """An ``int`` that means "the retry policy's count": what ``upstream_retries`` defaults to."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_UPSTREAM_RETRIES"
+
+
+DEFAULT_UPSTREAM_RETRIES: Final[int] = _PolicyRetries(RetryPolicy().max_retries)
+"""``upstream_retries``'s default: the count of whichever retry policy applies (the entry's
+``[entries.retry] max_retries``, else the SDK's 2). Passing it on keeps that meaning."""
 
 
 class _Inherit:
@@ -32,9 +44,11 @@ _INHERIT: Final = _Inherit()
 class Job(Generic[R], abc.ABC):
     """A unit of work the dispatcher runs.
 
-    ``timeout`` (seconds, ``None`` for none) bounds the job's running time; waiting for
-    admission does not count. ``upstream_retries`` is the budget of paced re-runs after a retry
-    signal, one counter per execution.
+    ``timeout`` (seconds, ``None`` for none) bounds the job's running time on the monotonic
+    clock, over all its attempts and the pauses between them; waiting for admission does not
+    count. ``retry`` replaces the retry policy of the job's catalog entry (a child job made with
+    a :class:`JobContext` as its parent inherits its parent's); ``upstream_retries`` sets the
+    number of re-runs of whichever policy applies (one counter per execution).
     """
 
     default_timeout: ClassVar[float | None] = None
@@ -45,19 +59,46 @@ class Job(Generic[R], abc.ABC):
         parent: Identifiable,
         *,
         timeout: float | _Inherit | None = _INHERIT,
-        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+        upstream_retries: int | None = DEFAULT_UPSTREAM_RETRIES,
+        retry: RetryPolicy | None = None,
     ) -> None:
-        if upstream_retries < 0:
+        if upstream_retries is not None and upstream_retries < 0:
             raise ValueError(f"upstream_retries must be >= 0, got {upstream_retries}")
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
         self.identity: Identity = parent.identity.child(new_job_id(self.kind))
         self.timeout: float | None = (
             self.default_timeout if isinstance(timeout, _Inherit) else timeout
         )
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds or None, got {self.timeout}")
-        self.upstream_retries = upstream_retries
+        self._retries: int | None = (
+            None
+            if upstream_retries is None or type(upstream_retries) is _PolicyRetries
+            else int(upstream_retries)
+        )
+        if retry is None and isinstance(parent, JobContext):
+            retry = parent.job.retry
+        self.retry: RetryPolicy | None = retry
+        """The job's own retry policy, ``None`` to take its catalog entry's."""
         self.metadata: dict[str, str] = {}
         self.record = JobRecord()
+
+    @property
+    def upstream_retries(self) -> int:
+        """The re-runs this job was given (``upstream_retries=``, else its own policy's); without
+        either, :data:`DEFAULT_UPSTREAM_RETRIES` ("the policy's count")."""
+        if self._retries is not None:
+            return self._retries
+        if self.retry is not None:
+            return self.retry.max_retries
+        return DEFAULT_UPSTREAM_RETRIES
+
+    def retry_policy(self, entry: CatalogEntry | None) -> RetryPolicy:
+        """The policy that applies to this job calling ``entry``: its own, else the entry's
+        (else the default), with ``upstream_retries`` as its count when given."""
+        policy = self.retry if self.retry is not None else RetryPolicy.for_entry(entry)
+        return policy if self._retries is None else policy.with_retries(self._retries)
 
     @property
     def tool_name(self) -> str | None:
@@ -112,8 +153,15 @@ class JobContext:
 
     @property
     def upstream_retries(self) -> int:
-        """The job's retry budget, for handing on to the decisions it asks."""
+        """The job's re-run count, for handing on to the decisions it asks (the default means
+        "the policy's count", so handing it on keeps each entry's own)."""
         return self.job.upstream_retries
+
+    @property
+    def retry(self) -> RetryPolicy | None:
+        """The job's own retry policy (``None``: each entry's); a child made with this context
+        as its parent inherits it."""
+        return self.job.retry
 
     def remaining(self) -> float | None:
         """Seconds left of the job's timeout, ``None`` without one."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from harness.decision import DecisionRequest
-from harness.models import CatalogEntry, Reservation, price
+from harness.models import CatalogEntry, Reservation, price, reserve
 
 __all__ = ["DecisionBinding", "Requirements", "ResolvedBinding"]
 
@@ -16,6 +16,7 @@ class DecisionBinding:
 
     The reservation is the request's wire body as the resolved entry would receive it, counted
     under the entry's tokenizer, with no output; ``flat_tokens`` prices a known count as given.
+    The dispatcher asks :meth:`reserve`, which counts only what admission or the record needs.
     """
 
     pinned: str | None = None
@@ -38,12 +39,22 @@ class DecisionBinding:
         return wire_body(self.request, entry)
 
     def price(self, entry: CatalogEntry) -> Reservation:
-        """The reservation this binding demands of ``entry``."""
+        """The reservation this binding demands of ``entry``, its body counted exactly."""
         if self.flat_tokens is not None:
-            return Reservation(self.flat_tokens)
+            return Reservation(self.flat_tokens, counted_by="given")
         body = self.wire_body(entry)
         assert body is not None
         return price(entry, body)
+
+    def reserve(self, entry: CatalogEntry) -> Reservation:
+        """What the dispatcher reserves for this binding on ``entry``: counted when the entry
+        needs a count, else the body's byte length (an upper bound; see
+        :func:`harness.models.reserve`)."""
+        if self.flat_tokens is not None:
+            return Reservation(self.flat_tokens, counted_by="given")
+        body = self.wire_body(entry)
+        assert body is not None
+        return reserve(entry, body)
 
 
 @attrs.frozen

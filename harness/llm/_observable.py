@@ -28,10 +28,12 @@ class ObservableDecisionClient:
         record: JobRecord,
         *,
         counted_input_tokens: int | None = None,
+        counted_by: str | None = None,
     ) -> None:
         self._inner = inner
         self._record = record
         self._counted = counted_input_tokens
+        self._counted_by = counted_by  # how the count was found (harness.models.CountedBy)
 
     async def decide(
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
@@ -90,6 +92,7 @@ class ObservableDecisionClient:
                 model=response.model if response is not None else None,
                 request_id=request_id,
                 cost=cost,
+                counted_by=self._counted_by,
             )
         )
 

@@ -16,6 +16,8 @@ from ._entry import DEFAULT_PATHS as DEFAULT_PATHS
 from ._entry import PROVIDERS as PROVIDERS
 from ._entry import CatalogEntry as CatalogEntry
 from ._entry import CatalogError as CatalogError
+from ._entry import RetrySettings as RetrySettings
+from ._entry import retry_rules as retry_rules
 from ._env import ENVIRONMENT_VARIABLES as ENVIRONMENT_VARIABLES
 from ._env import TYPESAFE_ENTRY as TYPESAFE_ENTRY
 from ._env import Environment as Environment
@@ -25,9 +27,13 @@ from ._env import read_environment as read_environment
 from ._gate import AdmissionError as AdmissionError
 from ._gate import Gate as Gate
 from ._pricing import ContextCeilingError as ContextCeilingError
+from ._pricing import CountedBy as CountedBy
 from ._pricing import Reservation as Reservation
 from ._pricing import check_ceiling as check_ceiling
+from ._pricing import count_tokens as count_tokens
+from ._pricing import needs_count as needs_count
 from ._pricing import price as price
+from ._pricing import reserve as reserve
 from ._tokenizers import KNOWN_ENCODINGS as KNOWN_ENCODINGS
 from ._tokenizers import Tokenizer as Tokenizer
 from ._tokenizers import TokenizerError as TokenizerError

@@ -14,6 +14,17 @@ File format (TOML)::
 
 Entries are an array of tables (``[[entries]]``), each with its ``id`` inside; the keys are the
 fields of :class:`CatalogEntry`. Every entry's tokenizer is resolved when the catalog is built.
+An entry's retry policy is a sub-table, every key optional (the rest keep the default)::
+
+    [entries.retry]
+    max_retries = 4
+    statuses = [429, 503]
+    backoff_base = 0.25
+    backoff_cap = 4.0
+    jitter = 0.25
+    no_reply = true
+    honour_hints = true
+    max_hint = 20.0
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ from types import MappingProxyType
 
 import attrs
 
-from ._entry import CatalogEntry, CatalogError
+from ._entry import CatalogEntry, CatalogError, RetrySettings
 from ._tokenizers import KNOWN_ENCODINGS, tokenizer
 
 __all__ = ["CATALOG_ENV", "DECISION", "Catalog", "default_catalog", "load_catalog"]
@@ -53,6 +64,53 @@ _INT_FIELDS = (
 )
 _FLOAT_FIELDS = ("input_price_per_million",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
+_RETRY_KEYS: dict[str, str] = {
+    "max_retries": "int",
+    "statuses": "list",
+    "no_reply": "bool",
+    "backoff_base": "float",
+    "backoff_cap": "float",
+    "jitter": "float",
+    "honour_hints": "bool",
+    "max_hint": "float",
+}
+
+
+def _retry_from_table(table: object, where: str) -> RetrySettings:
+    """An entry's ``[entries.retry]`` table as settings; every key checked by name and type."""
+    if not isinstance(table, dict):
+        raise CatalogError(f"{where}: retry must be a table ([entries.retry])")
+    unknown = sorted(set(table) - set(_RETRY_KEYS))
+    if unknown:
+        raise CatalogError(
+            f"{where}: unknown retry key(s) {', '.join(unknown)}; "
+            f"known retry keys: {', '.join(sorted(_RETRY_KEYS))}"
+        )
+    values: dict[str, object] = {}
+    for key, value in table.items():
+        kind = _RETRY_KEYS[key]
+        if kind == "bool":
+            ok = isinstance(value, bool)
+        elif kind == "int":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif kind == "float":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            value = float(value) if ok else value
+        else:
+            ok = isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            )
+        if not ok:
+            wanted = {"list": "a list of HTTP statuses", "float": "a number"}.get(kind, f"a {kind}")
+            raise CatalogError(
+                f"{where}: retry.{key} has the wrong type ({type(value).__name__}); "
+                f"it takes {wanted}"
+            )
+        values[key] = value
+    try:
+        return RetrySettings(**values)  # type: ignore[arg-type]  # each checked just above
+    except CatalogError as exc:
+        raise CatalogError(f"{where}: {exc}") from None
 
 
 class Catalog:
@@ -165,6 +223,8 @@ def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
             f"known keys: {', '.join(sorted(_FIELDS))}"
         )
     for key, value in table.items():
+        if key == "retry":
+            continue  # a sub-table, read below
         if key in _STR_FIELDS or key == "tokenizer":
             ok = isinstance(value, str)
         elif key in _INT_FIELDS:
@@ -180,6 +240,8 @@ def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
             raise CatalogError(f"{where}: {required} is required")
     if "input_price_per_million" in table:
         table = {**table, "input_price_per_million": float(table["input_price_per_million"])}
+    if "retry" in table:
+        table = {**table, "retry": _retry_from_table(table["retry"], where)}
     try:
         return CatalogEntry(**table)
     except CatalogError as exc:

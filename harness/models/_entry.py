@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Iterable
 from typing import Literal
 
 import attrs
 
 from harness.errors import HarnessError
 
-__all__ = ["DEFAULT_PATHS", "PROVIDERS", "CatalogEntry", "CatalogError"]
+__all__ = [
+    "DEFAULT_PATHS",
+    "PROVIDERS",
+    "CatalogEntry",
+    "CatalogError",
+    "RetrySettings",
+    "retry_rules",
+]
 
 PROVIDERS: frozenset[str] = frozenset({"systemone", "openai", "embedded", "fake"})
 """The providers a catalog entry may name."""
@@ -35,6 +44,81 @@ by tokens, not by calls, so the pool bounds the sockets instead."""
 
 class CatalogError(HarnessError, ValueError):
     """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
+
+
+def retry_rules(
+    *,
+    max_retries: int | None = None,
+    statuses: Iterable[int] | None = None,
+    backoff_base: float | None = None,
+    backoff_cap: float | None = None,
+    jitter: float | None = None,
+    max_hint: float | None = None,
+) -> list[str]:
+    """The rules a retry policy's settings break (empty when none): one sentence each.
+
+    Shared by :class:`RetrySettings` (a catalog entry's) and ``harness.jobs.RetryPolicy``.
+    """
+    rules: list[str] = []
+    if max_retries is not None and (isinstance(max_retries, bool) or max_retries < 0):
+        rules.append(f"max_retries must be an integer >= 0 (0 disables re-runs), not {max_retries}")
+    for code in statuses or ():
+        if isinstance(code, bool) or not isinstance(code, int) or not 400 <= code <= 599:
+            rules.append(f"statuses holds {code!r}: only HTTP statuses 400-599 can be retried")
+            break
+    for name, value in (("backoff_base", backoff_base), ("backoff_cap", backoff_cap)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            rules.append(f"{name} must be a finite number of seconds >= 0, not {value}")
+    if jitter is not None and not 0 <= jitter <= 1:
+        rules.append(f"jitter must be a fraction between 0 and 1, not {jitter}")
+    if max_hint is not None and not max_hint >= 0:
+        rules.append(
+            f"max_hint must be >= 0 seconds (leave it out to honour any hint), not {max_hint}"
+        )
+    return rules
+
+
+def _statuses(value: Iterable[int] | None) -> frozenset[int] | None:
+    return None if value is None else frozenset(value)
+
+
+@attrs.frozen(kw_only=True)
+class RetrySettings:
+    """A catalog entry's retry settings (``[entries.retry]``): each one left out keeps the
+    default policy's (``harness.jobs.RetryPolicy()``, the official SDK's behaviour).
+
+    The dispatcher applies them (``RetryPolicy.for_entry``); see :class:`harness.jobs.RetryPolicy`
+    for what each one means.
+    """
+
+    max_retries: int | None = None
+    statuses: frozenset[int] | None = attrs.field(default=None, converter=_statuses)
+    no_reply: bool | None = None
+    backoff_base: float | None = None
+    backoff_cap: float | None = None
+    jitter: float | None = None
+    honour_hints: bool | None = None
+    max_hint: float | None = None
+
+    def __attrs_post_init__(self) -> None:
+        broken = retry_rules(
+            max_retries=self.max_retries,
+            statuses=self.statuses,
+            backoff_base=self.backoff_base,
+            backoff_cap=self.backoff_cap,
+            jitter=self.jitter,
+            max_hint=self.max_hint,
+        )
+        if broken:
+            raise CatalogError("retry settings: " + "; ".join(broken))
+
+    def given(self) -> dict[str, object]:
+        """The settings that were given, by name."""
+        return {
+            field.name: value
+            for field in attrs.fields(RetrySettings)
+            if (value := getattr(self, field.name)) is not None
+        }
 
 
 def _default_path(entry: CatalogEntry) -> str:
@@ -69,6 +153,9 @@ class CatalogEntry:
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     max_reply_depth: int = DEFAULT_MAX_REPLY_DEPTH
     max_connections: int | None = None
+    retry: RetrySettings | None = None
+    """How the dispatcher re-runs a call of this entry (``[entries.retry]``); ``None`` keeps
+    the default policy."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()

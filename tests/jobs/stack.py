@@ -11,7 +11,7 @@ from harness.decision import Choice, DecisionRequest, Noul
 from harness.jobs import Pacing
 from harness.models import Catalog, CatalogEntry
 
-__all__ = ["REQUEST", "RecordedPacing", "catalog_of", "eventually"]
+__all__ = ["REQUEST", "FakeClock", "RecordedPacing", "catalog_of", "eventually"]
 
 REQUEST = DecisionRequest(
     "The invoice is overdue by ten days.",
@@ -27,15 +27,33 @@ def catalog_of(*entries: CatalogEntry) -> Catalog:
     return Catalog(entries, {"decision": entries[0].id})
 
 
+class FakeClock:
+    """A monotonic clock that only moves when told (``Dispatcher(clock=...)``)."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward."""
+        self.now += seconds
+
+
 @attrs.frozen
 class RecordedPacing(Pacing):
-    """Real pacing arithmetic, but :meth:`sleep` records each pause and returns at once."""
+    """Real pacing arithmetic, but :meth:`sleep` records each pause and returns at once,
+    moving ``clock`` (when given) forward by the pause as a real sleep would."""
 
     slept: list[float] = attrs.field(factory=list, eq=False)
+    clock: FakeClock | None = attrs.field(default=None, eq=False)
 
     async def sleep(self, seconds: float) -> None:
         """Record ``seconds``; do not wait."""
         self.slept.append(seconds)
+        if self.clock is not None:
+            self.clock.advance(seconds)
 
 
 async def eventually(condition: Callable[[], bool], *, within: float = 5.0) -> None:

@@ -4,6 +4,7 @@ spent budget names itself; a wait that would outlast the job's timeout fails at 
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -13,7 +14,7 @@ from harness.jobs import Dispatcher, EventKind, JobEvent, Pacing
 from harness.testing import FakeSystemOneServer, Fault
 from harness.tools import Workflow
 
-from .stack import REQUEST, RecordedPacing, catalog_of
+from .stack import REQUEST, FakeClock, RecordedPacing, catalog_of
 
 
 async def run_after(
@@ -22,6 +23,7 @@ async def run_after(
     *,
     retries: int = 3,
     timeout: float = 60.0,
+    clock: FakeClock | None = None,
 ) -> tuple[DecisionCall, FakeSystemOneServer, list[JobEvent], BaseException | None]:
     """One call against a server failing with ``faults`` first; the call, the server, the
     retry events and the failure (None when it answered)."""
@@ -30,7 +32,8 @@ async def run_after(
         for fault in faults:
             server.fail_next(fault)
         entry = server.entry()
-        async with Dispatcher(catalog_of(entry), pacing=pacing) as dispatcher:
+        now = time.monotonic if clock is None else clock
+        async with Dispatcher(catalog_of(entry), pacing=pacing, clock=now) as dispatcher:
             dispatcher.subscribe(events.append, lambda event: event.kind is EventKind.RETRY)
             call = DecisionCall(Workflow(), REQUEST, upstream_retries=retries, timeout=timeout)
             failure: BaseException | None = None
@@ -144,9 +147,10 @@ async def test_a_wait_that_would_outlast_the_timeout_fails_at_once_naming_the_wa
 
 
 async def test_pauses_count_against_the_timeout() -> None:
-    pacing = RecordedPacing()
+    clock = FakeClock()
+    pacing = RecordedPacing(clock=clock)  # each pause moves the dispatcher's clock
     faults = [Fault.rate_limited(3), Fault.rate_limited(3)]
-    _, server, _, failure = await run_after(faults, pacing, timeout=5)
+    _, server, _, failure = await run_after(faults, pacing, timeout=5, clock=clock)
     assert isinstance(failure, ExternalServiceError)
     assert "after 3 s" in failure.message
     assert "would outlast" in failure.message

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.jobs import RetryPolicy
 from harness.models import CatalogError, load_catalog
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "runtime.md"
@@ -31,6 +32,9 @@ def test_the_full_catalog_example_loads(tmp_path: Path) -> None:
     assert jev.cost(1_000_000) == pytest.approx(0.042)
     assert catalog.entry("local").bound == "concurrency"
     assert catalog.entry("local").url == "http://127.0.0.1:8000/v1/systemone"
+    local = RetryPolicy.for_entry(catalog.entry("local"))
+    assert local == RetryPolicy(max_retries=4, statuses={429, 503}, backoff_cap=2.0, max_hint=20.0)
+    assert RetryPolicy.for_entry(jev) == RetryPolicy()
 
 
 def test_the_catalog_example_with_both_bounds_is_refused_naming_the_rule(tmp_path: Path) -> None:

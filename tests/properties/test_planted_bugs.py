@@ -197,11 +197,11 @@ def test_a_policy_that_never_answers_is_a_named_hang(policy: object) -> None:
 class StampsItsRecord(Triage):
     """Broken: every turn it publishes carries the time it was published."""
 
-    def _publish(self, context: JobContext) -> None:
-        turns = json.loads(turns_json(self._turns))
-        for turn in turns:
+    def _publish(self, context: JobContext, turns: Sequence[DecisionTurn]) -> None:
+        stamped = json.loads(turns_json(turns))
+        for turn in stamped:
             turn["at"] = time.perf_counter_ns()
-        context.metadata[OBS_TURNS] = json.dumps(turns, separators=(",", ":"))
+        context.metadata[OBS_TURNS] = json.dumps(stamped, separators=(",", ":"))
 
 
 def test_a_timestamp_in_the_record_is_not_reproducible() -> None:
