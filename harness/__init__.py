@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "ThinkerRun": "harness.deciding",
     "Workflow": "harness.tools",
     "load_catalog": "harness.models",
+    "override": "harness.llm._override",
     "tool_description": "harness.tools",
     "tool_name": "harness.tools",
 }
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
     from harness.jobs import JobContext as JobContext
     from harness.jobs import JobEvent as JobEvent
     from harness.jobs import Pacing as Pacing
+    from harness.llm._override import override as override
     from harness.models import Catalog as Catalog
     from harness.models import CatalogEntry as CatalogEntry
     from harness.models import load_catalog as load_catalog
