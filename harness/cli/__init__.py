@@ -1,4 +1,4 @@
-"""The ``harness`` command: ``serve``, ``demo``, ``run`` and ``record``.
+"""The ``harness`` command: ``serve``, ``demo``, ``run``, ``record`` and ``replay``.
 
 Usage problems (an unknown entry, bad JSON input, a missing module or file) print one line and
 exit with 2, with no traceback; a run that starts and fails (a tool of yours crashing, a model
@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from harness.cli import _demo, _record, _run, _serve
+from harness.cli import _demo, _record, _replay, _run, _serve
 from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
 __all__ = ["build_parser", "main"]
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     _demo.add_parser(commands)
     _run.add_parser(commands)
     _record.add_parser(commands)
+    _replay.add_parser(commands)
     _serve.add_parser(commands)
     return parser
 

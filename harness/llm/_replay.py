@@ -36,6 +36,12 @@ __all__ = ["ReplayClient", "ReplayMissError"]
 
 log = logging.getLogger("harness.llm.replay")
 
+DEFAULT_FIX = (
+    "If the change is meant, re-record the cassette (pytest --harness-record=new, or all to "
+    "start over); the error's `details` show both sides' text."
+)
+"""How a miss says to fix it, unless the replay's user says otherwise."""
+
 _SHOWN_DIFFERENCES = 8
 """Differences listed in a miss's message before "and N more"."""
 
@@ -56,8 +62,11 @@ class ReplayMissError(HarnessError, AssertionError):
         digest: str,
         nearest: int | None,
         differences: Sequence[Difference],
+        headline: str | None = None,
     ) -> None:
         super().__init__(message)
+        self.headline = headline or message.split("\n", 1)[0]
+        """The first sentence: which request, which cassette, the nearest recorded one."""
         self.digest = digest
         """The digest of the request's canonical body."""
         self.nearest = nearest
@@ -67,8 +76,8 @@ class ReplayMissError(HarnessError, AssertionError):
 
     @property
     def details(self) -> str:
-        """The message, then every difference with both sides' text (quotes the state)."""
-        lines = [self.message]
+        """The headline, then every difference with both sides' text (quotes the state)."""
+        lines = [self.headline]
         if self.differences:
             lines.append("every difference, recorded and asked:")
             lines.extend(f"  {difference.detail()}" for difference in self.differences)
@@ -79,9 +88,10 @@ class _Tape:
     """What every view of one replay shares: the recorded answers left by digest, the misses,
     the new interactions, and the order requests were asked in."""
 
-    def __init__(self, cassette: Cassette, source: str) -> None:
+    def __init__(self, cassette: Cassette, source: str, fix: str) -> None:
         self.recorded = cassette.interactions
         self.source = source
+        self.fix = fix
         self.left: dict[str, deque[int]] = {}
         for index, item in enumerate(self.recorded):
             self.left.setdefault(item.digest, deque()).append(index)
@@ -106,7 +116,7 @@ class _Tape:
             return ReplayMissError(
                 f"request {short} (questions {asked}) is recorded {times} time(s) in cassette "
                 f"{self.source}, and was asked once more: the code asks it more often than when "
-                "it was recorded; re-record the cassette, or find why it asks again",
+                f"it was recorded. {self.fix}",
                 digest=digest,
                 nearest=None,
                 differences=(),
@@ -131,15 +141,16 @@ class _Tape:
         listed = [f"  - {d.summary()}" for d in differences[:_SHOWN_DIFFERENCES]]
         if len(differences) > _SHOWN_DIFFERENCES:
             listed.append(f"  - and {len(differences) - _SHOWN_DIFFERENCES} more")
+        headline = (
+            f"request {short} (questions {asked}) is not in cassette {self.source}; the nearest "
+            f"recorded request is interaction {nearest + 1} of {len(self.recorded)}"
+        )
         return ReplayMissError(
-            f"request {short} (questions {asked}) is not in cassette {self.source}. The nearest "
-            f"recorded request is interaction {nearest + 1} of {len(self.recorded)}; what "
-            "differs:\n" + "\n".join(listed) + "\nIf the change is meant, re-record the "
-            "cassette (pytest --harness-record=new, or all to start over); the error's "
-            "`details` show both sides' text.",
+            f"{headline}. What differs:\n" + "\n".join(listed) + f"\n{self.fix}",
             digest=digest,
             nearest=nearest,
             differences=differences,
+            headline=headline,
         )
 
 
@@ -148,7 +159,8 @@ class ReplayClient:
     path of a cassette file); see the module's notes.
 
     ``fallback`` makes it lenient: a request not recorded is asked of ``fallback`` and reported
-    in :attr:`misses`; ``record=True`` keeps those answers as new interactions.
+    in :attr:`misses`; ``record=True`` keeps those answers as new interactions. ``fix`` is the
+    sentence a miss ends with: how to re-record where this replay is used.
     """
 
     def __init__(
@@ -158,11 +170,12 @@ class ReplayClient:
         fallback: DecisionClient | None = None,
         record: bool = False,
         source: str | None = None,
+        fix: str = DEFAULT_FIX,
     ) -> None:
         if isinstance(cassette, Cassette):
-            self._tape = _Tape(cassette, source or "<in memory>")
+            self._tape = _Tape(cassette, source or "<in memory>", fix)
         else:
-            self._tape = _Tape(load_cassette(cassette), source or os.fspath(cassette))
+            self._tape = _Tape(load_cassette(cassette), source or os.fspath(cassette), fix)
         self.fallback = fallback
         self.record = record
 
