@@ -98,6 +98,7 @@ class _Tape:
         self.asked = 0
         self.played: list[int] = []
         self.misses: list[ReplayMissError] = []
+        self.refused: list[ReplayMissError] = []
         self.new: list[tuple[int, Interaction]] = []
 
     def take(self, digest: str) -> int | None:
@@ -199,6 +200,11 @@ class ReplayClient:
         return tuple(self._tape.misses)
 
     @property
+    def refused(self) -> tuple[ReplayMissError, ...]:
+        """The requests not recorded that were refused (no fallback), in the order asked."""
+        return tuple(self._tape.refused)
+
+    @property
     def played(self) -> int:
         """How many requests were answered from the cassette."""
         return len(self._tape.played)
@@ -235,6 +241,7 @@ class ReplayClient:
             return tape.recorded[index].reply.response(request)
         miss = tape.miss(body, digest, request)
         if self.fallback is None:
+            tape.refused.append(miss)
             raise miss
         tape.misses.append(miss)
         level = logging.INFO if self.record else logging.WARNING  # recording: a miss is the point
