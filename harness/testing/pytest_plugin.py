@@ -18,11 +18,12 @@ that uses none of it runs as before. What it gives:
 
   The ``harness_cassette`` fixture gives the test its :class:`CassetteRun` (the replay client,
   the path, the mode), and activates one with the default name when the test has no marker.
-* ``@pytest.mark.harness_model(model)`` or the ``harness_model`` fixture (``harness_model.use(
-  model)``): every decision inside the test is answered by ``model``, anything
-  :func:`harness.override` takes (a fake, a policy, ``"embedded"``, a cassette path, an entry
-  id; for the marker also a function of no arguments making a fresh one per test). No catalog
-  needed: entries resolve as usual, only the client is replaced.
+* ``@pytest.mark.harness_model(model=...)`` or the ``harness_model`` fixture
+  (``harness_model.use(model)``): every decision inside the test is answered by ``model``,
+  anything :func:`harness.override` takes (a fake, a policy, ``"embedded"``, a cassette path, an
+  entry id; for the marker also a function of no arguments making a fresh one per test). No
+  catalog needed: entries resolve as usual, only the client is replaced. (Give a function as
+  ``model=``: pytest reads a marker's lone positional function as the test it decorates.)
 * Real models blocked: inside a test, a dispatcher refuses the client of a real model over the
   network (an HTTP client for an entry whose host is not loopback) with
   :class:`~harness.testing.RealModelBlockedError`, which says how to allow it:
@@ -86,7 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for line in (
         "harness_cassette(name=None, *, path=None): answer every decision of the test from a "
         "cassette (see --harness-record)",
-        "harness_model(model): answer every decision of the test with model (a fake, a "
+        "harness_model(model=...): answer every decision of the test with model (a fake, a "
         "policy, 'embedded', a cassette path, an entry id, or a function making one)",
         "harness_real_model: let this test ask real models over the network",
     ):
@@ -174,13 +175,18 @@ def harness_model() -> Iterator[ModelSwitch]:
 
 
 def _marker_model(marker: pytest.Mark) -> ModelSpec:
-    if len(marker.args) != 1 or marker.kwargs:
+    given = list(marker.args)
+    if "model" in marker.kwargs:
+        given.append(marker.kwargs["model"])
+    if len(given) != 1 or set(marker.kwargs) - {"model"}:
         pytest.fail(
-            "@pytest.mark.harness_model takes one model: a DecisionClient, a policy, "
-            "'embedded', a cassette path, an entry id, or a function of no arguments making one",
+            "@pytest.mark.harness_model takes one model, as harness_model(model=...): a "
+            "DecisionClient, a policy, 'embedded', a cassette path, an entry id, or a function "
+            "of no arguments making one (pass a function as model=..., since pytest reads a "
+            "marker's lone positional function as the test it decorates)",
             pytrace=False,
         )
-    model = marker.args[0]
+    model = given[0]
     if callable(model) and not hasattr(model, "decide"):
         try:
             takes = len(inspect.signature(model).parameters)
