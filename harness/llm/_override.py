@@ -14,7 +14,8 @@ inside it do not.
   own): asked for every entry, and never closed by harness (it is yours);
 * a policy, a function from a request to its answers: a :class:`~harness.testing.
   FakeDecisionModel` answering with it;
-* ``"embedded"``: the embedded model (each dispatcher makes and closes its own);
+* ``"embedded"``: the bundled embedded model, asked as itself whatever entry resolved (each
+  dispatcher makes and closes its own);
 * the path of a cassette (or of a run record written with ``--bodies``): a strict
   :class:`~harness.llm.ReplayClient` over it;
 * any other string: the id of an entry of the default catalog (``$HARNESS_CATALOG``, else the
@@ -201,11 +202,13 @@ def overridden_client(
 
 
 class _AsEntry:
-    """Asks ``inner`` every decision as ``target`` (an override naming an entry id)."""
+    """Asks ``inner`` every decision as ``target`` (an override naming an entry, or the embedded
+    model, whose requests must name its own model); closes ``inner`` only when it ``owns`` it."""
 
-    def __init__(self, inner: DecisionClient, target: CatalogEntry) -> None:
+    def __init__(self, inner: DecisionClient, target: CatalogEntry, *, owns: bool) -> None:
         self._inner = inner
         self._target = target
+        self._owns = owns
 
     async def decide(
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
@@ -213,13 +216,23 @@ class _AsEntry:
         return await self._inner.decide(request, self._target, timeout=timeout)
 
     async def aclose(self) -> None:
-        """The inner client belongs to the dispatcher: nothing to close here."""
+        """Close the inner client when it is this wrapper's own (else the dispatcher does)."""
+        if self._owns:
+            await self._inner.aclose()
 
 
 def _embedded(entry: CatalogEntry, installed: Installed) -> DecisionClient:
     from harness.llm._embedded import EmbeddedDecisionClient  # needs the `local` extra
+    from harness.models import CatalogEntry
 
-    return EmbeddedDecisionClient()
+    target = CatalogEntry(
+        id="embedded",
+        provider="embedded",
+        wire_model_id="sparrow-decider",
+        max_context_tokens=entry.max_context_tokens,
+        max_concurrent=entry.max_concurrent or 2,
+    )
+    return _AsEntry(EmbeddedDecisionClient(), target, owns=True)
 
 
 def _replay_file(path: str) -> DecisionClient:
@@ -259,7 +272,7 @@ def _entry(name: str) -> ModelOverride:
     def make(entry: CatalogEntry, installed: Installed) -> DecisionClient:
         inner = installed(target)
         _check_real(target, inner)
-        return _AsEntry(inner, target)
+        return _AsEntry(inner, target, owns=False)
 
     return ModelOverride(f"entry {name!r}", make=make)
 
