@@ -306,3 +306,6 @@ def override(*, model: ModelSpec) -> ModelOverride:
     True
     """
     return resolve(model)
+
+
+RealModelBlockedError.__module__ = "harness.testing"  # its public home, for reprs and tracebacks

@@ -253,3 +253,7 @@ class ReplayClient:
 
     async def aclose(self) -> None:
         """Nothing of its own to release (the fallback belongs to whoever gave it); idempotent."""
+
+
+ReplayMissError.__module__ = "harness.testing"  # its public home, for reprs and tracebacks
+ReplayClient.__module__ = "harness.testing"  # its public home, for reprs and tracebacks
