@@ -21,10 +21,11 @@ inside it do not.
 * any other string: the id of an entry of the default catalog (``$HARNESS_CATALOG``, else the
   shipped one), whose provider's client answers every decision as that entry.
 
-The guard (:func:`guard_real_models`, set by the pytest plugin around each test) refuses a
-dispatcher the client of a real model over the network, an HTTP client for an entry whose host is
-not loopback, with :class:`RealModelBlockedError` saying how to allow it. Loopback servers and the
-embedded model (in-process, no key, no network) are not real calls in this sense.
+The guard (:func:`harness._guard.guard_real_models`, set by the pytest plugin around each
+test) refuses a dispatcher the client of a real model over the network, an HTTP client for an
+entry whose host is not loopback, with :class:`RealModelBlockedError` saying how to allow it.
+Loopback servers and the embedded model (in-process, no key, no network) are not real calls in
+this sense.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import urlsplit
 
+from harness._guard import guard_real_models, real_models_blocked
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
 from harness.llm._client import DecisionClient
@@ -146,22 +148,10 @@ _MODEL: contextvars.ContextVar[ModelOverride | None] = contextvars.ContextVar(
     "harness_model_override", default=None
 )
 
-_how_to_allow: str | None = None
-"""When set, real models over the network are blocked, and this says how to allow them."""
-
 
 def current_override() -> ModelOverride | None:
     """The override active in this context, if any."""
     return _MODEL.get()
-
-
-def guard_real_models(how_to_allow: str | None) -> str | None:
-    """Block real models over the network (``how_to_allow`` says how to allow them), or lift
-    the block with ``None``; returns the previous setting, to restore it. Process-wide, so a
-    thread started inside a test is guarded too."""
-    global _how_to_allow
-    previous, _how_to_allow = _how_to_allow, how_to_allow
-    return previous
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -178,7 +168,8 @@ def _is_loopback(host: str | None) -> bool:
 def _check_real(entry: CatalogEntry, client: DecisionClient) -> None:
     from harness.llm._systemone import HttpDecisionClient
 
-    if _how_to_allow is None or not isinstance(client, HttpDecisionClient):
+    how_to_allow = real_models_blocked()
+    if how_to_allow is None or not isinstance(client, HttpDecisionClient):
         return
     if entry.base_url is not None and _is_loopback(urlsplit(entry.base_url).hostname):
         return
@@ -186,7 +177,7 @@ def _check_real(entry: CatalogEntry, client: DecisionClient) -> None:
     raise RealModelBlockedError(
         f"catalog entry {entry.id!r} is a real model over the network ({entry.provider} at "
         f"{host or 'no host'}), and real model calls are blocked inside tests so a CI without "
-        f"keys never reaches the network by accident: {_how_to_allow}"
+        f"keys never reaches the network by accident: {how_to_allow}"
     )
 
 
