@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "load_catalog": "harness.models",
     "run": "harness.runs",
     "run_sync": "harness.runs",
+    "override": "harness.llm._override",
     "tool_description": "harness.tools",
     "tool_name": "harness.tools",
 }
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
     from harness.jobs import JobEvent as JobEvent
     from harness.jobs import Pacing as Pacing
     from harness.jobs import RetryPolicy as RetryPolicy
+    from harness.llm._override import override as override
     from harness.models import Catalog as Catalog
     from harness.models import CatalogEntry as CatalogEntry
     from harness.models import load_catalog as load_catalog

@@ -1,4 +1,4 @@
-"""The ``harness`` command: ``demo``, ``run``, ``models``, ``record`` and ``serve``.
+"""The ``harness`` command: ``demo``, ``run``, ``models``, ``record``, ``replay`` and ``serve``.
 
 Usage problems (an unknown entry, bad JSON input, a missing module or file) print one line and
 exit with 2, with no traceback; a run that starts and fails (a tool of yours crashing, a model
@@ -36,6 +36,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
     "record": (
         "harness.cli._record",
         "show a recorded run turn by turn (or --html OUT for a page of bars)",
+    ),
+    "replay": (
+        "harness.cli._replay",
+        "re-run a thinker offline from a record; exit 0 when it takes the same moves and answer",
     ),
     "serve": ("harness.cli._serve", "serve a catalog entry as a System One server on 127.0.0.1"),
 }

@@ -231,6 +231,13 @@ class Dispatcher:
     # -- clients -------------------------------------------------------------------------
 
     def client_for(self, entry: CatalogEntry) -> DecisionClient:
+        """The client for ``entry``: an active ``harness.override``'s, else :meth:`installed_client`
+        (refused when it is a real model over the network while tests block those)."""
+        from harness.llm._override import overridden_client  # llm imports jobs: resolve at use
+
+        return overridden_client(entry, self.installed_client, self._owned)
+
+    def installed_client(self, entry: CatalogEntry) -> DecisionClient:
         """The client installed for ``entry``'s id, else one per provider made on first use."""
         client = self._clients.get(entry.id)
         if client is None:

@@ -26,11 +26,13 @@ from harness.artifacts import (
     digest_line,
 )
 from harness.deciding import FINISH, DecisionCall, DecisionThinker, ThinkerRun
+from harness.decision import DecisionRequest
 from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
 from harness.llm import DecisionClient, client_for, wire_body
 from harness.llm._redact import Redaction
 from harness.models import DECISION, Catalog, CatalogEntry
+from harness.record._cassette import RecordedReply, answers_json
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
 from harness.tools import DecisionTool, Workflow
 
@@ -69,13 +71,22 @@ class RecordingDispatcher(Dispatcher):
         calls: list[RecordedCall] = []
         for decision in self.decisions:
             for made in decision.record.calls:
-                calls.append(_recorded(made, self._body(decision, made) if keep_bodies else None))
+                recorded = _recorded(made, self._body(decision, made) if keep_bodies else None)
+                if keep_bodies and made.success and decision.request is not None:
+                    recorded = attrs.evolve(recorded, reply=_reply(decision.request, made))
+                calls.append(recorded)
         return tuple(calls)
 
     def _body(self, decision: DecisionCall, made: ModelCall) -> object:
         if decision.request is None:
             return None
         return json.loads(wire_body(decision.request, self.catalog.entry(made.entry_id)))
+
+
+def _reply(request: DecisionRequest, made: ModelCall) -> object:
+    """What the model answered ``request``, as a cassette holds it (for ``harness replay``)."""
+    reply = RecordedReply(answers_json(request, made.answers), made.model, made.request_id)
+    return attrs.evolve(reply, input_tokens=made.input_tokens).to_json()
 
 
 def _recorded(made: ModelCall, body: object) -> RecordedCall:

@@ -14,14 +14,17 @@ A record is one JSON object::
       "answer": [{"ref": "statement#4", "alias": "statement", "probability": 0.71,
                   "value": {...}}, ...],
       "calls": [{"success": true, "latency": 0.002, "model": "...", "input_tokens": null,
-                 "counted_input_tokens": 812, "reason": null, "body": {...}?}, ...],
+                 "counted_input_tokens": 812, "reason": null, "body": {...}?,
+                 "reply": {...}?}, ...],
       "timing": {"wall_seconds": 1.2, "model_seconds": 0.3},
       "failure": null
     }
 
 ``artifacts`` maps every ref of the run's world to its digest line (what the model read), so a
 record reads on its own. ``calls`` are the decision calls in the order they were made; ``body``
-(the request's wire body) is there only when asked for; each call's tokens and latency are its
+(the request's wire body) is there only when asked for, and then ``reply`` too (what the model
+answered, as a cassette holds it: see :mod:`harness.record._cassette`), so ``harness replay``
+can re-run the record offline; each call's tokens and latency are its
 decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
 answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
 made before it failed, and no answer (a record without the key reads as ``null``).
@@ -91,6 +94,7 @@ class RecordedCall:
     counted_input_tokens: int | None
     reason: str | None = None
     body: object = None  # the request's wire body (JSON) when the run kept it
+    reply: object = None  # what the model answered (JSON), kept with the body
 
     def to_json(self) -> JsonObject:
         """The call as a JSON object (``body`` only when kept)."""
@@ -104,6 +108,8 @@ class RecordedCall:
         }
         if self.body is not None:
             data["body"] = self.body
+        if self.reply is not None:
+            data["reply"] = self.reply
         return data
 
 
@@ -240,6 +246,7 @@ def _read_call(source: str, index: int, data: object) -> RecordedCall:
         counted_input_tokens=reader.integer("counted_input_tokens"),
         reason=reader.text("reason", optional=True),
         body=reader.data.get("body"),
+        reply=reader.data.get("reply"),
     )
 
 

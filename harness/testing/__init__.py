@@ -1,5 +1,6 @@
 """Test doubles for harness's tests and for users' tests: the fake decision model, the fake
-System One server on loopback, and (in ``harness.testing.strategies``) hypothesis strategies.
+System One server on loopback, replay from cassettes (and the pytest plugin,
+``harness.testing.pytest_plugin``), and (in ``harness.testing.strategies``) hypothesis strategies.
 
 The property-testing names (``check_thinker``, ``Scenario``, ...) need hypothesis (the ``test``
 extra) and load on first use.
@@ -13,6 +14,13 @@ from harness.llm._fake import choose as choose
 from harness.llm._fake import default_answers as default_answers
 from harness.llm._fake import rate as rate
 from harness.llm._fake import yes as yes
+from harness.llm._override import RealModelBlockedError as RealModelBlockedError
+from harness.llm._override import override as override
+from harness.llm._replay import ReplayClient as ReplayClient
+from harness.llm._replay import ReplayMissError as ReplayMissError
+from harness.record._cassette import Cassette as Cassette
+from harness.record._cassette import CassetteError as CassetteError
+from harness.record._cassette import load_cassette as load_cassette
 from harness.testing._fake_server import ECHO_SHAPES as ECHO_SHAPES
 from harness.testing._fake_server import EchoShape as EchoShape
 from harness.testing._fake_server import ErrorShape as ErrorShape

@@ -1,0 +1,219 @@
+"""``harness replay RECORD MODULE:CLASS``: re-run a thinker offline from a run's record.
+
+The record must keep each call's request body and reply (``harness run --bodies``, ``harness
+demo --bodies``). The thinker runs again with every decision answered from the record (strictly:
+a request the record does not hold stops the run), on the recorded input unless ``--input`` gives
+another. Exit 0 when the run takes the same turns and gives the same answer; exit 1 with the first
+divergent turn side by side (and, when a request was not in the record, what differs from the
+nearest recorded one) otherwise; exit 2 for a usage problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Sequence
+
+from harness.artifacts import ListArtifact, from_json
+from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
+from harness.cli._run import import_tool
+from harness.deciding import DecisionTurn
+from harness.llm._override import override
+from harness.llm._replay import ReplayClient, ReplayMissError
+from harness.models import Catalog, CatalogEntry
+from harness.record import (
+    CassetteError,
+    RecordedAnswer,
+    RecordError,
+    RunFailedError,
+    RunRecord,
+    cassette_from_record,
+    load_record,
+    move_line,
+    record_run,
+)
+from harness.tools import Workflow, runtime_class, tool_types
+
+__all__ = ["add_parser", "replay"]
+
+_FIX = "If the change is meant, record the run again (harness run --bodies --record FILE)."
+
+_COLUMN = 56
+"""Width of the recorded column of the side-by-side view."""
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``harness replay``."""
+    parser = commands.add_parser(
+        "replay",
+        help="re-run a thinker offline from a record; exit 0 when it does the same",
+        description=(
+            "Re-run MODULE:CLASS with every decision answered from RECORD (written with "
+            "--bodies), offline. Exit 0 when the run takes the same turns and gives the same "
+            "answer, 1 with the first divergent turn side by side otherwise."
+        ),
+    )
+    parser.add_argument("file", metavar="RECORD", help="a record written with --bodies")
+    parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument(
+        "--input", metavar="JSON", help="the input artifact as JSON (default: the recorded one)"
+    )
+    given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+    parser.add_argument(
+        "--record", metavar="FILE", help="also write the replayed run's record to FILE"
+    )
+    parser.set_defaults(command=replay)
+
+
+def _input_text(args: argparse.Namespace, record: RunRecord) -> str:
+    if args.input is not None:
+        return str(args.input)
+    if args.input_file is not None:
+        try:
+            with open(args.input_file, encoding="utf-8") as file:
+                return file.read()
+        except (OSError, UnicodeDecodeError) as error:
+            raise CliError(f"cannot read --input-file {args.input_file}: {error}") from None
+    return json.dumps(record.input_value)
+
+
+def _replay_entry(record: RunRecord) -> CatalogEntry:
+    """The recorded entry, answered by nothing but the record (so its wire model id, which the
+    requests name, is the recorded one)."""
+    return CatalogEntry(
+        id=record.entry.get("id", "recorded"),
+        provider="fake",
+        wire_model_id=record.entry.get("wire_model_id", "recorded"),
+        max_context_tokens=1 << 30,
+        max_concurrent=8,
+    )
+
+
+def replay(args: argparse.Namespace) -> int:
+    """Load, replay, compare, report."""
+    try:
+        record = load_record(args.file)
+        cassette = cassette_from_record(record, args.file)
+    except (RecordError, CassetteError) as error:
+        raise CliError(str(error)) from None
+    tool_class = import_tool(args.target)
+    try:
+        input_type, _ = tool_types(tool_class)
+    except (TypeError, ValueError) as error:
+        raise CliError(f"{args.target}: cannot read its input type: {error}") from None
+    if issubclass(runtime_class(input_type), ListArtifact):
+        raise CliError(f"{args.target} takes a list; harness replay builds one artifact from JSON")
+    try:
+        given = from_json(input_type, _input_text(args, record))
+    except (TypeError, ValueError) as error:
+        raise CliError(f"bad input for {args.target}: {error}") from None
+    if args.record is not None:
+        check_record_path(args.record)
+    try:
+        tool = tool_class(Workflow())
+    except Exception as error:  # the user's own constructor: nothing ran
+        raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
+    entry = _replay_entry(record)
+    catalog = Catalog([entry], {"decision": entry.id})
+    client = ReplayClient(cassette, source=args.file, fix=_FIX)
+    miss: ReplayMissError | None = None
+    failure: str | None = None
+    with override(model=client):
+        try:
+            outcome = asyncio.run(
+                record_run(
+                    tool,
+                    given,
+                    catalog=catalog,
+                    command="replay",
+                    keep_bodies=True,
+                    clients={entry.id: client},
+                    upstream_retries=0,
+                )
+            )
+            replayed = outcome.record
+        except RunFailedError as failed:
+            replayed = failed.record
+            failure = replayed.failure
+            if isinstance(failed.error, ReplayMissError):
+                miss = failed.error
+    if args.record is not None:
+        replayed.write(args.record)
+    return _report(args.file, record, replayed, miss, failure, client)
+
+
+def _turn_json(turns: Sequence[DecisionTurn], index: int) -> object:
+    return turns[index].to_json() if index < len(turns) else None
+
+
+def _answer_key(answer: Sequence[RecordedAnswer]) -> list[object]:
+    return [(item.ref, item.alias, item.probability, item.value) for item in answer]
+
+
+def _report(
+    source: str,
+    record: RunRecord,
+    replayed: RunRecord,
+    miss: ReplayMissError | None,
+    failure: str | None,
+    client: ReplayClient,
+) -> int:
+    recorded_turns, new_turns = record.turns, replayed.turns
+    diverged = next(
+        (
+            i
+            for i in range(max(len(recorded_turns), len(new_turns)))
+            if _turn_json(recorded_turns, i) != _turn_json(new_turns, i)
+        ),
+        None,
+    )
+    same_end = failure == record.failure
+    same_answer = _answer_key(record.answer) == _answer_key(replayed.answer)
+    if diverged is None and same_end and same_answer:
+        say(
+            f"harness replay: same turns and answer as {source} ({len(new_turns)} turns, "
+            f"{client.played} decisions answered from the record, "
+            f"{len(replayed.answer)} answer items)"
+        )
+        return 0
+    if diverged is None:
+        diverged = len(new_turns)  # the turns agree: the run ended (or answered) otherwise
+    number = diverged + 1
+    say(f"harness replay: the run diverges from {source} at turn {number}")
+    say(f"      {'recorded'.ljust(_COLUMN)}  replayed")
+    for index in range(max(len(recorded_turns), len(new_turns), number)):
+        left = _shown(recorded_turns, index, "(no turn)")
+        right = _shown(new_turns, index, _missing(miss, failure))
+        mark = ">" if index == diverged else " "
+        say(f"{index + 1:>4} {mark} {left[:_COLUMN].ljust(_COLUMN)}  {right}")
+        if index >= diverged:
+            break
+    if miss is not None:
+        say(f"turn {number} asked a request the record does not hold:")
+        for line in miss.details.splitlines():
+            say(f"  {line}")
+    elif failure is not None and failure != record.failure:
+        say(f"the replayed run failed: {failure}")
+    if not same_answer:
+        say(f"answer: recorded {_refs(record.answer)}, replayed {_refs(replayed.answer)}")
+    return EXIT_FAILED
+
+
+def _shown(turns: Sequence[DecisionTurn], index: int, absent: str) -> str:
+    if index >= len(turns):
+        return absent
+    return move_line(turns[index]).split(": ", 1)[1]
+
+
+def _missing(miss: ReplayMissError | None, failure: str | None) -> str:
+    if miss is not None:
+        return "(no turn: its request is not in the record)"
+    if failure is not None:
+        return "(no turn: the run failed)"
+    return "(no turn)"
+
+
+def _refs(answer: Sequence[RecordedAnswer]) -> str:
+    return "[" + ", ".join(item.ref for item in answer) + "]" if answer else "nothing"
