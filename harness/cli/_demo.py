@@ -14,6 +14,7 @@ import asyncio
 import os
 from collections import Counter
 from collections.abc import Sequence
+from importlib import resources
 from typing import Final
 
 from harness.cli._common import (
@@ -32,7 +33,14 @@ from harness.demo._tools import ListedFile, survey_folder
 from harness.errors import LLMReadableError
 from harness.record import RecordedAnswer, RunFailedError, RunRecord, counted
 
-__all__ = ["SHOWN_ANSWERS", "add_parser", "demo", "folder_line", "real_model_hint"]
+__all__ = [
+    "SHOWN_ANSWERS",
+    "add_parser",
+    "demo",
+    "folder_line",
+    "real_model_hint",
+    "shipped_catalog",
+]
 
 SHOWN_ANSWERS: Final = 10
 """An answer longer than this prints its most probable statements only (the record has all)."""
@@ -102,13 +110,18 @@ def folder_line(files: Sequence[ListedFile]) -> str:
     return line
 
 
+def shipped_catalog() -> str:
+    """Where the catalog shipped with harness is (the file to copy for a real model)."""
+    return str(resources.files("harness").joinpath("catalog.toml"))
+
+
 def real_model_hint(wire_model_id: str, max_turns: int) -> list[str]:
     """What the demo says after a run on the embedded model: what it is, how to ask a real one."""
     turns = "" if max_turns == DEMO_MAX_TURNS else f" --max-turns {max_turns}"
     return [
         f"note: the embedded model ({wire_model_id}) is a small offline model: its choices are "
         "sensible, its yes/no answers near chance, so its selection is weak.",
-        "for a real model: copy harness/catalog.toml, uncomment its 'jev' entry (System One; "
+        f"for a real model: copy {shipped_catalog()}, uncomment its 'jev' entry (System One, "
         "key from $TYPESAFE_API_KEY) and run:",
         f"  TYPESAFE_API_KEY=... harness demo --catalog models.toml --model jev{turns}",
     ]

@@ -14,6 +14,7 @@ import html
 import json
 import pathlib
 import re
+from typing import TypedDict, cast
 
 import attrs
 import pytest
@@ -149,7 +150,9 @@ def test_a_record_without_the_new_fields_still_renders(
     )
     data = old.to_json()
     del data["threshold"]
-    for call in data["calls"]:
+    calls = data["calls"]
+    assert isinstance(calls, list)
+    for call in calls:
         assert isinstance(call, dict)
         del call["cost"]
     path = tmp_path / "old.json"
@@ -196,7 +199,47 @@ GEOMETRY = """
 """
 
 
-async def layout(record: RunRecord, folder: pathlib.Path, name: str) -> dict[str, object]:
+class Box(TypedDict):
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class Bar(TypedDict):
+    option: str
+    answer: bool
+    svg: Box
+    fill: Box
+    words: Box
+    mark: Box | None
+    threshold: Box | None
+    p: float
+
+
+class Dist(TypedDict):
+    question: str
+    bars: list[Bar]
+
+
+class AnswerItem(TypedDict):
+    ref: str
+    source: str
+    box: Box
+
+
+class Geometry(TypedDict):
+    """What GEOMETRY returns from the page (element boxes from getBoundingClientRect)."""
+
+    dists: list[Dist]
+    usage: Box
+    usageText: str
+    firstTurn: Box
+    answers: list[AnswerItem]
+    pageWidth: float
+
+
+async def layout(record: RunRecord, folder: pathlib.Path, name: str) -> Geometry:
     page_file = folder / f"{name}.html"
     page_file.write_text(render_html(record), encoding="utf-8")
     async with browser_page() as page:
@@ -204,7 +247,8 @@ async def layout(record: RunRecord, folder: pathlib.Path, name: str) -> dict[str
         found = await page.evaluate(GEOMETRY)
         await page.screenshot(folder / f"{name}.png")
     assert isinstance(found, dict)
-    return found
+    assert set(found) == set(Geometry.__annotations__)
+    return cast(Geometry, found)
 
 
 def test_in_chromium_bars_share_one_scale_and_the_answer_is_marked(
@@ -216,7 +260,6 @@ def test_in_chromium_bars_share_one_scale_and_the_answer_is_marked(
     assert shot.stat().st_size > 10_000  # a real rendering, for people to look at
 
     dists = found["dists"]
-    assert isinstance(dists, list)
     assert {d["question"] for d in dists} == {"next", "argument", "selection"}
     xs = set()
     for dist in dists:
@@ -252,7 +295,6 @@ def test_in_chromium_bars_share_one_scale_and_the_answer_is_marked(
     )
 
     usage = found["usage"]
-    assert isinstance(usage, dict)
     assert usage["y"] < found["firstTurn"]["y"]  # usage and cost at the top
     assert "0.000084" in found["usageText"]
     answers = found["answers"]
