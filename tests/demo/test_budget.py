@@ -60,7 +60,7 @@ def test_the_answer_key_policy_finds_every_planted_decision_within_the_default_b
     assert {source for source, _ in answer_statements(record)} == key.files
 
 
-def test_the_default_budget_is_the_smallest_that_leaves_room_for_the_key() -> None:
+def test_the_budget_is_a_real_constraint_and_the_default_leaves_room() -> None:
     # With one turn fewer than the key needs the perfect policy cannot find everything: the
     # budget is a real constraint, and the default leaves room over it.
     key = answer_key()
