@@ -1,10 +1,21 @@
-"""``harness demo``: find the statements that decide a price change, offline, with no setup."""
+"""``harness demo``: find the statements that decide a price change, offline, with no setup.
+
+What it prints, in order: what it looks for and where (the folder's files, and how many of them
+the model may read), which model answers, ``loading the embedded model ...`` before the first
+decision when that model is the embedded one, a line per turn as the turn ends, the answer, its
+score against the corpus's answer key, where the record went, and (on the embedded model) one
+line saying it is a small offline model and how to run the demo on a real one.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
+from collections import Counter
+from collections.abc import Sequence
+from importlib import resources
+from typing import Final
 
 from harness.cli._common import (
     DEFAULT_RECORD,
@@ -15,11 +26,35 @@ from harness.cli._common import (
     report_failed_run,
     say,
 )
+from harness.demo._key import answer_key, answer_statements, score_answer
 from harness.demo._run import demo_folder, relative_source, run_demo
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
-from harness.record import RunFailedError, counted
+from harness.demo._tools import ListedFile, survey_folder
+from harness.errors import LLMReadableError
+from harness.record import RecordedAnswer, RunFailedError, RunRecord, counted
 
-__all__ = ["add_parser", "demo"]
+__all__ = [
+    "SHOWN_ANSWERS",
+    "add_parser",
+    "demo",
+    "folder_line",
+    "real_model_hint",
+    "shipped_catalog",
+]
+
+SHOWN_ANSWERS: Final = 10
+"""An answer longer than this prints its most probable statements only (the record has all)."""
+
+EMBEDDED: Final = "embedded"
+
+_KIND_NOUNS: Final = {
+    "empty": ("empty file", "empty files"),
+    "pdf": ("PDF", "PDFs"),
+    "image": ("image", "images"),
+    "office": ("office file", "office files"),
+    "binary": ("binary file", "binary files"),
+    "large": ("file too large", "files too large"),
+}
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,14 +63,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "demo",
         help="find the statements that decide a price change in a folder (offline, no setup)",
         description=(
-            "Run the demo thinker: it lists the folder, reads documents, splits them into "
+            "Run the demo thinker: it lists the folder's text files, reads some of them into "
             "statements and selects those that decide a price change and say from when it "
-            "applies. With no folder it reads the folder of documents shipped with harness."
+            "applies. With no folder it reads the folder of documents shipped with harness and "
+            "scores its answer against the folder's answer key."
         ),
     )
     parser.add_argument("folder", nargs="?", help="folder to search (default: the shipped one)")
     parser.add_argument("--objective", default=DEMO_OBJECTIVE, help="what to look for")
     add_model_options(parser)
+    parser.add_argument(
+        "--model",
+        metavar="ID",
+        help="catalog entry that answers (the same as --entry; default: the catalog's pin)",
+    )
     parser.add_argument(
         "--record",
         default=DEFAULT_RECORD,
@@ -55,8 +96,79 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(command=demo)
 
 
+def folder_line(files: Sequence[ListedFile]) -> str:
+    """``"34 files, 24 of them text the model may read (left out: 3 images, 1 PDF, ...)"``."""
+    readable = sum(1 for file in files if file.readable)
+    others = Counter(file.kind for file in files if not file.readable)
+    line = f"{counted(len(files), 'file')}, {readable} of them text the model may read"
+    if others:
+        kinds = ", ".join(
+            f"{count} {_KIND_NOUNS.get(kind, (kind, kind))[count != 1]}"
+            for kind, count in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        line += f" (left out: {kinds})"
+    return line
+
+
+def shipped_catalog() -> str:
+    """Where the catalog shipped with harness is (the file to copy for a real model)."""
+    return str(resources.files("harness").joinpath("catalog.toml"))
+
+
+def real_model_hint(wire_model_id: str, max_turns: int) -> list[str]:
+    """What the demo says after a run on the embedded model: what it is, how to ask a real one."""
+    turns = "" if max_turns == DEMO_MAX_TURNS else f" --max-turns {max_turns}"
+    return [
+        f"note: the embedded model ({wire_model_id}) is a small offline model: its choices are "
+        "sensible, its yes/no answers near chance, so its selection is weak.",
+        f"for a real model: copy {shipped_catalog()}, uncomment its 'jev' entry (System One, "
+        "key from $TYPESAFE_API_KEY) and run:",
+        f"  TYPESAFE_API_KEY=... harness demo --catalog models.toml --model jev{turns}",
+    ]
+
+
+def _shown(answer: Sequence[RecordedAnswer]) -> list[RecordedAnswer]:
+    if len(answer) <= SHOWN_ANSWERS:
+        return list(answer)
+    ranked = sorted(answer, key=lambda item: -(item.probability or 0.0))[:SHOWN_ANSWERS]
+    return sorted(ranked, key=answer.index)  # the most probable, in the answer's own order
+
+
+def _say_answer(record: RunRecord, folder: str) -> None:
+    count = len(record.answer)
+    if not count:
+        say("answer: nothing selected")
+        return
+    shown = _shown(record.answer)
+    more = "" if len(shown) == count else f" (the {len(shown)} most probable; all in the record)"
+    say(f"answer: {counted(count, 'statement')}{more}")
+    for item in shown:
+        value = item.value if isinstance(item.value, dict) else {}
+        source = relative_source(str(value.get("source", "")), folder)
+        probability = "  -  " if item.probability is None else f"{item.probability:.3f}"
+        say(f"  {probability}  {source}: {value.get('text', '')}")
+
+
+def _say_score(record: RunRecord, args: argparse.Namespace) -> None:
+    key = answer_key()
+    if args.folder is not None or args.objective != key.objective:
+        say("score: no answer key for this folder and objective (the key covers the shipped one)")
+        return
+    score = score_answer(answer_statements(record), key)
+    say(f"score against the folder's answer key: {score.line()}")
+
+
+def _entry_id(args: argparse.Namespace) -> str | None:
+    if args.model is not None and args.entry is not None and args.model != args.entry:
+        raise CliError(
+            f"--model {args.model} and --entry {args.entry} name different entries: give one"
+        )
+    chosen: str | None = args.model if args.model is not None else args.entry
+    return chosen
+
+
 def demo(args: argparse.Namespace) -> int:
-    """Run the demo, print its progress and answer, write its record."""
+    """Run the demo, print its progress, answer and score, write its record."""
     if args.max_turns < 1:
         raise CliError(f"--max-turns must be at least 1, got {args.max_turns}")
     if not args.objective.strip():
@@ -65,16 +177,24 @@ def demo(args: argparse.Namespace) -> int:
         what = "does not exist" if not os.path.exists(args.folder) else "is not a folder"
         raise CliError(f"folder {args.folder} {what}: give the path of a folder of documents")
     check_record_path(args.record)
+    args.entry = _entry_id(args)
+    say(f"harness demo: {args.objective}")  # the first line before anything slow
+    folder = demo_folder(args.folder)
+    try:
+        files = survey_folder(folder)
+    except LLMReadableError as error:
+        raise CliError(f"cannot search folder {args.folder}: {error.message}") from None
+    shipped = " (shipped with harness)" if args.folder is None else ""
+    say(f"  folder: {folder}{shipped}")
+    say(f"    {folder_line(files)}")
     catalog = catalog_from(args)
     entry = catalog.pinned()
-    folder = demo_folder(args.folder)
-    shipped = " (shipped with harness)" if args.folder is None else ""
-    say(f"harness demo: {args.objective}")
-    say(f"  folder: {folder}{shipped}")
     say(
         f"  model: entry {entry.id!r} ({entry.provider}, {entry.wire_model_id}), "
         f"at most {args.max_turns} turns"
     )
+    if entry.provider == EMBEDDED:
+        say("loading the embedded model ...")
     try:
         run = asyncio.run(
             run_demo(
@@ -89,13 +209,8 @@ def demo(args: argparse.Namespace) -> int:
     except RunFailedError as failed:
         return report_failed_run("demo", failed, args.record)
     record = run.record
-    count = len(record.answer)
-    say(f"answer: {counted(count, 'statement')}" if count else "answer: nothing selected")
-    for item in record.answer:
-        value = item.value if isinstance(item.value, dict) else {}
-        source = relative_source(str(value.get("source", "")), folder)
-        shown = "  -  " if item.probability is None else f"{item.probability:.3f}"
-        say(f"  {shown}  {source}: {value.get('text', '')}")
+    _say_answer(record, folder)
+    _say_score(record, args)
     record.write(args.record)
     say(
         f"record: {args.record} ({counted(len(record.turns), 'turn')}, "
@@ -103,4 +218,7 @@ def demo(args: argparse.Namespace) -> int:
         f"{record.wall_seconds:.2f} s, {record.model_seconds:.2f} s in the model); "
         f"show it with: harness record {args.record}"
     )
+    if entry.provider == EMBEDDED:
+        for line in real_model_hint(entry.wire_model_id, args.max_turns):
+            say(line)
     return 0

@@ -1,12 +1,17 @@
-"""The demo's artifacts: a folder, its entries, a document read from one, and a statement in it.
+"""The demo's artifacts: a folder, the text files listed in it, a document read from one, and a
+statement in it.
 
-What each reads as before a decision model is set by :func:`register_formatters`: the digest is
-all the model sees of an artifact, so a listing entry shows its path, kind and size, a document
-its path and first words, and a statement its own text.
+The kinds of file are types: the listing makes a :class:`TextFile` only of a file whose content
+reads as text, so a tool that takes a ``TextFile`` is never offered an image, a PDF, an office
+file, a binary or an empty file: the palette's types rule those moves out before the model is
+asked. What each artifact reads as before a decision model is set by
+:func:`register_formatters`: the digest is all the model sees of an artifact, so a text file
+shows its path, kind and size, a document its path and first words, and a statement its own
+text.
 
 Paths the model reads are relative to the listed folder (a folder reads as its own name): what
 the model sees, and so what it decides, is the same wherever the folder (or harness, for the
-shipped corpus) sits on disk. Only :attr:`DocumentRef.folder` holds where that is, for reading.
+shipped corpus) sits on disk. Only :attr:`TextFile.folder` holds where that is, for reading.
 """
 
 from __future__ import annotations
@@ -20,15 +25,15 @@ from harness.artifacts import Artifact, TextFormatterRegistry
 
 __all__ = [
     "Document",
-    "DocumentRef",
     "Folder",
     "Statement",
-    "document_ref_text",
+    "TextFile",
     "document_text",
     "folder_name",
     "register_formatters",
     "shown_path",
     "statement_text",
+    "text_file_text",
 ]
 
 SHOWN_PATH_PARTS: Final = 3
@@ -49,13 +54,14 @@ class Folder(Artifact, alias="folder"):
 
 
 @attrs.frozen
-class DocumentRef(Artifact, alias="document_ref"):
-    """One entry of a folder listing: the file's path, what kind of file it is and its size.
+class TextFile(Artifact, alias="text_file"):
+    """A listed file whose content reads as text: its path, what kind of text and its size.
 
     ``path`` is relative to the listed ``folder`` (``/`` separators), ``folder`` where the
-    listing was made (empty when ``path`` stands alone); :attr:`location` joins them.
-    ``kind`` is one of ``text``, ``code``, ``data`` (readable) or ``empty``, ``pdf``,
-    ``image``, ``office``, ``binary`` (refused by ``read_document``).
+    listing was made (empty when ``path`` stands alone); :attr:`location` joins them. ``kind``
+    is ``text`` (prose), ``code`` or ``data`` (by extension). Files that are not text (empty
+    files, PDFs, images, office files, binaries) are never ``TextFile``: the listing leaves them
+    out, so no tool taking a ``TextFile`` can be offered one.
     """
 
     path: str
@@ -71,7 +77,7 @@ class DocumentRef(Artifact, alias="document_ref"):
 
 @attrs.frozen
 class Document(Artifact, alias="document"):
-    """The text of a document read from disk, with its path (as its listing entry has it:
+    """The text of a document read from disk, with its path (as its :class:`TextFile` has it:
     relative to the listed folder)."""
 
     path: str
@@ -113,9 +119,9 @@ def folder_name(path: str) -> str:
     return name or path
 
 
-def document_ref_text(ref: DocumentRef) -> str:
+def text_file_text(file: TextFile) -> str:
     """``"<path> (<kind>, <size> bytes)"``."""
-    return f"{shown_path(ref.path)} ({ref.kind}, {ref.size} bytes)"
+    return f"{shown_path(file.path)} ({file.kind}, {file.size} bytes)"
 
 
 def document_text(document: Document) -> str:
@@ -134,6 +140,6 @@ def statement_text(statement: Statement) -> str:
 def register_formatters(registry: TextFormatterRegistry) -> None:
     """Register what the demo's artifacts read as in digests (a ``Folder`` reads as its name)."""
     registry.register(Folder, lambda folder: folder_name(folder.path))
-    registry.register(DocumentRef, document_ref_text)
+    registry.register(TextFile, text_file_text)
     registry.register(Document, document_text)
     registry.register(Statement, statement_text)

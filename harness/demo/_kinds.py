@@ -14,16 +14,16 @@ from typing import Final
 __all__ = ["READABLE_KINDS", "REFUSAL_REASONS", "binary_reason", "kind_of"]
 
 READABLE_KINDS: Final = frozenset({"text", "code", "data"})
-"""The kinds ``read_document`` reads."""
+"""The kinds the listing makes a ``TextFile`` of (the readers take nothing else)."""
 
 REFUSAL_REASONS: Final[dict[str, str]] = {
     "empty": "is empty: there is no text to read",
-    "pdf": "is a PDF: read_document reads text files only",
-    "image": "is an image: read_document reads text files only",
-    "office": "is an office file (a zip or OLE container): read_document reads text files only",
-    "binary": "is a binary file: read_document reads text files only",
+    "pdf": "is a PDF: only text files can be read",
+    "image": "is an image: only text files can be read",
+    "office": "is an office file (a zip or OLE container): only text files can be read",
+    "binary": "is a binary file: only text files can be read",
 }
-"""Why ``read_document`` refuses each kind it does not read (after the file's path)."""
+"""Why a reader refuses a file that is no longer text (after the file's path)."""
 
 SNIFF_BYTES: Final = 8192
 """How much of a file the listing reads to judge its kind."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact
 from harness.deciding import OBS_TURNS, parse_turns
-from harness.demo._artifacts import Document, DocumentRef, Folder
+from harness.demo._artifacts import Document, Folder, TextFile
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE, PriceDecisionFinder
 from harness.jobs import JobEvent
 from harness.llm import DecisionClient
@@ -39,12 +39,12 @@ def relative_source(path: str, folder: str) -> str:
 
 
 def _about(artifact: Artifact, folder: str) -> str:
-    if isinstance(artifact, DocumentRef | Document):
+    if isinstance(artifact, TextFile | Document):
         return relative_source(artifact.path, folder)  # listed paths are already relative
     if isinstance(artifact, ListArtifact):
         count = len(artifact.iterands)
-        alias = getattr(artifact.iterand_type, "alias", "item")
-        return f"{count} {alias}{'' if count == 1 else 's'}"
+        noun = str(getattr(artifact.iterand_type, "alias", "item")).replace("_", " ")
+        return f"{count} {noun}{'' if count == 1 else 's'}"
     return ""
 
 

@@ -1,9 +1,12 @@
 """The demo's thinker: finds, in a folder, the statements that decide a price change and say from
 when it applies.
 
-Input a :class:`Folder`; palette ``list_folder`` and ``read_document``; key tool
-``split_statements``; the answer the statements selected at the threshold. The digests the model
-reads are the demo's formatters (:func:`register_formatters`).
+Input a :class:`Folder`; palette ``list_folder`` (a folder -> its text files); key tool
+``read_statements`` (a text file -> its statements); the answer the statements selected at the
+threshold. The types carry the rules: only text files are listed as :class:`TextFile`, and only
+a ``TextFile`` can be read, so no turn goes to a file that cannot be read. The model decides what
+to read and what to keep. The digests the model reads are the demo's formatters
+(:func:`register_formatters`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Final
 from harness.artifacts import TextFormatterRegistry
 from harness.deciding import DecisionThinker
 from harness.demo._artifacts import Folder, Statement, register_formatters
-from harness.demo._tools import ListFolder, ReadDocument, SplitStatements
+from harness.demo._tools import ListFolder, ReadStatements
 from harness.tools import Identifiable, tool_name
 
 __all__ = ["DEMO_MAX_TURNS", "DEMO_OBJECTIVE", "PriceDecisionFinder", "demo_formatters"]
@@ -24,8 +27,9 @@ DEMO_OBJECTIVE: Final = (
 """What the demo asks for when no ``--objective`` is given."""
 
 DEMO_MAX_TURNS: Final = 12
-"""The demo's turn budget: one listing, a few readings and splits, then the selection; enough
-for the embedded model to reach statements, few enough to finish in seconds."""
+"""The demo's turn budget: one listing and eleven readings. A perfect model needs eight tool
+turns (the listing, then the seven files holding the planted decisions of the shipped corpus),
+so the budget can be met with four turns to spare; few enough to finish in seconds."""
 
 
 def demo_formatters() -> TextFormatterRegistry:
@@ -38,7 +42,7 @@ def demo_formatters() -> TextFormatterRegistry:
 @tool_name("find_price_decisions")
 class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
     """Finds, in a folder of documents, the statements that decide a price change and from when
-    it applies: lists the folder, reads documents, splits them into statements, selects."""
+    it applies: lists the folder's text files, reads some into statements, selects."""
 
     def __init__(
         self,
@@ -50,8 +54,8 @@ class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
         super().__init__(
             parent,
             output_type=Statement,
-            key_tool=SplitStatements,
-            palette=(ListFolder, ReadDocument),
+            key_tool=ReadStatements,
+            palette=(ListFolder,),
             objective=objective,
             max_turns=max_turns,
             formatters=demo_formatters(),

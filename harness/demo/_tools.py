@@ -1,8 +1,13 @@
-"""The demo's tools: list a folder, read a document, split a document into statements.
+"""The demo's tools: list a folder's text files, read one, split a document into statements, or
+read a text file's statements in one move.
 
-None of them calls a model. Each failure a model could act on is an LLM-readable error naming
-the file and the reason (``".../finance/report.pdf is a PDF: read_document reads text files
-only"``), so the thinker reads it and moves on to another document.
+None of them calls a model. The rule "only text files can be read" lives in the types:
+:class:`ListFolder` makes a :class:`~harness.demo.TextFile` only of a file whose content reads as
+text (:func:`survey_folder` says what it left out and why), and the readers take a ``TextFile``,
+so the thinker never offers them an image, a PDF, an office file, a binary or an empty file. A
+file that changed since it was listed still fails with an LLM-readable error naming the file and
+the reason (``"finance/report.txt is a binary file (it contains NUL bytes): ..."``), so the
+thinker reads it and moves on.
 """
 
 from __future__ import annotations
@@ -12,12 +17,14 @@ import os
 import stat
 from typing import TYPE_CHECKING, Final
 
+import attrs
+
 from harness.artifacts import ListArtifact
 from harness.demo._artifacts import (
     Document,
-    DocumentRef,
     Folder,
     Statement,
+    TextFile,
     folder_name,
     shown_path,
 )
@@ -33,22 +40,25 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_LISTED_FILES",
     "ListFolder",
+    "ListedFile",
     "ReadDocument",
+    "ReadStatements",
     "SplitStatements",
     "UnreadableDocumentError",
+    "survey_folder",
 ]
 
 MAX_LISTED_FILES: Final = 1000
 """``list_folder`` refuses a folder holding more files than this (pick a smaller folder)."""
 
 MAX_DOCUMENT_BYTES: Final = 1_000_000
-"""``read_document`` refuses a file larger than this."""
+"""The readers refuse a file larger than this."""
 
 
 class UnreadableDocumentError(InvalidInputError):
-    """A listed file ``read_document`` does not read: empty, a PDF, an image, an office file or a
-    binary. The message is ``"<path> <reason>"`` (the path as listed, relative to the folder);
-    ``kind`` is the kind found in the content."""
+    """A listed text file that is no longer text when read (empty, a PDF, an image, an office
+    file, a binary) or too large. The message is ``"<path> <reason>"`` (the path as listed,
+    relative to the folder); ``kind`` is the kind found in the content."""
 
     def __init__(self, path: str, kind: str, reason: str) -> None:
         super().__init__("document", path, reason)
@@ -57,7 +67,32 @@ class UnreadableDocumentError(InvalidInputError):
         self.args = (self.message,)
 
 
-def _list_files(root: str) -> list[DocumentRef]:
+@attrs.frozen
+class ListedFile:
+    """A regular file of a folder as the listing judged it: path (relative to the folder, ``/``
+    separators), kind and size in bytes.
+
+    ``kind`` is ``text``, ``code`` or ``data`` (readable), else ``empty`` (no bytes or blank
+    space only), ``pdf``, ``image``, ``office``, ``binary`` or ``large`` (text over
+    :data:`MAX_DOCUMENT_BYTES`).
+    """
+
+    path: str
+    kind: str
+    size: int
+
+    @property
+    def readable(self) -> bool:
+        """Whether the listing makes a :class:`~harness.demo.TextFile` of it."""
+        return self.kind in READABLE_KINDS
+
+
+def survey_folder(root: str) -> tuple[ListedFile, ...]:
+    """Every regular file under ``root`` with its kind and size, sorted by path.
+
+    A missing folder, a file given as a folder or more than :data:`MAX_LISTED_FILES` files
+    raise an LLM-readable error naming the folder by its own name (never where it is on disk).
+    """
     name = folder_name(root)  # what the model reads of the folder: never where it is
     if not os.path.exists(root):
         raise NotFoundError(f"folder {name} does not exist: give the path of an existing folder")
@@ -66,8 +101,8 @@ def _list_files(root: str) -> list[DocumentRef]:
     found: list[tuple[str, str]] = []
     for directory, subdirectories, files in os.walk(root):
         subdirectories.sort()
-        for name in files:
-            full = os.path.join(directory, name)
+        for file_name in files:
+            full = os.path.join(directory, file_name)
             relative = os.path.relpath(full, root).replace(os.sep, "/")
             found.append((relative, full))
             if len(found) > MAX_LISTED_FILES:
@@ -76,7 +111,7 @@ def _list_files(root: str) -> list[DocumentRef]:
                     name,
                     f"it holds more than {MAX_LISTED_FILES} files: list a smaller folder",
                 )
-    refs: list[DocumentRef] = []
+    listed: list[ListedFile] = []
     for relative, full in sorted(found):
         try:
             info = os.stat(full)
@@ -84,15 +119,30 @@ def _list_files(root: str) -> list[DocumentRef]:
             continue  # a dangling link or a file gone since the walk: no document
         if not stat.S_ISREG(info.st_mode):
             continue  # sockets, pipes and devices are no documents
-        with open(full, "rb") as file:
-            head = file.read(SNIFF_BYTES)
+        try:
+            with open(full, "rb") as file:
+                head = file.read(SNIFF_BYTES)
+        except OSError:
+            continue  # unreadable by this process (permissions): nothing to offer
         complete = info.st_size <= SNIFF_BYTES
         kind = kind_of(relative, head, info.st_size, complete=complete)
-        refs.append(DocumentRef(relative, kind, info.st_size, folder=root))
-    return refs
+        if kind in READABLE_KINDS and complete and not head.strip():
+            kind = "empty"  # blank space only: no text to read
+        elif kind in READABLE_KINDS and info.st_size > MAX_DOCUMENT_BYTES:
+            kind = "large"  # text, but more than the readers read
+        listed.append(ListedFile(relative, kind, info.st_size))
+    return tuple(listed)
 
 
-def _read(ref: DocumentRef) -> Document:
+def _text_files(root: str) -> list[TextFile]:
+    return [
+        TextFile(file.path, file.kind, file.size, folder=root)
+        for file in survey_folder(root)
+        if file.readable
+    ]
+
+
+def _read(ref: TextFile) -> Document:
     path = ref.path  # as listed: what messages name
     location = ref.location  # where it is on disk: what is read
     if not os.path.exists(location):
@@ -107,7 +157,7 @@ def _read(ref: DocumentRef) -> Document:
         raise UnreadableDocumentError(
             path,
             "large",
-            f"is {size} bytes: read_document reads files up to {MAX_DOCUMENT_BYTES} bytes",
+            f"is {size} bytes: files up to {MAX_DOCUMENT_BYTES} bytes can be read",
         )
     with open(location, "rb") as file:
         content = file.read()
@@ -115,7 +165,7 @@ def _read(ref: DocumentRef) -> Document:
     if kind == "binary":
         why = binary_reason(content, complete=True) or "it is an archive"
         raise UnreadableDocumentError(
-            path, kind, f"is a binary file ({why}): read_document reads text files only"
+            path, kind, f"is a binary file ({why}): only text files can be read"
         )
     if kind not in READABLE_KINDS:
         raise UnreadableDocumentError(path, kind, REFUSAL_REASONS[kind])
@@ -126,26 +176,27 @@ def _read(ref: DocumentRef) -> Document:
 
 
 @tool_name("list_folder")
-@tool_description("lists every file in a folder and its subfolders, with its kind and size")
-class ListFolder(DecisionTool[Folder, ListArtifact[DocumentRef]]):
-    """Lists every file of a folder and its subfolders, with its kind and size, sorted by path."""
+@tool_description(
+    "lists the text files of a folder and its subfolders (path, kind, size); files that are "
+    "not text (images, PDFs, office files, binaries, empty files) are left out"
+)
+class ListFolder(DecisionTool[Folder, ListArtifact[TextFile]]):
+    """Lists the text files of a folder and its subfolders, with their kind and size, sorted by
+    path; files whose content is not text are left out (see :func:`survey_folder`)."""
 
-    async def execute(self, input: Folder, context: JobContext) -> ListArtifact[DocumentRef]:
-        """The folder's files, sorted by their path inside it (the same listing every time)."""
-        refs = await asyncio.to_thread(_list_files, input.path)
-        return ListArtifact.of(DocumentRef, refs)
+    async def execute(self, input: Folder, context: JobContext) -> ListArtifact[TextFile]:
+        """The folder's text files, sorted by their path inside it (the same every time)."""
+        files = await asyncio.to_thread(_text_files, input.path)
+        return ListArtifact.of(TextFile, files)
 
 
 @tool_name("read_document")
-@tool_description(
-    "reads the text of a listed text file (refuses PDFs, images, office files, binaries and "
-    "empty files)"
-)
-class ReadDocument(DecisionTool[DocumentRef, Document]):
-    """Reads a listed text file; refuses PDFs, images, office files, binaries and empty files."""
+@tool_description("reads the whole text of a listed text file")
+class ReadDocument(DecisionTool[TextFile, Document]):
+    """Reads a listed text file (a file changed since into something else is refused)."""
 
-    async def execute(self, input: DocumentRef, context: JobContext) -> Document:
-        """The document's text; the file's content (not its listed kind) decides what is read."""
+    async def execute(self, input: TextFile, context: JobContext) -> Document:
+        """The document's text; the file's content now (not its listed kind) decides."""
         return await asyncio.to_thread(_read, input)
 
 
@@ -156,5 +207,24 @@ class SplitStatements(DecisionTool[Document, ListArtifact[Statement]]):
 
     async def execute(self, input: Document, context: JobContext) -> ListArtifact[Statement]:
         """One statement per sentence or prose line, in document order, each with its source."""
-        texts = split_into_statements(input.text)
-        return ListArtifact.of(Statement, (Statement(input.path, text) for text in texts))
+        return _statements(input)
+
+
+@tool_name("read_statements")
+@tool_description(
+    "reads a listed text file and splits it into its statements, one per sentence or line of "
+    "prose (code and data lines are dropped)"
+)
+class ReadStatements(DecisionTool[TextFile, ListArtifact[Statement]]):
+    """Reads a listed text file and splits it into statements: ``read_document`` and
+    ``split_statements`` in one move, since a document is only ever read to be split."""
+
+    async def execute(self, input: TextFile, context: JobContext) -> ListArtifact[Statement]:
+        """The file's statements in document order, each with its source (the listed path)."""
+        document = await asyncio.to_thread(_read, input)
+        return _statements(document)
+
+
+def _statements(document: Document) -> ListArtifact[Statement]:
+    texts = split_into_statements(document.text)
+    return ListArtifact.of(Statement, (Statement(document.path, text) for text in texts))

@@ -30,6 +30,8 @@ from harness.record._format import RunRecord as RunRecord
 from harness.record._format import load_record as load_record
 from harness.record._format import record_from_json as record_from_json
 from harness.record._html import render_html as render_html
+from harness.record._html import usage_line as usage_line
 from harness.record._text import counted as counted
 from harness.record._text import move_line as move_line
+from harness.record._text import ordered_options as ordered_options
 from harness.record._text import render_text as render_text

@@ -98,6 +98,7 @@ def _recorded(made: ModelCall, body: object) -> RecordedCall:
         counted_input_tokens=made.counted_input_tokens,
         reason=made.reason,
         body=body,
+        cost=made.cost,
     )
 
 
@@ -220,6 +221,7 @@ async def record_run(
         wall_seconds=wall,
         model_seconds=sum(call.latency for call in calls),
         failure=None if failure is None else _failure_text(failure, entry),
+        threshold=tool.selection_threshold if isinstance(tool, DecisionThinker) else None,
     )
     if failure is not None:
         raise RunFailedError(failure, record) from failure

@@ -14,9 +14,10 @@ A record is one JSON object::
       "answer": [{"ref": "statement#4", "alias": "statement", "probability": 0.71,
                   "value": {...}}, ...],
       "calls": [{"success": true, "latency": 0.002, "model": "...", "input_tokens": null,
-                 "counted_input_tokens": 812, "reason": null, "body": {...}?,
-                 "reply": {...}?}, ...],
+                 "counted_input_tokens": 812, "cost": null, "reason": null,
+                 "body": {...}?, "reply": {...}?}, ...],
       "timing": {"wall_seconds": 1.2, "model_seconds": 0.3},
+      "threshold": 0.5,
       "failure": null
     }
 
@@ -28,6 +29,9 @@ can re-run the record offline; each call's tokens and latency are its
 decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
 answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
 made before it failed, and no answer (a record without the key reads as ``null``).
+``threshold`` is the thinker's selection threshold (``null`` for a plain tool) and a call's
+``cost`` its price under the entry's prices (``null`` when unpriced); records written before
+either existed read as ``null``.
 :func:`load_record` checks every field and names the first thing wrong with its place in the
 file.
 """
@@ -95,6 +99,7 @@ class RecordedCall:
     reason: str | None = None
     body: object = None  # the request's wire body (JSON) when the run kept it
     reply: object = None  # what the model answered (JSON), kept with the body
+    cost: float | None = None  # the billed tokens' price, None when the entry has no price
 
     def to_json(self) -> JsonObject:
         """The call as a JSON object (``body`` only when kept)."""
@@ -104,6 +109,7 @@ class RecordedCall:
             "model": self.model,
             "input_tokens": self.input_tokens,
             "counted_input_tokens": self.counted_input_tokens,
+            "cost": self.cost,
             "reason": self.reason,
         }
         if self.body is not None:
@@ -130,6 +136,7 @@ class RunRecord:
     wall_seconds: float
     model_seconds: float
     failure: str | None = None  # "<error type>: <message>" when the run failed
+    threshold: float | None = None  # the thinker's selection threshold (None: a plain tool)
 
     def to_json(self) -> JsonObject:
         """The record as the JSON object written to a file."""
@@ -146,6 +153,7 @@ class RunRecord:
             "answer": [item.to_json() for item in self.answer],
             "calls": [call.to_json() for call in self.calls],
             "timing": {"wall_seconds": self.wall_seconds, "model_seconds": self.model_seconds},
+            "threshold": self.threshold,
             "failure": self.failure,
         }
 
@@ -233,6 +241,15 @@ def _read_answer(source: str, index: int, data: object) -> RecordedAnswer:
     )
 
 
+def _unit(reader: _Reader, key: str, *, minimum: float, maximum: float | None) -> float | None:
+    """An optional number in [minimum, maximum] (``None`` when absent or null)."""
+    value = reader.number(key, optional=True)
+    if value is not None and (value < minimum or (maximum is not None and value > maximum)):
+        bound = f"[{minimum:g}, {maximum:g}]" if maximum is not None else f">= {minimum:g}"
+        raise reader._fail(key, f"must be a number {bound} or null")
+    return value
+
+
 def _read_call(source: str, index: int, data: object) -> RecordedCall:
     reader = _Reader(source, f"calls[{index}]", data)
     success = reader.raw("success")
@@ -247,6 +264,7 @@ def _read_call(source: str, index: int, data: object) -> RecordedCall:
         reason=reader.text("reason", optional=True),
         body=reader.data.get("body"),
         reply=reader.data.get("reply"),
+        cost=_unit(reader, "cost", minimum=0.0, maximum=None),
     )
 
 
@@ -290,6 +308,7 @@ def record_from_json(data: object, source: str = "<record>") -> RunRecord:
         wall_seconds=timing.number("wall_seconds") or 0.0,
         model_seconds=timing.number("model_seconds") or 0.0,
         failure=top.text("failure", optional=True),
+        threshold=_unit(top, "threshold", minimum=0.0, maximum=1.0),
     )
 
 

@@ -9,7 +9,7 @@ from typing import Final
 from harness.deciding import FINISH, DecisionTurn
 from harness.record._format import RunRecord
 
-__all__ = ["counted", "move_line", "render_text"]
+__all__ = ["RANKED_QUESTIONS", "counted", "move_line", "ordered_options", "render_text"]
 
 BAR_WIDTH: Final = 20
 """Characters of a full (probability 1) bar."""
@@ -18,6 +18,24 @@ SHOWN_OPTIONS: Final = 5
 """How many options of ``next`` and ``argument`` a turn shows, most probable first."""
 
 _WORDS: Final = 90
+
+RANKED_QUESTIONS: Final = frozenset({"next", "argument"})
+"""The distributions shown most probable first (ties in the order offered); a ``selection``
+keeps the world order of its candidates, which is the answer's order. The text view and the
+HTML page show every distribution in this one order."""
+
+
+def ordered_options(question: str, values: Mapping[str, float]) -> list[tuple[str, float]]:
+    """``values`` in display order: ranked for ``next`` and ``argument``, else as given.
+
+    >>> ordered_options("next", {"a": 0.2, "b": 0.7, "c": 0.2})
+    [('b', 0.7), ('a', 0.2), ('c', 0.2)]
+    >>> ordered_options("selection", {"s#2": 0.1, "s#1": 0.9})
+    [('s#2', 0.1), ('s#1', 0.9)]
+    """
+    if question in RANKED_QUESTIONS:
+        return sorted(values.items(), key=lambda kv: -kv[1])
+    return list(values.items())
 
 
 def move_line(turn: DecisionTurn) -> str:
@@ -44,8 +62,8 @@ def _words(record: RunRecord, ref: str) -> str:
 def _distribution(
     record: RunRecord, title: str, values: Mapping[str, float], *, limit: int | None, marks: bool
 ) -> list[str]:
-    ordered = sorted(values.items(), key=lambda kv: -kv[1]) if limit is not None else values.items()
-    shown = list(ordered)[:limit] if limit is not None else list(ordered)
+    ordered = ordered_options(title, values)
+    shown = ordered[:limit] if limit is not None else ordered
     lines = [f"  {title}:"]
     width = max((len(key) for key, _ in shown), default=0)
     for key, probability in shown:
@@ -67,7 +85,7 @@ def counted(count: int, noun: str) -> str:
 
 def render_text(record: RunRecord) -> str:
     """The run turn by turn: each move, its ``next`` and ``argument`` distributions (most
-    probable first), the finishing turn's selection, then the answer."""
+    probable first), the finishing turn's selection (in world order), then the answer."""
     entry = record.entry
     lines = [
         f"{record.thinker} ({record.command}) on entry {entry.get('id')!r} "

@@ -13,12 +13,12 @@ from harness.llm import FakeDecisionModel, choose, yes
 from harness.models import Catalog, CatalogEntry
 from harness.record import RunRecord
 
-PREFERENCE = ("split_statements", "read_document", "list_folder", "finish")
-"""The fake model's moves, most wanted first: it reads and splits documents as it goes."""
+PREFERENCE = ("read_statements", "list_folder", "finish")
+"""The fake model's moves, most wanted first: it reads documents into statements as it goes."""
 
 
 def eager_reader(request: DecisionRequest) -> Mapping[str, Answer]:
-    """Split what is read, read what is listed, list the folder; first candidate; select all."""
+    """Read what is listed, list the folder; first candidate; select all."""
     answers: dict[str, Answer] = {}
     for question_id, question in request.questions.items():
         if isinstance(question, Choice):
@@ -62,7 +62,7 @@ async def test_the_model_reads_the_same_bytes_wherever_the_folder_is(
     second, second_model = await demo_on(deep)
     shipped, shipped_model = await demo_on(corpus_path())
     # The run read, split and answered: the comparison covers every kind of digest line.
-    assert {"list_folder", "read_document", "split_statements"} <= {t.tool for t in first.turns}
+    assert {"list_folder", "read_statements"} <= {t.tool for t in first.turns}
     assert first.answer
     # Byte for byte the same requests, so the same decisions, wherever the folder sits.
     assert first_model.bodies == second_model.bodies == shipped_model.bodies

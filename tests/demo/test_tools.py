@@ -1,4 +1,5 @@
-"""The demo's corpus and tools: list_folder, read_document, split_statements, the formatters."""
+"""The demo's corpus and tools: list_folder, read_document, split_statements, read_statements,
+the formatters."""
 
 from __future__ import annotations
 
@@ -11,18 +12,21 @@ import pytest
 
 from harness.artifacts import ListArtifact, TextFormatterRegistry, digest_words
 from harness.demo import (
+    MAX_DOCUMENT_BYTES,
     Document,
-    DocumentRef,
     Folder,
     ListFolder,
     ReadDocument,
+    ReadStatements,
     SplitStatements,
     Statement,
+    TextFile,
     UnreadableDocumentError,
     corpus_path,
     register_formatters,
     shown_path,
     split_into_statements,
+    survey_folder,
 )
 from harness.errors import InvalidInputError, LLMReadableError, NotFoundError
 from harness.tools import ClassToolProvider, Workflow
@@ -41,20 +45,20 @@ REFUSED = {
 }
 
 
-async def list_corpus() -> ListArtifact[DocumentRef]:
+async def list_corpus() -> ListArtifact[TextFile]:
     return await ListFolder(Workflow()).execute(Folder(str(corpus_path())), NO_CONTEXT)
 
 
-async def read(ref: DocumentRef) -> Document:
+async def read(ref: TextFile) -> Document:
     return await ReadDocument(Workflow()).execute(ref, NO_CONTEXT)
 
 
-def ref_of(path: pathlib.Path) -> DocumentRef:
-    """A listing entry for ``path``, as list_folder makes one: relative to its folder."""
-    return DocumentRef(path.name, "text", path.stat().st_size, folder=str(path.parent))
+def ref_of(path: pathlib.Path) -> TextFile:
+    """A text file entry for ``path``, as list_folder makes one: relative to its folder."""
+    return TextFile(path.name, "text", path.stat().st_size, folder=str(path.parent))
 
 
-def size_on_disk(ref: DocumentRef) -> int:
+def size_on_disk(ref: TextFile) -> int:
     return pathlib.Path(ref.location).stat().st_size
 
 
@@ -72,8 +76,8 @@ def test_corpus_has_about_thirty_files_of_every_listed_kind_in_under_200_kb() ->
     assert [p.name for p in files if p.stat().st_size == 0] == ["todo.md"]
 
 
-async def test_the_listing_finds_every_kind_of_file() -> None:
-    kinds = [ref.kind for ref in await list_corpus()]
+def test_the_survey_finds_every_kind_of_file() -> None:
+    kinds = [file.kind for file in survey_folder(str(corpus_path()))]
     assert set(kinds) == {"text", "code", "data", "office", "pdf", "image", "binary", "empty"}
     assert kinds.count("empty") == 1
     assert kinds.count("text") >= 15
@@ -110,20 +114,42 @@ def test_the_answer_key_names_real_files_and_sentences() -> None:
 # -- list_folder --------------------------------------------------------------------------------
 
 
-async def test_list_folder_is_complete_sorted_and_deterministic() -> None:
+async def test_list_folder_lists_exactly_the_text_files_sorted_and_deterministic() -> None:
     first = await list_corpus()
     second = await list_corpus()
     assert first == second
-    assert first.iterand_type is DocumentRef
+    assert first.iterand_type is TextFile
+    assert all(type(ref) is TextFile for ref in first)
     names = [ref.path for ref in first]
     assert names == sorted(names)
+    survey = survey_folder(str(corpus_path()))
     on_disk = sorted(
         p.relative_to(corpus_path()).as_posix() for p in corpus_path().rglob("*") if p.is_file()
     )
-    assert names == on_disk
+    assert [file.path for file in survey] == on_disk
+    assert names == [file.path for file in survey if file.kind in {"text", "code", "data"}]
+    left_out = {file.path for file in survey} - set(names)
+    # Every file left out is one a reader would refuse: the types rule it out, not a turn.
+    for path in sorted(left_out):
+        with pytest.raises(UnreadableDocumentError):
+            await read(ref_of(corpus_path() / path))
+    assert len(left_out) == 10
     for ref in first:
         assert ref.folder == str(corpus_path())
         assert ref.size == size_on_disk(ref)
+
+
+async def test_list_folder_leaves_out_blank_and_oversized_text(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "blank.md").write_text("  \n\n\t\n", encoding="utf-8")
+    (tmp_path / "huge.txt").write_text("word " * (MAX_DOCUMENT_BYTES // 5 + 1), encoding="utf-8")
+    (tmp_path / "note.txt").write_text("A real note.\n", encoding="utf-8")
+    listing = await ListFolder(Workflow()).execute(Folder(str(tmp_path)), NO_CONTEXT)
+    assert [ref.path for ref in listing] == ["note.txt"]
+    assert [(f.path, f.kind) for f in survey_folder(str(tmp_path))] == [
+        ("blank.md", "empty"),
+        ("huge.txt", "large"),
+        ("note.txt", "text"),
+    ]
 
 
 async def test_list_folder_walks_subfolders_of_any_folder(tmp_path: pathlib.Path) -> None:
@@ -153,25 +179,28 @@ async def test_list_folder_refuses_a_missing_folder_and_a_file(tmp_path: pathlib
 
 
 async def test_read_document_refuses_each_unreadable_kind_with_its_reason() -> None:
-    refused = [ref for ref in await list_corpus() if ref.kind in REFUSED]
-    assert {ref.kind for ref in refused} == set(REFUSED)
-    for ref in refused:
+    # Nothing listed is unreadable; a file that changed since the listing (here: an entry made
+    # by hand for each file the survey left out) is refused with its reason.
+    left_out = [f for f in survey_folder(str(corpus_path())) if f.kind in REFUSED]
+    assert {f.kind for f in left_out} == set(REFUSED)
+    for listed in left_out:
+        ref = TextFile(listed.path, "text", listed.size, folder=str(corpus_path()))
         with pytest.raises(UnreadableDocumentError) as caught:
             await read(ref)
         error = caught.value
         assert isinstance(error, InvalidInputError)
         assert isinstance(error, LLMReadableError)
         assert error.correctable
-        assert error.kind == ref.kind
+        assert error.kind == listed.kind
         name = pathlib.Path(ref.path).name
         assert error.message.startswith(shown_path(ref.path))
-        assert f"{name} {REFUSED[ref.kind]}" in error.message
+        assert f"{name} {REFUSED[listed.kind]}" in error.message
         assert str(error) == error.message
-    pdf = next(ref for ref in refused if ref.kind == "pdf")
+    pdf = next(f for f in left_out if f.kind == "pdf")
     with pytest.raises(UnreadableDocumentError) as caught:
-        await read(pdf)
+        await read(TextFile(pdf.path, "text", pdf.size, folder=str(corpus_path())))
     assert caught.value.message.endswith(
-        "annual-report-2026.pdf is a PDF: read_document reads text files only"
+        "annual-report-2026.pdf is a PDF: only text files can be read"
     )
 
 
@@ -203,16 +232,26 @@ async def test_read_document_reads_text_and_names_a_missing_file(tmp_path: pathl
     document = await read(ref_of(readme))
     assert document == Document("README.md", readme.read_text(encoding="utf-8"))
     with pytest.raises(NotFoundError, match=r"^gone\.md does not exist") as gone:
-        await read(DocumentRef("gone.md", "text", 10, folder=str(tmp_path)))
+        await read(TextFile("gone.md", "text", 10, folder=str(tmp_path)))
     assert str(tmp_path) not in gone.value.message
 
 
-async def test_read_document_reads_every_text_kind_of_the_listing() -> None:
-    readable = [ref for ref in await list_corpus() if ref.kind in {"text", "code", "data"}]
-    for ref in readable:
+async def test_read_document_reads_every_file_of_the_listing() -> None:
+    listed = await list_corpus()
+    assert {ref.kind for ref in listed} == {"text", "code", "data"}
+    for ref in listed:
         document = await read(ref)
         assert document.path == ref.path
         assert len(document.text.encode("utf-8")) == ref.size
+
+
+async def test_read_statements_is_read_then_split_in_one_move() -> None:
+    splitter = SplitStatements(Workflow())
+    reader = ReadStatements(Workflow())
+    for ref in await list_corpus():
+        both = await reader.execute(ref, NO_CONTEXT)
+        assert both == await splitter.execute(await read(ref), NO_CONTEXT)
+        assert all(statement.source == ref.path for statement in both)
 
 
 # -- split_statements ---------------------------------------------------------------------------
@@ -223,7 +262,7 @@ async def test_split_statements_finds_every_planted_decision_with_its_source() -
     splitter = SplitStatements(Workflow())
     for decision in key["decisions"]:
         path = corpus_path() / decision["file"]
-        listed = DocumentRef(decision["file"], "text", path.stat().st_size, str(corpus_path()))
+        listed = TextFile(decision["file"], "text", path.stat().st_size, str(corpus_path()))
         statements = await splitter.execute(await read(listed), NO_CONTEXT)
         assert statements.iterand_type is Statement
         assert Statement(decision["file"], decision["sentence"]) in statements.iterands
@@ -306,8 +345,8 @@ async def test_the_shipped_emails_yield_no_header_statements() -> None:
 def test_formatters_say_what_each_artifact_reads_as() -> None:
     registry = TextFormatterRegistry()
     register_formatters(registry)
-    ref = DocumentRef("notes/todo.md", "empty", 0)
-    assert digest_words(ref, registry) == "notes/todo.md (empty, 0 bytes)"
+    ref = TextFile("notes/todo.md", "text", 12)
+    assert digest_words(ref, registry) == "notes/todo.md (text, 12 bytes)"
     document = Document("minutes/board.md", "# Board meeting\n\nThe board approved raising prices.")
     assert (
         digest_words(document, registry)
@@ -319,16 +358,23 @@ def test_formatters_say_what_each_artifact_reads_as() -> None:
     assert digest_words(Folder("/opt/venv/site-packages/harness/demo/corpus/"), registry) == (
         "corpus"
     )
-    deep = DocumentRef("/opt/site-packages/harness/demo/corpus/minutes/2027/board.md", "text", 9)
+    deep = TextFile("/opt/site-packages/harness/demo/corpus/minutes/2027/board.md", "text", 9)
     assert digest_words(deep, registry) == ".../minutes/2027/board.md (text, 9 bytes)"
 
 
 def test_the_tools_are_palette_ready() -> None:
-    providers = [ClassToolProvider(tool) for tool in (ListFolder, ReadDocument, SplitStatements)]
-    assert [p.name for p in providers] == ["list_folder", "read_document", "split_statements"]
-    assert [(p.input_type, p.output_type) for p in providers] == [
-        (Folder, ListArtifact[DocumentRef]),
-        (DocumentRef, Document),
-        (Document, ListArtifact[Statement]),
+    tools = (ListFolder, ReadDocument, SplitStatements, ReadStatements)
+    providers = [ClassToolProvider(tool) for tool in tools]
+    assert [p.name for p in providers] == [
+        "list_folder",
+        "read_document",
+        "split_statements",
+        "read_statements",
     ]
-    assert "PDFs" in providers[1].description
+    assert [(p.input_type, p.output_type) for p in providers] == [
+        (Folder, ListArtifact[TextFile]),
+        (TextFile, Document),
+        (Document, ListArtifact[Statement]),
+        (TextFile, ListArtifact[Statement]),
+    ]
+    assert "left out" in providers[0].description

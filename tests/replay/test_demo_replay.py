@@ -16,7 +16,7 @@ import harness
 from harness.cli import main
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.decision import systemone as systemone_codec
-from harness.demo import Document, DocumentRef, Folder, PriceDecisionFinder, corpus_path
+from harness.demo import Document, Folder, PriceDecisionFinder, TextFile, corpus_path
 from harness.llm import DecisionClient, SystemOneClient
 from harness.llm._override import ModelOverride
 from harness.models import Catalog, CatalogEntry
@@ -175,12 +175,12 @@ def test_a_replay_gives_the_same_answer_turns_and_wire_bytes_with_no_socket(
 
 
 def change_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``read_document`` now puts a sentence first: its output (and digest) changes."""
+    """``read_statements`` now reads a sentence first: its output (and digest) changes."""
     import harness.demo._tools as tools
 
     real = tools._read
 
-    def changed(ref: DocumentRef) -> Document:
+    def changed(ref: TextFile) -> Document:
         document = real(ref)
         return Document(document.path, "Prices double on 1 May 2027. " + document.text)
 
@@ -188,7 +188,7 @@ def change_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _first_read(record: RunRecord) -> int:
-    return next(t.turn for t in record.turns if t.tool == "read_document" and t.failure is None)
+    return next(t.turn for t in record.turns if t.tool == "read_statements" and t.failure is None)
 
 
 def test_a_changed_tool_output_fails_the_replay_naming_the_first_divergent_turn(
