@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from harness.cli import _demo, _record, _run, _serve
+from harness.cli import _demo, _observe, _record, _run, _serve
 from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
 __all__ = ["build_parser", "main"]
@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     _run.add_parser(commands)
     _record.add_parser(commands)
     _serve.add_parser(commands)
+    for traced in ("run", "demo"):
+        _observe.add_option(commands.choices[traced])
     return parser
 
 
@@ -41,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     name = f"harness {args.name}"
     try:
-        code: int = args.command(args)
+        with _observe.console_if_asked(args):
+            code: int = args.command(args)
     except CliError as error:
         print(f"{name}: error: {error}", file=sys.stderr, flush=True)
         return EXIT_USAGE

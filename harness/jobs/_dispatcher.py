@@ -17,6 +17,7 @@ from harness.errors import (
     UpstreamThrottleError,
 )
 from harness.jobs._events import EventKind, JobEvent, JobSnapshot, Subscription
+from harness.jobs._hooks import DISPATCHER_HOOKS
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
@@ -121,6 +122,8 @@ class Dispatcher:
         self._subscriptions: list[Subscription] = []
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._closed = False
+        for hook in tuple(DISPATCHER_HOOKS):  # observers (harness.observe) subscribe here
+            hook(self)
 
     async def __aenter__(self) -> Dispatcher:
         return self
@@ -164,7 +167,7 @@ class Dispatcher:
             tool_name=job.tool_name,
             metadata=job.metadata,
         )
-        event = JobEvent(kind, snapshot, **fields)  # type: ignore[arg-type]
+        event = JobEvent(kind, snapshot, live_job=job, **fields)  # type: ignore[arg-type]
         for subscription in tuple(self._subscriptions):
             try:
                 subscription.deliver(event)
@@ -283,6 +286,7 @@ class Dispatcher:
                         message=signal.message,
                         attempt=attempt + 1,
                         delay=wait,
+                        error=signal,
                     )
                     log.info("re-running %s in %.3f s: %s", job.describe(), wait, signal.message)
                     await self.pacing.sleep(wait)
