@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -10,8 +11,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 import harness.observe
-from harness.deciding import DecisionThinker, ThinkerRun
-from harness.decision import Answer, Choice, DecisionRequest, DecisionResponse
+from harness.deciding import DecisionCall, DecisionThinker, ThinkerRun
+from harness.decision import Answer, Choice, DecisionRequest, DecisionResponse, Noul, NoulAnswer
 from harness.errors import OverloadedError
 from harness.jobs import Dispatcher, Pacing
 from harness.llm import FakeDecisionModel
@@ -302,3 +303,44 @@ def test_an_instrumentation_attaches_to_one_dispatcher_only(telemetry: Telemetry
 
 
 __all__ = ["JudgeNote", "SplitNote"]
+
+
+async def test_a_call_that_waits_for_admission_has_a_wait_span(telemetry: Telemetry) -> None:
+    release = asyncio.Event()
+
+    async def slow(request: DecisionRequest) -> Mapping[str, Answer]:
+        await release.wait()
+        return {"q": NoulAnswer(0.5)}
+
+    catalog = Catalog(
+        [
+            CatalogEntry(
+                id="fake",
+                provider="fake",
+                wire_model_id="fake-decider",
+                max_context_tokens=100_000,
+                max_concurrent=1,
+            )
+        ],
+        {"decision": "fake"},
+    )
+    request = DecisionRequest({"text": "x"}, {"q": Noul("is it?")})
+    async with Dispatcher(catalog, clients={"fake": FakeDecisionModel(slow)}) as d:
+        first = d.submit(DecisionCall(Workflow(), request))
+        second = d.submit(DecisionCall(Workflow(), request))
+        await asyncio.sleep(0.05)
+        release.set()
+        await first.result()
+        await second.result()
+    spans = telemetry.spans.get_finished_spans()
+    (wait,) = by_name(spans)["admission wait"]
+    parent = parent_of(wait, spans)
+    assert parent is not None
+    assert parent.name == "decision fake-decider"
+    assert wait.attributes is not None
+    assert "gate" in str(wait.attributes["harness.admission.waited_for"])
+    waits = [
+        p for p in points(telemetry, "harness.admission.wait") if isinstance(p, HistogramDataPoint)
+    ]
+    assert sum(p.count for p in waits) == 1
+    assert waits[0].sum > 0
