@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Final
 
+from harness.cli import _observe
 from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -65,6 +66,9 @@ def build_parser(command: str | None = None, *, light: bool = False) -> argparse
             commands.add_parser(name, help=help_text)
         else:
             importlib.import_module(module).add_parser(commands)
+    for traced in ("run", "demo"):
+        if not light or traced == command:
+            _observe.add_option(commands.choices[traced])
     return parser
 
 
@@ -78,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_command_in(given), light=True).parse_args(given)
     name = f"harness {args.name}"
     try:
-        code: int = args.command(args)
+        with _observe.console_if_asked(args):
+            code: int = args.command(args)
     except CliError as error:
         print(f"{name}: error: {error}", file=sys.stderr, flush=True)
         return EXIT_USAGE

@@ -21,6 +21,7 @@ from harness.errors import (
 )
 from harness.jobs._budget import charge_budgets
 from harness.jobs._events import EventKind, JobEvent, JobSnapshot, Subscription
+from harness.jobs._hooks import DISPATCHER_HOOKS
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
@@ -221,6 +222,8 @@ class Dispatcher:
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._intake = _Intake(INTAKE_PER_SLICE)
         self._closed = False
+        for hook in tuple(DISPATCHER_HOOKS):  # observers (harness.observe) subscribe here
+            hook(self)
 
     async def __aenter__(self) -> Dispatcher:
         return self
@@ -271,7 +274,7 @@ class Dispatcher:
             tool_name=job.tool_name,
             metadata=job.metadata,
         )
-        event = JobEvent(kind, snapshot, **fields)  # type: ignore[arg-type]
+        event = JobEvent(kind, snapshot, live_job=job, **fields)  # type: ignore[arg-type]
         for subscription in tuple(self._subscriptions):
             try:
                 subscription.deliver(event)
@@ -397,6 +400,7 @@ class Dispatcher:
                         message=error.message,
                         attempt=attempt + 1,
                         delay=wait,
+                        error=error,
                     )
                     log.info("re-running %s in %.3f s: %s", job.describe(), wait, error.message)
                     await self._pause(job, wait, budget)

@@ -63,6 +63,9 @@ class JobEvent:
     attempt: int = 0
     delay: float | None = None
     error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+    live_job: object = attrs.field(default=None, eq=False, repr=False)
+    """The live job (a :class:`harness.jobs.Job`), for observers that read its request, tool or
+    record; never change it from a subscriber."""
 
 
 @attrs.define(eq=False)
