@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from harness.cli import _demo, _record, _run, _serve
+from harness.cli import _batch, _demo, _record, _run, _serve
 from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
 __all__ = ["build_parser", "main"]
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run.add_parser(commands)
     _record.add_parser(commands)
     _serve.add_parser(commands)
+    _batch.add_parser(commands)
     return parser
 
 

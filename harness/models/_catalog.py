@@ -42,6 +42,7 @@ DECISION = "decision"
 _STR_FIELDS = ("id", "provider", "kind", "wire_model_id", "base_url", "path", "api_key_env")
 _INT_FIELDS = ("max_context_tokens", "tpm", "rpm", "max_concurrent", "max_options", "max_levels")
 _FLOAT_FIELDS = ("input_price_per_million",)
+_BOOL_FIELDS = ("adaptive",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 
 
@@ -161,6 +162,8 @@ def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif key in _FLOAT_FIELDS:
             ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif key in _BOOL_FIELDS:
+            ok = isinstance(value, bool)
         else:  # pragma: no cover - every field is in one of the groups above
             ok = False
         if not ok:
