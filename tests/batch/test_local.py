@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from harness.batch import BatchError, BatchSpec, run_batch_async
 from harness.models import Catalog
-from harness.models._adaptive import AdaptiveAdmission
+from harness.models._adaptive import AdaptiveAdmission, AdaptiveLimit
 from harness.testing import FakeSystemOneServer
 from tests.batch.conftest import read_results, write_inputs
 
@@ -42,7 +43,7 @@ async def test_every_input_gets_one_result_line_and_a_rerun_runs_nothing(tmp_pat
         assert usage["decisions"] >= 1
         assert usage["counted_input_tokens"] > 0
         assert usage["cost"] > 0
-        assert Path(str(first["record"])).is_file()
+        assert await asyncio.to_thread(Path(str(first["record"])).is_file)
         again = await run_batch_async(spec, inputs, out, catalog=catalog)
         assert (again.ran, again.already_done) == (0, 30)
         assert server.requests == decisions  # nothing ran twice
@@ -71,7 +72,7 @@ async def test_bad_lines_are_reported_by_number_or_stop_the_batch(tmp_path: Path
         )
     assert (summary.completed, summary.invalid) == (2, 2)
     by_line = {r["line"]: r for r in read_results(tmp_path / "out.jsonl")}
-    assert sorted(by_line) == [1, 2, 4, 5]  # a blank line is no input
+    assert sorted(int(n) for n in by_line) == [1, 2, 4, 5]  # type: ignore[call-overload]  # a blank line is no input
     assert by_line[2]["status"] == "invalid"
     assert by_line[4]["status"] == "invalid"
     assert "not json" not in json.dumps(by_line[2])  # the reason, never the line itself
@@ -120,3 +121,44 @@ async def test_adaptive_concurrency_settles_under_a_server_that_takes_three(
     limit = admission.limits["fake-systemone"]
     assert limit.allowed <= 3
     assert limit.learned <= 3
+
+
+def test_adaptive_needs_a_concurrency_bound_and_reads_from_toml(tmp_path: Path) -> None:
+    from harness.models import CatalogEntry, CatalogError, load_catalog
+
+    with pytest.raises(CatalogError, match="adaptive = true needs max_concurrent"):
+        CatalogEntry(
+            id="w",
+            provider="systemone",
+            wire_model_id="m",
+            base_url="http://127.0.0.1:9",
+            max_context_tokens=100,
+            tpm=1000,
+            adaptive=True,
+        )
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[[entries]]\nid = "a"\nprovider = "systemone"\nwire_model_id = "m"\n'
+        'base_url = "http://127.0.0.1:9"\nmax_context_tokens = 100\nmax_concurrent = 4\n'
+        'adaptive = true\n\n[pins]\ndecision = "a"\n',
+        encoding="utf-8",
+    )
+    assert load_catalog(str(path)).entry("a").adaptive is True
+    path.write_text(path.read_text().replace("adaptive = true", 'adaptive = "yes"'))
+    with pytest.raises(CatalogError, match="adaptive has the wrong type"):
+        load_catalog(str(path))
+
+
+def test_the_adaptive_limit_halves_learns_and_grows_back() -> None:
+    now = [0.0]
+    limit = AdaptiveLimit(8, clock=lambda: now[0], cooldown=0.5, probe_after=30.0)
+    limit.throttled(in_flight=6)
+    assert (limit.allowed, limit.learned) == (4, 5)
+    limit.throttled(in_flight=6)  # same burst: no second cut
+    assert limit.allowed == 4
+    for _ in range(50):
+        limit.succeeded()
+    assert limit.allowed == 5  # grows back to what it learned, no further
+    now[0] = 31.0
+    limit.succeeded()
+    assert limit.learned == 6  # probing again after a quiet half minute
