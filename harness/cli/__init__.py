@@ -43,6 +43,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "re-run a thinker offline from a record; exit 0 when it takes the same moves and answer",
     ),
     "serve": ("harness.cli._serve", "serve a catalog entry as a System One server on 127.0.0.1"),
+    "batch": (
+        "harness.cli._batch",
+        "run a thinker over every line of a JSONL file (resumable; local or on Ray)",
+    ),
 }
 """Each command's module (with ``add_parser``) and its one-line help."""
 

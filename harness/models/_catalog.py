@@ -63,6 +63,7 @@ _INT_FIELDS = (
     "max_connections",
 )
 _FLOAT_FIELDS = ("input_price_per_million",)
+_BOOL_FIELDS = ("adaptive",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 _RETRY_KEYS: dict[str, str] = {
     "max_retries": "int",
@@ -231,6 +232,8 @@ def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif key in _FLOAT_FIELDS:
             ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif key in _BOOL_FIELDS:
+            ok = isinstance(value, bool)
         else:  # pragma: no cover - every field is in one of the groups above
             ok = False
         if not ok:

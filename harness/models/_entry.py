@@ -156,6 +156,9 @@ class CatalogEntry:
     retry: RetrySettings | None = None
     """How the dispatcher re-runs a call of this entry (``[entries.retry]``); ``None`` keeps
     the default policy."""
+    adaptive: bool = False
+    """Lower the effective concurrency on 429s and raise it back on successes (AIMD), within
+    ``max_concurrent``; used where admission is adaptive (``harness batch``)."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -187,6 +190,11 @@ class CatalogEntry:
             rules.append(
                 "both tpm and max_concurrent are set: an entry is bounded either by a quota "
                 "window (tpm, optional rpm) or by max_concurrent, not both"
+            )
+        if self.adaptive and self.max_concurrent is None:
+            rules.append(
+                "adaptive = true needs max_concurrent: the adaptive limit moves a concurrency "
+                "bound, and a quota window (tpm) has none"
             )
         if self.tpm is None and self.max_concurrent is None:
             rules.append(

@@ -31,7 +31,7 @@ from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
 from harness.llm import DecisionClient, client_for, wire_body
 from harness.llm._redact import Redaction
-from harness.models import DECISION, Catalog, CatalogEntry
+from harness.models import DECISION, Admission, Catalog, CatalogEntry
 from harness.record._cassette import RecordedReply, answers_json
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
 from harness.tools import DecisionTool, Workflow
@@ -163,13 +163,15 @@ async def record_run(
     keep_bodies: bool = False,
     clients: Mapping[str, DecisionClient] | None = None,
     upstream_retries: int = 3,
+    admission: Admission | None = None,
 ) -> RecordedRun:
     """Run ``tool`` on ``input`` through a dispatcher over ``catalog`` and record the run.
 
     ``entry_id`` pins that catalog entry to the decision seat of a copy of ``catalog`` (the
     caller's catalog is not changed; an unknown or non-decision entry raises
     :class:`~harness.models.CatalogError`). ``on_progress`` gets each progress event of the
-    run's top job as it happens. ``clients`` overrides the client of an entry id (tests,
+    run's top job as it happens. ``admission`` shares gates and buckets with other runs (a batch
+    runs many at once under one admission). ``clients`` overrides the client of an entry id (tests,
     benchmarks); any other entry gets its provider's client. A run that fails raises
     :class:`RunFailedError` carrying the partial record.
     """
@@ -180,7 +182,7 @@ async def record_run(
     started = time.perf_counter()
     product: Artifact | None = None
     failure: Exception | None = None
-    dispatcher = RecordingDispatcher(catalog, clients=dict(clients or {}))
+    dispatcher = RecordingDispatcher(catalog, clients=dict(clients or {}), admission=admission)
     async with dispatcher:
         if on_progress is not None:
             top = job.identity.job_id

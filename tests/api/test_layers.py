@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "harness"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors"}),
+    frozenset({"errors", "_guard"}),
     frozenset({"decision", "artifacts", "scope"}),
     frozenset({"models"}),
     frozenset({"llm"}),
@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_palette", "palette"}),
     frozenset({"deciding"}),
     frozenset({"record"}),
-    frozenset({"runs", "testing", "serve", "demo"}),
+    frozenset({"runs", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
     frozenset({"cli", "__main__", "mypy"}),
 )
 """Lowest first: a package may import its own layer and the layers below it."""
@@ -36,6 +36,10 @@ ALLOWED_UPWARD = {
     # DecisionThinker.run / run_sync are the run API's front door on the class users hold;
     # they import harness.runs when called (never at import time) and only delegate.
     ("deciding", "runs"),
+    # The replay client and the model override read cassettes and records (ARCHITECTURE.md
+    # section 13: the replay client "may use decision, record format"); they import the format
+    # when a cassette is loaded, never when harness.llm is imported (the fresh-import test below).
+    ("llm", "record"),
 }
 
 

@@ -1,0 +1,188 @@
+"""``harness batch``: a thinker over every line of a JSONL file, resumable, local or on Ray."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal, TextIO
+
+import attrs
+
+from harness.llm import DecisionClient
+from harness.models import Catalog
+
+from ._inputs import BadLine, InputLine, read_inputs
+from ._progress import Progress
+from ._results import ResultsFile
+from ._target import BatchError, import_target, input_type_of
+from ._worker import BatchSpec, BatchWorker
+
+__all__ = ["BatchSummary", "run_batch", "run_batch_async"]
+
+
+@attrs.frozen
+class BatchSummary:
+    """What a batch did: inputs in the file, already done before, run now, by outcome."""
+
+    inputs: int
+    already_done: int
+    ran: int
+    completed: int
+    failed: int
+    invalid: int
+    seconds: float
+    out: Path
+
+
+def _prepare(
+    spec: BatchSpec, inputs: Path, out: Path, on_bad_line: Literal["skip", "fail"]
+) -> tuple[ResultsFile, list[InputLine], list[BadLine], int]:
+    tool_class = import_target(spec.target)
+    input_type = input_type_of(tool_class, spec.target)
+    if not inputs.is_file():
+        raise BatchError(f"no input file {inputs}: give a JSONL file, one input object a line")
+    try:
+        results = ResultsFile(out)
+    except ValueError as error:
+        raise BatchError(str(error)) from None
+    good: list[InputLine] = []
+    bad: list[BadLine] = []
+    for line in read_inputs(inputs, input_type):
+        if isinstance(line, InputLine):
+            good.append(line)
+        else:
+            bad.append(line)
+    if bad and on_bad_line == "fail":
+        results.close()
+        shown = "; ".join(f"line {b.number}: {b.reason}" for b in bad[:5])
+        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+        raise BatchError(
+            f"{inputs}: {len(bad)} line(s) are not inputs of {spec.target}: {shown}{more}; fix "
+            "them, or pass --on-bad-line skip to report them in the results and run the rest"
+        )
+    total = len(good) + len(bad)
+    return results, good, bad, total
+
+
+async def run_batch_async(
+    spec: BatchSpec,
+    inputs: Path,
+    out: Path,
+    *,
+    on_bad_line: Literal["skip", "fail"] = "skip",
+    catalog: Catalog | None = None,
+    clients: Mapping[str, DecisionClient] | None = None,
+    progress: TextIO | None = None,
+) -> BatchSummary:
+    """Run the batch in this process, ``spec.concurrency`` inputs at a time."""
+    began = time.monotonic()
+    results, good, bad, total = _prepare(spec, inputs, out, on_bad_line)
+    already = len(results.done)
+    counts = {"completed": 0, "failed": 0, "invalid": 0}
+    pending = [line for line in good if line.number not in results.done]
+    meter = Progress(
+        len(pending) + sum(b.number not in results.done for b in bad), progress or sys.stderr
+    )
+    try:
+        for wrong in bad:
+            if results.write({"line": wrong.number, "status": "invalid", "error": wrong.reason}):
+                counts["invalid"] += 1
+                meter.advance(failed=True)
+        worker = BatchWorker(spec, catalog=catalog, clients=clients)
+        try:
+            window = max(1, spec.concurrency) * 4
+            running: set[asyncio.Task[dict[str, object]]] = set()
+            queue = iter(pending)
+            while True:
+                for line in queue:
+                    running.add(asyncio.create_task(worker.run_line(line.number, line.text)))
+                    if len(running) >= window:
+                        break
+                if not running:
+                    break
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    result = task.result()
+                    if results.write(result):
+                        status = str(result["status"])
+                        counts[status] = counts.get(status, 0) + 1
+                        meter.advance(failed=status != "completed")
+        finally:
+            await worker.aclose()
+    finally:
+        results.close()
+    return BatchSummary(
+        inputs=total,
+        already_done=already,
+        ran=sum(counts.values()),
+        completed=counts["completed"],
+        failed=counts["failed"],
+        invalid=counts["invalid"],
+        seconds=time.monotonic() - began,
+        out=out,
+    )
+
+
+def run_batch(
+    spec: BatchSpec,
+    inputs: Path,
+    out: Path,
+    *,
+    on_bad_line: Literal["skip", "fail"] = "skip",
+    ray: str | None = None,
+    chunk: int | None = None,
+    progress: TextIO | None = None,
+    catalog: Catalog | None = None,
+    clients: Mapping[str, DecisionClient] | None = None,
+) -> BatchSummary:
+    """Run the batch: in this process, or on Ray when ``ray`` names a cluster (``auto``, an
+    address, or ``local`` to start one here). Inputs that already have a result in ``out`` are
+    not run again."""
+    if ray is None:
+        return asyncio.run(
+            run_batch_async(
+                spec,
+                inputs,
+                out,
+                on_bad_line=on_bad_line,
+                catalog=catalog,
+                clients=clients,
+                progress=progress,
+            )
+        )
+    from ._ray import run_on_ray
+
+    began = time.monotonic()
+    results, good, bad, total = _prepare(spec, inputs, out, on_bad_line)
+    already = len(results.done)
+    counts = {"completed": 0, "failed": 0, "invalid": 0}
+    pending = [(line.number, line.text) for line in good if line.number not in results.done]
+    meter = Progress(
+        len(pending) + sum(b.number not in results.done for b in bad), progress or sys.stderr
+    )
+
+    def write(result: dict[str, object]) -> None:
+        if results.write(result):
+            status = str(result["status"])
+            counts[status] = counts.get(status, 0) + 1
+            meter.advance(failed=status != "completed")
+
+    try:
+        for wrong in bad:
+            write({"line": wrong.number, "status": "invalid", "error": wrong.reason})
+        run_on_ray(spec, pending, ray, write, chunk=chunk or max(1, spec.concurrency))
+    finally:
+        results.close()
+    return BatchSummary(
+        inputs=total,
+        already_done=already,
+        ran=sum(counts.values()),
+        completed=counts["completed"],
+        failed=counts["failed"],
+        invalid=counts["invalid"],
+        seconds=time.monotonic() - began,
+        out=out,
+    )

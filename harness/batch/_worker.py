@@ -1,0 +1,188 @@
+"""One process's share of a batch: a catalog, its clients and one admission, running inputs.
+
+Every engine runs inputs through a :class:`BatchWorker`: the local engine holds one in the
+driver; the Ray engine holds one in each task. Each input runs as its own recorded run (a
+dispatcher per run, sharing the worker's clients and admission, so the entry's limits hold
+across the runs of a process, and across processes when the admission is shared through Redis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from harness.artifacts import Artifact, ListArtifact, from_json
+from harness.decision import DecisionRequest, DecisionResponse
+from harness.errors import RateLimitedError
+from harness.llm import DecisionClient, client_for
+from harness.models import DECISION, Admission, Catalog, CatalogEntry, load_catalog
+from harness.models._adaptive import AdaptiveAdmission
+from harness.record import RunFailedError, record_run
+from harness.record._format import RunRecord
+from harness.tools import DecisionTool, Workflow
+
+from ._target import BatchError, import_target, input_type_of
+
+__all__ = ["BatchSpec", "BatchWorker"]
+
+
+@attrs.frozen
+class BatchSpec:
+    """What every process of a batch needs to run its inputs (plain values: it is pickled)."""
+
+    target: str
+    catalog_path: str | None = None
+    entry_id: str | None = None
+    admission_url: str | None = None
+    records_dir: str | None = None
+    concurrency: int = 8
+    upstream_retries: int = 3
+
+
+class _Adapting:
+    """A client that tells the admission of each 429 and each answer (adaptive entries)."""
+
+    def __init__(self, inner: DecisionClient, admission: Any) -> None:  # Any: either admission
+        self.inner = inner
+        self.admission = admission
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        try:
+            response = await self.inner.decide(request, entry, timeout=timeout)
+        except RateLimitedError:
+            await self.admission.throttled(entry)
+            raise
+        await self.admission.succeeded(entry)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _admission_for(spec: BatchSpec) -> Admission:
+    if spec.admission_url is None:
+        return AdaptiveAdmission()
+    from harness.models._redis_admission import RedisAdmission
+
+    return RedisAdmission(spec.admission_url)
+
+
+class BatchWorker:
+    """Runs inputs of one batch in this process, ``spec.concurrency`` at a time."""
+
+    def __init__(
+        self,
+        spec: BatchSpec,
+        *,
+        catalog: Catalog | None = None,
+        clients: Mapping[str, DecisionClient] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.tool_class: type[DecisionTool[Any, Artifact]] = import_target(spec.target)
+        self.input_type = input_type_of(self.tool_class, spec.target)
+        self.catalog = catalog if catalog is not None else load_catalog(spec.catalog_path)
+        if spec.entry_id is not None:
+            self.catalog.pin(DECISION, spec.entry_id)
+        self.entry = self.catalog.pinned(DECISION)
+        self.admission = _admission_for(spec)
+        given = dict(clients or {})
+        inner = given.get(self.entry.id) or client_for(self.entry)
+        self._owned = self.entry.id not in given
+        self._inner = inner
+        self.clients: dict[str, DecisionClient] = {self.entry.id: inner}
+        if self.entry.adaptive:
+            self.clients[self.entry.id] = _Adapting(inner, self.admission)
+        self._slots = asyncio.Semaphore(spec.concurrency) if spec.concurrency > 0 else None
+
+    async def run_line(self, number: int, text: str) -> dict[str, object]:
+        """Run the input on line ``number``; its result line (never raises for a failed run)."""
+        if self._slots is None:
+            return await self._run(number, text)
+        async with self._slots:
+            return await self._run(number, text)
+
+    async def _run(self, number: int, text: str) -> dict[str, object]:
+        try:
+            given = from_json(self.input_type, text)
+        except (TypeError, ValueError) as error:
+            return {"line": number, "status": "invalid", "error": str(error)[:200]}
+        try:
+            tool = self.tool_class(Workflow())
+        except Exception as error:  # a user's constructor: nothing ran
+            raise BatchError(
+                f"building {self.spec.target} failed: {type(error).__name__}: {error}"
+            ) from None
+        try:
+            outcome = await record_run(
+                tool,
+                given,
+                catalog=self.catalog,
+                command="batch",
+                clients=self.clients,
+                admission=self.admission,
+                upstream_retries=self.spec.upstream_retries,
+            )
+        except RunFailedError as failed:
+            return self._result(number, "failed", failed.record, error=str(failed))
+        product = outcome.product
+        items = product.iterands if isinstance(product, ListArtifact) else (product,)
+        del items
+        return self._result(number, "completed", outcome.record)
+
+    def _result(
+        self, number: int, status: str, record: RunRecord, *, error: str | None = None
+    ) -> dict[str, object]:
+        calls = record.calls
+        answered = [call for call in calls if call.success]
+        billed = [call.input_tokens for call in calls if call.input_tokens is not None]
+        counted = [c.counted_input_tokens for c in calls if c.counted_input_tokens is not None]
+        cost = None
+        if self.entry.input_price_per_million is not None:
+            cost = sum(
+                self.entry.cost(
+                    call.input_tokens
+                    if call.input_tokens is not None
+                    else call.counted_input_tokens or 0
+                )
+                or 0.0
+                for call in answered
+            )
+        result: dict[str, object] = {
+            "line": number,
+            "status": status,
+            "answer": [item.value for item in record.answer],
+            "refs": [item.ref for item in record.answer],
+            "usage": {
+                "decisions": len(answered),
+                "calls": len(calls),
+                "retries": len(calls) - len(answered) if status == "completed" else None,
+                "billed_input_tokens": sum(billed) if billed else None,
+                "counted_input_tokens": sum(counted),
+                "cost": cost,
+                "model_seconds": round(record.model_seconds, 6),
+                "wall_seconds": round(record.wall_seconds, 6),
+            },
+        }
+        if error is not None:
+            result["error"] = error[:500]
+        if self.spec.records_dir is not None:
+            folder = Path(self.spec.records_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"line-{number:08d}.json"
+            record.write(path)
+            result["record"] = str(path)
+        return result
+
+    async def aclose(self) -> None:
+        """Close the clients this worker made and the admission's connection."""
+        if self._owned:
+            await self._inner.aclose()
+        closing = getattr(self.admission, "aclose", None)
+        if closing is not None:
+            await closing()

@@ -1,0 +1,83 @@
+"""``harness batch MODULE:CLASS INPUTS.jsonl --out RESULTS.jsonl``: a thinker over many inputs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli._common import CliError, add_model_options, catalog_from, say
+
+__all__ = ["add_parser", "batch"]
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``harness batch``."""
+    parser = commands.add_parser(
+        "batch",
+        help="run a thinker over every line of a JSONL file (resumable; local or on Ray)",
+        description=(
+            "Run MODULE:CLASS on each line of INPUTS (one input object a line) and write one "
+            "result line per input to --out: its answer, refs, usage and status. Started again "
+            "with the same arguments, it runs only the inputs that have no result yet."
+        ),
+    )
+    parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
+    parser.add_argument("inputs", metavar="INPUTS.jsonl", help="one input object a line")
+    parser.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="result lines")
+    parser.add_argument("--records", metavar="DIR", help="write each input's run record here")
+    parser.add_argument(
+        "--concurrency", type=int, default=8, metavar="N", help="inputs in flight (default 8)"
+    )
+    parser.add_argument(
+        "--on-bad-line",
+        choices=("skip", "fail"),
+        default="skip",
+        help="a line that is not an input: report it as an 'invalid' result and go on (skip, "
+        "the default), or stop before running anything (fail)",
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="auto|ADDRESS|local",
+        help="run on Ray: a running cluster (auto), one at ADDRESS, or one started here (local)",
+    )
+    parser.add_argument(
+        "--admission",
+        metavar="redis://HOST:PORT",
+        help="share each entry's gate and bucket through Redis with every other process",
+    )
+    parser.add_argument(
+        "--retries", type=int, default=3, metavar="N", help="retries per decision (default 3)"
+    )
+    add_model_options(parser)
+    parser.set_defaults(command=batch)
+
+
+def batch(args: argparse.Namespace) -> int:
+    """Run the batch and print its summary."""
+    from harness.batch import BatchError, BatchSpec, run_batch
+
+    if args.concurrency < 1:
+        raise CliError("--concurrency must be at least 1")
+    catalog_from(args)  # an unknown entry or a broken catalog fails before anything runs
+    spec = BatchSpec(
+        target=args.target,
+        catalog_path=args.catalog,
+        entry_id=args.entry,
+        admission_url=args.admission,
+        records_dir=args.records,
+        concurrency=args.concurrency,
+        upstream_retries=args.retries,
+    )
+    try:
+        summary = run_batch(
+            spec, Path(args.inputs), Path(args.out), on_bad_line=args.on_bad_line, ray=args.ray
+        )
+    except BatchError as error:
+        raise CliError(str(error)) from None
+    say(
+        f"batch: {summary.ran} run ({summary.completed} completed, {summary.failed} failed, "
+        f"{summary.invalid} invalid), {summary.already_done} already done, "
+        f"{summary.seconds:.1f} s; results: {summary.out}",
+        error=True,
+    )
+    return 0 if summary.failed == 0 and summary.invalid == 0 else 1
