@@ -29,9 +29,9 @@ import timeit
 from collections.abc import Callable, Mapping
 
 from harness.deciding import DecisionCall
-from harness.decision import Choice, DecisionRequest, Noul, Score, systemone
+from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Score, systemone
 from harness.jobs import Dispatcher
-from harness.models import default_catalog, tokenizer
+from harness.models import CatalogEntry, default_catalog, tokenizer
 from harness.tools import Workflow
 
 LATENCY_TARGET = 0.2
@@ -97,7 +97,7 @@ async def latency(
             else:
                 response = await dispatcher.run(DecisionCall(workflow, request))
                 if not response.success:
-                    raise SystemExit(f"a harness call failed: {response.reason}")
+                    raise SystemExit(f"a harness call failed: {response.failure}")
             elapsed = time.perf_counter() - started
             if round_ >= 20:  # the first rounds warm caches, the pool and the model
                 (direct if way == 0 else harness).append(elapsed)
@@ -157,7 +157,56 @@ def pieces(request: DecisionRequest) -> list[tuple[str, float]]:
         out.append((name, best * 1e6))
     loop.close()
     del wire
+    out.extend(asyncio.run(paths(request, reply)))
     return out
+
+
+class _Instant:
+    """A decision client answering at once with a canned reply (decoded as the embedded one is)."""
+
+    def __init__(self, reply: Mapping[str, object]) -> None:
+        self.reply = reply
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        answers = systemone.decode_reply(request, self.reply).answers
+        return DecisionResponse(request, answers, None, "canned", None, 0.0)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[tuple[str, float]]:
+    """Microseconds a call of harness's two layers with the model's own time taken out: the
+    embedded client with the model's answer canned, and the dispatcher with an instant client."""
+    from harness.llm import _embedded
+
+    entry = default_catalog().resolve_decision(None, asked_by="benchmark")
+    real = _embedded._ask
+    _embedded._ask = lambda model, entry, body: dict(reply)
+    out = []
+    try:
+        client = _embedded.EmbeddedDecisionClient()
+        number = 2000
+        for _ in range(200):
+            await client.decide(request, entry)
+        started = time.perf_counter()
+        for _ in range(number):
+            await client.decide(request, entry)
+        out.append(("embedded client, model canned", (time.perf_counter() - started) / number))
+        await client.aclose()
+    finally:
+        _embedded._ask = real
+    async with Dispatcher(default_catalog(), clients={entry.id: _Instant(reply)}) as dispatcher:
+        workflow = Workflow()
+        for _ in range(200):
+            await dispatcher.run(DecisionCall(workflow, request))
+        started = time.perf_counter()
+        for _ in range(number):
+            await dispatcher.run(DecisionCall(workflow, request))
+        out.append(("dispatcher, instant client", (time.perf_counter() - started) / number))
+    return [(name, seconds * 1e6) for name, seconds in out]
 
 
 async def measure(options: argparse.Namespace) -> None:
