@@ -14,6 +14,12 @@ once a candidate exists), ``<tool>_input`` per offered tool over its candidate r
   so the body grows with artifacts plus (offered tools x candidate refs), not (tools x lines).
 * ``"verbose"`` (version ``verbose-0``, the scheme before): each input option carries the
   artifact's digest line, and each selection its digest words and a described yes and no.
+* ``"shared"`` (version ``shared-1``, opt-in): the lean scheme, except that offered tools whose
+  candidate refs are the same list share one input question, asked under the first one's id
+  (``<tool>_input``) and naming them all (``If tool_a or tool_b runs, which artifact should it
+  take?``); the winner's argument is read from its group's question (:func:`input_ids`). The
+  body then grows with artifacts plus tools even when many tools take the same artifacts, at the
+  price of asking one question where the seed asks one per tool: opt in where palettes are wide.
 
 The scheme in use is recorded under the job metadata key :data:`OBS_QUESTION_SCHEME` (its
 version), beside ``OBS_TURNS``. ``benchmarks/economy.py`` weighs the two on answers and tokens.
@@ -33,10 +39,11 @@ __all__ = [
     "QuestionScheme",
     "build_request",
     "check_scheme",
+    "input_ids",
     "label",
 ]
 
-QuestionScheme = Literal["lean", "verbose"]
+QuestionScheme = Literal["lean", "verbose", "shared"]
 """How a turn's questions are worded (see the module's notes)."""
 
 DEFAULT_QUESTION_SCHEME: Final[QuestionScheme] = "lean"
@@ -44,6 +51,7 @@ DEFAULT_QUESTION_SCHEME: Final[QuestionScheme] = "lean"
 QUESTION_SCHEME_VERSIONS: Final[Mapping[QuestionScheme, str]] = {
     "lean": "lean-1",
     "verbose": "verbose-0",
+    "shared": "shared-1",
 }
 """The version each scheme records: a scheme that changes what the model reads gets a new one."""
 
@@ -95,7 +103,8 @@ def build_request(
         "artifacts": list(lines),
         "done": list(done) if done else ["nothing yet"],
     }
-    lean = scheme == "lean"
+    lean = scheme != "verbose"
+    asked_as = input_ids(scheme, moves)
     questions: dict[str, Question] = {}
     if moves:
         options: dict[str, str | None] = {}
@@ -108,11 +117,15 @@ def build_request(
             options[finish] = FINISH_OPTION
         questions["next"] = Choice(NEXT_INSTRUCTIONS, options)
         for name, _, refs in moves:
+            qid = asked_as[name]
+            if qid != f"{name}_input":
+                continue  # asked with its group, under the first one's id
             # An entry's max_options bounds a choice: offer the first candidates in world
             # order; the rest stay legal and come up as these are spent.
             offered = refs if option_limit is None else refs[:option_limit]
-            questions[f"{name}_input"] = Choice(
-                f"If {name} runs, which artifact should it take?",
+            group = [other for other, _, _ in moves if asked_as[other] == qid]
+            questions[qid] = Choice(
+                f"If {_either(group)} runs, which artifact should it take?",
                 {ref: label(words[ref]) if lean else line[ref] for ref in offered},
             )
     for ref in candidates:
@@ -123,6 +136,26 @@ def build_request(
             when_false=f"{ref} does not belong in the answer",
         )
     return DecisionRequest(state, questions)
+
+
+def input_ids(scheme: QuestionScheme, moves: Sequence[Move]) -> dict[str, str]:
+    """The id of the question each offered tool's argument is read from: its own
+    ``<tool>_input``, or under the shared scheme the first id of the tools with its refs."""
+    ids: dict[str, str] = {}
+    first: dict[tuple[str, ...], str] = {}
+    for name, _, refs in moves:
+        key = tuple(refs)
+        if scheme == "shared":
+            ids[name] = first.setdefault(key, f"{name}_input")
+        else:
+            ids[name] = f"{name}_input"
+    return ids
+
+
+def _either(names: Sequence[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def label(words: str) -> str | None:

@@ -30,6 +30,7 @@ from harness.deciding._scheme import (
     QuestionScheme,
     build_request,
     check_scheme,
+    input_ids,
 )
 from harness.deciding._tool_run import ToolRun
 from harness.deciding._turn import FINISH, OBS_TURNS, DecisionTurn, turns_json
@@ -69,7 +70,8 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
     ``ListArtifact[O]`` whose instruction is the objective.
 
     ``question_scheme`` says how a turn is put to the model (``"lean"``: each digest line once,
-    in the state; ``"verbose"``: input options and selections repeat them; see
+    in the state; ``"verbose"``: input options and selections repeat them; ``"shared"``: lean,
+    with one input question for the tools that could take the same artifacts; see
     :mod:`harness.deciding._scheme`). A subclass may set the class attribute instead.
     """
 
@@ -184,7 +186,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                     context, world, number, chosen.probabilities, selection, candidates
                 )
             provider = tools[chosen.choice]
-            argument = response.choice(f"{provider.name}_input")
+            argument = response.choice(self._input_id(moves, provider.name))
             ref = argument.choice
             self._spend(world, provider.name, ref)
             turn, line = await self._run_tool(context, world, number, provider, ref)
@@ -205,6 +207,12 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
     def _candidates(self, world: RunWorld) -> tuple[str, ...]:
         return tuple(world.candidates)
+
+    def _input_id(
+        self, moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]], tool: str
+    ) -> str:
+        """The question ``tool``'s argument is read from (its own, or its group's)."""
+        return input_ids(self.scheme, [(p.name, "", refs) for p, refs in moves])[tool]
 
     def _spend(self, world: RunWorld, tool: str, ref: str) -> None:
         world.spend(tool, ref)
