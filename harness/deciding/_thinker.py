@@ -18,23 +18,25 @@ import logging
 import weakref
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, TypeVar
 
 import attrs
 
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.deciding._call import DecisionCall
+from harness.deciding._scheme import (
+    DEFAULT_QUESTION_SCHEME,
+    OBS_QUESTION_SCHEME,
+    QUESTION_SCHEME_VERSIONS,
+    QuestionScheme,
+    build_request,
+    check_scheme,
+    input_ids,
+)
 from harness.deciding._tool_run import ToolRun
 from harness.deciding._turn import FINISH, OBS_TURNS, DecisionTurn, turns_json
 from harness.deciding._world import RunWorld
-from harness.decision import (
-    Choice,
-    DecisionRequest,
-    DecisionResponse,
-    Noul,
-    Question,
-    RefusedAnswer,
-)
+from harness.decision import DecisionRequest, DecisionResponse, RefusedAnswer
 from harness.errors import HarnessError
 from harness.palette import thinker_input_of, validate_palette
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
@@ -74,7 +76,14 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
     The key tool is folded into the palette after the others, once. The answer is the
     candidates selected at ``selection_threshold`` or above, in world order, as a
     ``ListArtifact[O]`` whose instruction is the objective.
+
+    ``question_scheme`` says how a turn is put to the model (``"lean"``: each digest line once,
+    in the state; ``"verbose"``: input options and selections repeat them; ``"shared"``: lean,
+    with one input question for the tools that could take the same artifacts; see
+    :mod:`harness.deciding._scheme`). A subclass may set the class attribute instead.
     """
+
+    question_scheme: ClassVar[QuestionScheme] = DEFAULT_QUESTION_SCHEME
 
     def __init__(
         self,
@@ -87,8 +96,12 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         max_turns: int = DEFAULT_MAX_TURNS,
         selection_threshold: float = DEFAULT_SELECTION_THRESHOLD,
         formatters: TextFormatterRegistry | None = None,
+        question_scheme: QuestionScheme | None = None,
     ) -> None:
         super().__init__(parent)
+        scheme = check_scheme(
+            type(self).question_scheme if question_scheme is None else question_scheme
+        )
         _require(output_type, "output_type", "the artifact class of the answer's items")
         _require(key_tool, "key_tool", "the tool producing ListArtifact[O]")
         _require(palette, "palette", "a tuple of tool classes (it may be empty)")
@@ -126,6 +139,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self.max_turns = max_turns
         self.selection_threshold = selection_threshold
         self.formatters = formatters if formatters is not None else TextFormatterRegistry()
+        self.scheme: QuestionScheme = scheme
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
         self._last = _RunState(ArtifactRegistry(), None)
 
@@ -233,6 +247,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self, world: RunWorld, state: _RunState, context: JobContext
     ) -> ListArtifact[O]:
         turns = state.turns
+        context.metadata[OBS_QUESTION_SCHEME] = QUESTION_SCHEME_VERSIONS[self.scheme]
         done: list[str] = []
         tools = {p.name: p for p in self._providers}
         while True:
@@ -255,7 +270,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                     context, world, turns, number, chosen.probabilities, selection, candidates
                 )
             provider = tools[chosen.choice]
-            argument = response.choice(f"{provider.name}_input")
+            argument = response.choice(self._input_id(moves, provider.name))
             ref = argument.choice
             self._spend(world, provider.name, ref)
             turn, line = await self._run_tool(context, world, number, provider, ref)
@@ -277,6 +292,12 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
     def _candidates(self, world: RunWorld) -> tuple[str, ...]:
         return tuple(world.candidates)
 
+    def _input_id(
+        self, moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]], tool: str
+    ) -> str:
+        """The question ``tool``'s argument is read from (its own, or its group's)."""
+        return input_ids(self.scheme, [(p.name, "", refs) for p, refs in moves])[tool]
+
     def _spend(self, world: RunWorld, tool: str, ref: str) -> None:
         world.spend(tool, ref)
 
@@ -287,40 +308,18 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
         candidates: Sequence[str],
     ) -> DecisionRequest:
-        state = {
-            "objective": self.objective,
-            "artifacts": list(world.lines),
-            "done": list(done) if done else ["nothing yet"],
-        }
-        questions: dict[str, Question] = {}
-        if moves:
-            options: dict[str, str | None] = {}
-            for provider, refs in moves:
-                count = len(refs)
-                options[provider.name] = (
-                    f"{provider.description} ({count} "
-                    f"{'artifact' if count == 1 else 'artifacts'} it could take)"
-                )
-            if candidates:
-                options[FINISH] = "stop here and answer with the artifacts selected below"
-            questions["next"] = Choice("Which move brings the objective closer?", options)
-            lines = world.line
-            limit = self._option_limit
-            for provider, refs in moves:
-                # An entry's max_options bounds a choice: offer the first candidates in world
-                # order; the rest stay legal and come up as these are spent.
-                offered = refs if limit is None else refs[:limit]
-                questions[f"{provider.name}_input"] = Choice(
-                    f"If {provider.name} runs, which artifact should it take?",
-                    {ref: lines[ref] for ref in offered},
-                )
-        for ref in candidates:
-            questions[f"select_{ref}"] = Noul(
-                f"Does {ref} belong in the answer to the objective? {ref}: {world.words[ref]}",
-                when_true=f"{ref} belongs in the answer",
-                when_false=f"{ref} does not belong in the answer",
-            )
-        return DecisionRequest(state, questions)
+        return build_request(
+            self.scheme,
+            objective=self.objective,
+            lines=world.lines,
+            words=world.words,
+            line=world.line,
+            done=done,
+            moves=[(p.name, p.description, refs) for p, refs in moves],
+            candidates=candidates,
+            option_limit=self._option_limit,
+            finish=FINISH,
+        )
 
     async def _decide(self, context: JobContext, request: DecisionRequest) -> DecisionResponse:
         call = DecisionCall(context, request, upstream_retries=context.upstream_retries)

@@ -7,8 +7,12 @@ decode_reply` out), so its answers are checked exactly as a remote server's woul
 differs from a remote model:
 
 * the model is loaded once per process, on first use, whichever thread gets there first;
-* each decision runs on a small worker pool (sized from the entry's ``max_concurrent``), never
-  on the event loop; admission still comes from the dispatcher, as for any entry;
+* a small request (a wire body of at most ``inline_bytes``, default :data:`INLINE_BYTES`) is
+  answered on the event loop's own thread: the model holds the GIL for nearly all of such a
+  decision (numpy on tiny matrices), so a worker thread added no parallelism, only a handoff
+  that cost as much as the model itself (benchmarks/embedded.py, docs/performance.md). A larger
+  request runs on a small worker pool (sized from the entry's ``max_concurrent``), so a long
+  decision never stalls the loop; admission comes from the dispatcher either way;
 * the model reports zero usage, so the billed input tokens are recorded as unknown (``None``);
   the dispatcher's own count (the reservation) stays apart;
 * the served model of every response is the loaded model's own name (``sparrow-nano-general-
@@ -74,6 +78,9 @@ NO: Final = "no"
 WHEN_TRUE: Final = "the statement holds for this state"
 WHEN_FALSE: Final = "the statement does not hold for this state"
 
+INLINE_BYTES: Final = 1024
+"""Wire bodies up to this many bytes are answered on the loop's thread (about a millisecond of
+the model's time on a CPU); larger ones on the worker pool."""
 _DEFAULT_WORKERS: Final = 4
 
 
@@ -145,14 +152,22 @@ class EmbeddedDecisionClient:
     ``noul_as_choice`` asks each Noul as a yes/no choice and answers it with P(yes); its default
     is what the measurement chose (:data:`NOUL_AS_CHOICE`). ``max_workers`` sizes the worker
     pool; by default it is the first entry's ``max_concurrent`` (the entry's admission bound).
+    ``inline_bytes`` is the largest wire body answered on the loop's thread (0: none).
     """
 
     def __init__(
-        self, *, noul_as_choice: bool = NOUL_AS_CHOICE, max_workers: int | None = None
+        self,
+        *,
+        noul_as_choice: bool = NOUL_AS_CHOICE,
+        max_workers: int | None = None,
+        inline_bytes: int = INLINE_BYTES,
     ) -> None:
         if max_workers is not None and max_workers < 1:
             raise ValueError("max_workers must be >= 1 (or None to follow the entry)")
+        if inline_bytes < 0:
+            raise ValueError("inline_bytes must be >= 0 (0 sends every request to the workers)")
         self.noul_as_choice = noul_as_choice
+        self.inline_bytes = inline_bytes
         self._max_workers = max_workers
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -180,25 +195,34 @@ class EmbeddedDecisionClient:
         check_limits(request, entry)
         _check_levels(request, entry)
         settled = local_answers(request)
-        asked = {
-            qid: self._asked(question)
-            for qid, question in request.questions.items()
-            if qid not in settled
-        }
+        asked = self._asked_questions(request, settled)
+        model = _models.get(_model_key(entry.wire_model_id))
         loop = asyncio.get_running_loop()
-        if not asked:
+        if model is None:
             model = await self._loaded(entry, loop)
+        if not asked:
             return DecisionResponse(request, settled, input_tokens=0, model=model.name)
-        wire_request = DecisionRequest(request.state, asked)
+        same = asked is request.questions
+        wire_request = request if same else DecisionRequest(request.state, asked)
         body = systemone.encode_request(wire_request, entry.wire_model_id)
         started = time.perf_counter()
-        work = loop.run_in_executor(self._executor(entry), _ask, entry, body)
         try:
-            reply = await asyncio.wait_for(work, timeout)
-        except TimeoutError:
-            raise TransientSignal(
-                f"the embedded model of entry {entry.id!r} gave no answer within {timeout:.3g} s"
-            ) from None
+            if self._inline(wire_request, entry):
+                if timeout is not None and timeout <= 0:
+                    raise TransientSignal(
+                        f"the embedded model of entry {entry.id!r} gave no answer within "
+                        f"{timeout:.3g} s (the call's time was spent before it was asked)"
+                    )
+                reply = _ask(model, entry, body)
+            else:
+                work = loop.run_in_executor(self._executor(entry), _ask, model, entry, body)
+                try:
+                    reply = await asyncio.wait_for(work, timeout)
+                except TimeoutError:
+                    raise TransientSignal(
+                        f"the embedded model of entry {entry.id!r} gave no answer within "
+                        f"{timeout:.3g} s"
+                    ) from None
         except _Refused as refused:  # the model's own words may quote the request: redacted
             said = Redaction.of(wire_request).message(refused.text)
             raise ExternalServiceError(
@@ -206,12 +230,13 @@ class EmbeddedDecisionClient:
             ) from None
         latency = time.perf_counter() - started
         wire = systemone.decode_reply(wire_request, reply)
-        answers: dict[str, Answer] = {}
-        for qid, question in request.questions.items():
-            if qid in settled:
-                answers[qid] = settled[qid]
-            else:
-                answers[qid] = _answer(question, wire.answers[qid])
+        if same:
+            answers: Mapping[str, Answer] = wire.answers
+        else:
+            answers = {
+                qid: settled[qid] if qid in settled else _answer(question, wire.answers[qid])
+                for qid, question in request.questions.items()
+            }
         return DecisionResponse(
             request,
             answers,
@@ -226,6 +251,28 @@ class EmbeddedDecisionClient:
         response of this entry names as its model."""
         model = await self._loaded(entry, asyncio.get_running_loop())
         return model.name
+
+    def _asked_questions(
+        self, request: DecisionRequest, settled: Mapping[str, Answer]
+    ) -> Mapping[str, Question]:
+        """The questions the model is asked: the request's own mapping when nothing is answered
+        here nor reshaped (the common case, so the request's encoded body is reused)."""
+        reshaped = self.noul_as_choice and any(
+            isinstance(q, Noul) for q in request.questions.values()
+        )
+        if not settled and not reshaped:
+            return request.questions
+        return {
+            qid: self._asked(question)
+            for qid, question in request.questions.items()
+            if qid not in settled
+        }
+
+    def _inline(self, request: DecisionRequest, entry: CatalogEntry) -> bool:
+        """Whether ``request`` is small enough to answer on the loop's thread."""
+        if self.inline_bytes == 0:
+            return False
+        return len(systemone.encode_body(request, entry.wire_model_id)) <= self.inline_bytes
 
     async def _loaded(self, entry: CatalogEntry, loop: asyncio.AbstractEventLoop) -> _Decider:
         """The entry's model: from the process's cache, else loaded on the worker pool."""
@@ -243,9 +290,8 @@ class EmbeddedDecisionClient:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
 
-def _ask(entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
-    """One round trip to the model, on a worker thread: a System One reply body."""
-    model = _load(entry.id, entry.wire_model_id)
+def _ask(model: _Decider, entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
+    """One round trip to the model: a System One reply body."""
     try:
         answers = model.ask(body["state"], cast(Mapping[str, object], body["questions"]))
     except (ValueError, KeyError, TypeError) as error:

@@ -85,12 +85,18 @@ def pick(question: object, key: str) -> ChoiceAnswer:
 
 
 def selection_answers(request: DecisionRequest) -> dict[str, Answer]:
-    """Answer every select_ question: keep a verdict whose JSON says keep is true."""
+    """Answer every select_ question: keep a verdict whose JSON says keep is true.
+
+    The verdict's words are read where the model reads them: its digest line in the state
+    (the lean scheme asks by ref alone; the verbose one repeats the words in the question)."""
     answers: dict[str, Answer] = {}
-    for qid, question in request.questions.items():
+    lines = state_of(request).get("artifacts")
+    assert isinstance(lines, list)
+    for qid in request.questions:
         if qid.startswith("select_"):
-            keep = '"keep":true' in question.instructions
-            answers[qid] = NoulAnswer(0.9 if keep else 0.1)
+            ref = qid.removeprefix("select_")
+            (line,) = [str(x) for x in lines if str(x).startswith(f"{ref} (")]
+            answers[qid] = NoulAnswer(0.9 if '"keep":true' in line else 0.1)
     return answers
 
 

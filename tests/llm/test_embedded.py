@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Mapping
 import pytest
 from sparrow_decider import Decider
 
-from harness.decision import Choice, DecisionRequest, Noul, Score
+from harness.decision import Choice, DecisionRequest, Noul, Score, systemone
 from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
 from harness.llm import DecisionClient, _embedded
-from harness.llm._embedded import NOUL_AS_CHOICE, EmbeddedDecisionClient
+from harness.llm._embedded import INLINE_BYTES, NOUL_AS_CHOICE, EmbeddedDecisionClient
 from harness.models import CatalogEntry
 
 HANG_GUARD = 30.0
@@ -179,9 +179,7 @@ async def test_an_unknown_model_fails_naming_the_entry_and_the_fix(
         await client.decide(request, entry(id="odd", wire_model_id="no-such-model"))
 
 
-async def test_decisions_run_off_the_event_loop(
-    client: EmbeddedDecisionClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_large_decisions_run_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     # The model's round trip is held on its thread until the event loop lets it go: a decide
     # that ran on the loop could never see the release, and would fail at the guard instead.
     entered = threading.Event()
@@ -189,15 +187,19 @@ async def test_decisions_run_off_the_event_loop(
     threads: list[threading.Thread] = []
     real_ask = _embedded._ask
 
-    def held_ask(entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
+    def held_ask(
+        model: _embedded._Decider, entry: CatalogEntry, body: Mapping[str, object]
+    ) -> dict[str, object]:
         threads.append(threading.current_thread())
         entered.set()
         if not release.wait(HANG_GUARD):
             raise AssertionError("the event loop never ran while the model was asked")
-        return real_ask(entry, body)
+        return real_ask(model, entry, body)
 
     monkeypatch.setattr(_embedded, "_ask", held_ask)
-    request = DecisionRequest(STATE, {"refund": Noul("Refund?")})
+    client = EmbeddedDecisionClient()
+    request = DecisionRequest(STATE * 20, {"refund": Noul("Refund?")})  # past INLINE_BYTES
+    assert len(systemone.encode_body(request, "sparrow-decider")) > INLINE_BYTES
     deciding = asyncio.create_task(client.decide(request, entry()))
     loop_turns = 0
     while not entered.is_set():  # the loop keeps turning while the model is being asked
@@ -207,10 +209,38 @@ async def test_decisions_run_off_the_event_loop(
     assert not deciding.done()
     release.set()
     response = await deciding
+    await client.aclose()
     assert 0 <= response.noul("refund").probability <= 1
     (thread,) = threads
     assert thread is not threading.current_thread()
     assert thread.name.startswith("harness-embedded")
+
+
+async def test_small_decisions_are_answered_on_the_loops_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    threads: list[threading.Thread] = []
+    real_ask = _embedded._ask
+
+    def seen_ask(
+        model: _embedded._Decider, entry: CatalogEntry, body: Mapping[str, object]
+    ) -> dict[str, object]:
+        threads.append(threading.current_thread())
+        return real_ask(model, entry, body)
+
+    monkeypatch.setattr(_embedded, "_ask", seen_ask)
+    request = DecisionRequest(STATE, {"refund": Noul("Refund?")})
+    small = EmbeddedDecisionClient()
+    workers_only = EmbeddedDecisionClient(inline_bytes=0)
+    inline = await small.decide(request, entry())
+    pooled = await workers_only.decide(request, entry())
+    await small.aclose()
+    await workers_only.aclose()
+    assert threads[0] is threading.current_thread()
+    assert threads[1] is not threading.current_thread()
+    assert inline.noul("refund").probability == pooled.noul("refund").probability
+    with pytest.raises(ValueError, match="inline_bytes must be >= 0"):
+        EmbeddedDecisionClient(inline_bytes=-1)
 
 
 async def test_concurrent_decides_all_complete(client: EmbeddedDecisionClient) -> None:
@@ -230,6 +260,8 @@ async def test_a_spent_deadline_is_a_transient_signal_and_close_is_idempotent() 
     request = DecisionRequest(STATE, {"refund": Noul("Refund?")})
     with pytest.raises(TransientSignal, match="gave no answer within 0 s"):
         await embedded.decide(request, entry(), timeout=0)
+    with pytest.raises(TransientSignal, match="gave no answer within 0 s"):  # the pool's way
+        await EmbeddedDecisionClient(inline_bytes=0).decide(request, entry(), timeout=0)
     await embedded.aclose()
     await embedded.aclose()
     again = await embedded.decide(request, entry())  # a closed client starts a new pool

