@@ -191,6 +191,23 @@ def test_a_policy_that_never_answers_is_a_named_hang(policy: object) -> None:
     assert f"in {policy.__name__}" in text  # type: ignore[attr-defined]  # a function
 
 
+class SpinsOnAList(Triage):
+    """Broken: listing the moves never returns once the world holds a list."""
+
+    def _moves(self, world: RunWorld) -> list[tuple[ClassToolProvider[Never, Artifact], list[str]]]:
+        while any(isinstance(a, ListArtifact) for _, a in world.registry.world()):
+            pass  # the planted hang: the thinker's own code, between decisions
+        return super()._moves(world)
+
+
+def test_a_thinker_spinning_between_decisions_is_a_named_hang() -> None:
+    violation = caught(SpinsOnAList, run_timeout=FAST)
+    assert violation.kind == InvariantKind.HANG
+    text = str(violation)
+    assert "the thinker between decisions (after request 1) did not return" in text, text
+    assert "in _moves" in text
+
+
 # -- reproducibility -----------------------------------------------------------------------
 
 
