@@ -70,3 +70,24 @@ def test_a_file_that_is_not_a_record_is_a_usage_problem(
     path.write_text("[]", encoding="utf-8")
     assert main(["replay", str(path), TARGET]) == 2
     assert "harness replay: error:" in capsys.readouterr().err
+
+
+def test_a_fallback_entry_answers_what_the_record_lacks_and_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = recorded(tmp_path)
+    code = main(
+        ["replay", str(path), TARGET, "--input", '{"text": "gamma only"}', "--fallback", "embedded"]
+    )
+    out = capsys.readouterr().out
+    assert code == 1  # another input: other turns, all answered (by the embedded model)
+    assert "(no turn: its request is not in the record)" not in out
+    assert "not in the record, answered by entry 'embedded': request" in out
+
+
+def test_an_unknown_fallback_entry_is_a_usage_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = recorded(tmp_path)
+    assert main(["replay", str(path), TARGET, "--fallback", "no-such-entry"]) == 2
+    assert "no-such-entry" in capsys.readouterr().err
