@@ -2,10 +2,11 @@
 
 The record must keep each call's request body and reply (``harness run --bodies``, ``harness
 demo --bodies``). The thinker runs again with every decision answered from the record (strictly:
-a request the record does not hold stops the run), on the recorded input unless ``--input`` gives
-another. Exit 0 when the run takes the same turns and gives the same answer; exit 1 with the first
-divergent turn side by side (and, when a request was not in the record, what differs from the
-nearest recorded one) otherwise; exit 2 for a usage problem.
+a request the record does not hold stops the run; with ``--fallback ID`` that catalog entry
+answers it instead, and each such request is reported), on the recorded input unless
+``--input`` gives another. Exit 0 when the run takes the same turns and gives the same answer;
+exit 1 with the first divergent turn side by side (and, when a request was not in the record,
+what differs from the nearest recorded one) otherwise; exit 2 for a usage problem.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from harness.artifacts import ListArtifact, from_json
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
 from harness.cli._run import import_tool
 from harness.deciding import DecisionTurn
-from harness.llm._override import override
+from harness.llm import DecisionClient, client_for
+from harness.llm._override import _AsEntry, override
 from harness.llm._replay import ReplayClient, ReplayMissError
-from harness.models import Catalog, CatalogEntry
+from harness.models import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.record import (
     CassetteError,
     RecordedAnswer,
@@ -64,7 +66,28 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--record", metavar="FILE", help="also write the replayed run's record to FILE"
     )
+    parser.add_argument(
+        "--fallback",
+        metavar="ID",
+        help="lenient: ask catalog entry ID what the record lacks (reported) instead of stopping",
+    )
+    parser.add_argument(
+        "--catalog",
+        metavar="FILE",
+        help="the catalog --fallback names an entry of (default: $HARNESS_CATALOG, else shipped)",
+    )
     parser.set_defaults(command=replay)
+
+
+def _fallback(args: argparse.Namespace) -> DecisionClient | None:
+    """The client of the ``--fallback`` entry, asking as that entry, or None."""
+    if args.fallback is None:
+        return None
+    try:
+        target = load_catalog(args.catalog).entry(args.fallback)
+    except (CatalogError, TokenizerError) as error:
+        raise CliError(str(error)) from None
+    return _AsEntry(client_for(target), target, owns=True)
 
 
 def _input_text(args: argparse.Namespace, record: RunRecord) -> str:
@@ -117,23 +140,30 @@ def replay(args: argparse.Namespace) -> int:
         raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
     entry = _replay_entry(record)
     catalog = Catalog([entry], {"decision": entry.id})
-    client = ReplayClient(cassette, source=args.file, fix=_FIX)
+    fallback = _fallback(args)
+    client = ReplayClient(cassette, source=args.file, fix=_FIX, fallback=fallback)
+
+    async def run() -> RunRecord:
+        try:
+            outcome = await record_run(
+                tool,
+                given,
+                catalog=catalog,
+                command="replay",
+                keep_bodies=True,
+                clients={entry.id: client},
+                upstream_retries=0,
+            )
+            return outcome.record
+        finally:
+            if fallback is not None:
+                await fallback.aclose()
+
     miss: ReplayMissError | None = None
     failure: str | None = None
     with override(model=client):
         try:
-            outcome = asyncio.run(
-                record_run(
-                    tool,
-                    given,
-                    catalog=catalog,
-                    command="replay",
-                    keep_bodies=True,
-                    clients={entry.id: client},
-                    upstream_retries=0,
-                )
-            )
-            replayed = outcome.record
+            replayed = asyncio.run(run())
         except RunFailedError as failed:
             replayed = failed.record
             failure = replayed.failure
@@ -141,7 +171,10 @@ def replay(args: argparse.Namespace) -> int:
                 miss = failed.error
     if args.record is not None:
         replayed.write(args.record)
-    return _report(args.file, record, replayed, miss, failure, client)
+    code = _report(args.file, record, replayed, miss, failure, client)
+    for asked in client.misses:
+        say(f"not in the record, answered by entry {args.fallback!r}: {asked.headline}")
+    return code
 
 
 def _turn_json(turns: Sequence[DecisionTurn], index: int) -> object:

@@ -45,6 +45,7 @@ from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
 from harness.llm._client import DecisionClient
 from harness.llm._fake import FakeDecisionModel, Policy
+from harness.llm._systemone import HttpDecisionClient
 
 if TYPE_CHECKING:
     from harness.models import CatalogEntry
@@ -166,8 +167,6 @@ def _is_loopback(host: str | None) -> bool:
 
 
 def _check_real(entry: CatalogEntry, client: DecisionClient) -> None:
-    from harness.llm._systemone import HttpDecisionClient
-
     how_to_allow = real_models_blocked()
     if how_to_allow is None or not isinstance(client, HttpDecisionClient):
         return
