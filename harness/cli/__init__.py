@@ -19,7 +19,6 @@ import traceback
 from collections.abc import Sequence
 from typing import Final
 
-from harness.cli import _observe
 from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -72,6 +71,8 @@ def build_parser(command: str | None = None, *, light: bool = False) -> argparse
             importlib.import_module(module).add_parser(commands)
     for traced in ("run", "demo"):
         if not light or traced == command:
+            from harness.cli import _observe  # only for the commands that run thinkers
+
             _observe.add_option(commands.choices[traced])
     return parser
 
@@ -86,8 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_command_in(given), light=True).parse_args(given)
     name = f"harness {args.name}"
     try:
-        with _observe.console_if_asked(args):
-            code: int = args.command(args)
+        if hasattr(args, "otel_console"):
+            from harness.cli import _observe
+
+            with _observe.console_if_asked(args):
+                code: int = args.command(args)
+        else:
+            code = args.command(args)
     except CliError as error:
         print(f"{name}: error: {error}", file=sys.stderr, flush=True)
         return EXIT_USAGE

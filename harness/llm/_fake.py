@@ -86,6 +86,24 @@ def yes(probability: float = 1.0) -> NoulAnswer:
     return NoulAnswer(probability=probability)
 
 
+def digest_of(request: DecisionRequest, ref: str) -> str:
+    """The digest line of ``ref`` in a thinker's request (``"<ref> (<alias>): <words>"``), read
+    from the state's ``artifacts`` where every scheme puts it once; ``""`` when it is not there.
+
+    A policy deciding a ``select_<ref>`` question reads the candidate's words here::
+
+        keep = '"keep":true' in digest_of(request, qid.removeprefix("select_"))
+    """
+    state = request.state
+    lines = state.get("artifacts") if isinstance(state, Mapping) else None
+    if isinstance(lines, list | tuple):
+        prefix = f"{ref} ("
+        for line in lines:
+            if isinstance(line, str) and line.startswith(prefix):
+                return line
+    return ""
+
+
 def rate(question: Score, level: int, *, probability: float = 0.9) -> ScoreAnswer:
     """A score answer putting ``probability`` on ``level`` (0 = lowest), the rest spread evenly."""
     count = len(question.levels)

@@ -12,6 +12,7 @@ from harness.llm._fake import FakeDecisionModel as FakeDecisionModel
 from harness.llm._fake import ScriptExhaustedError as ScriptExhaustedError
 from harness.llm._fake import choose as choose
 from harness.llm._fake import default_answers as default_answers
+from harness.llm._fake import digest_of as digest_of
 from harness.llm._fake import rate as rate
 from harness.llm._fake import yes as yes
 from harness.llm._override import RealModelBlockedError as RealModelBlockedError

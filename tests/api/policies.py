@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness import Answer, Choice, DecisionRequest, NoulAnswer
-from harness.testing import choose
+from harness.testing import choose, digest_of
 
 
 def triage_policy(request: DecisionRequest) -> Mapping[str, Answer]:
@@ -13,7 +13,8 @@ def triage_policy(request: DecisionRequest) -> Mapping[str, Answer]:
     answers: dict[str, Answer] = {}
     for qid, question in request.questions.items():
         if qid.startswith("select_"):
-            answers[qid] = NoulAnswer(0.9 if "alpha" in question.instructions else 0.1)
+            words = digest_of(request, qid.removeprefix("select_"))
+            answers[qid] = NoulAnswer(0.9 if "alpha" in words else 0.1)
         elif isinstance(question, Choice) and qid != "next":
             answers[qid] = choose(question, next(iter(question.options)))
     move = request.questions.get("next")
