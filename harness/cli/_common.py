@@ -96,7 +96,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--entry",
         metavar="ID",
-        help="catalog entry to ask (default: the catalog's decision pin, the embedded model)",
+        help="catalog entry id, or a model string: 'embedded', 'systemone:<model>' or "
+        "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables); default: the "
+        "catalog's decision pin, the embedded model",
     )
 
 
@@ -108,7 +110,9 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     try:
         catalog = load_catalog(args.catalog)
         if args.entry is not None:
-            catalog.pin(DECISION, args.entry)
+            from harness.runs._model import seat_for  # entry ids and model strings alike
+
+            catalog = seat_for(args.entry, catalog).catalog
         catalog.pinned(DECISION)
     except (CatalogError, TokenizerError) as error:
         raise CliError(str(error)) from None

@@ -74,8 +74,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_model_options(parser)
     parser.add_argument(
         "--model",
-        metavar="ID",
-        help="catalog entry that answers (the same as --entry; default: the catalog's pin)",
+        metavar="MODEL",
+        help="who answers: a catalog entry id or 'systemone:<model>' / 'openai:<model>' "
+        "(the same as --entry; default: the catalog's pin, the embedded model)",
     )
     parser.add_argument(
         "--record",
@@ -121,9 +122,9 @@ def real_model_hint(wire_model_id: str, max_turns: int) -> list[str]:
     return [
         f"note: the embedded model ({wire_model_id}) is a small offline model: its choices are "
         "sensible, its yes/no answers near chance, so its selection is weak.",
-        f"for a real model: copy {shipped_catalog()}, uncomment its 'jev' entry (System One, "
-        "key from $TYPESAFE_API_KEY) and run:",
-        f"  TYPESAFE_API_KEY=... harness demo --catalog models.toml --model jev{turns}",
+        "for a real model, set your TypeSafe key and name the model (or an entry of your "
+        f"catalog, e.g. a copy of {shipped_catalog()}):",
+        f"  TYPESAFE_API_KEY=... harness demo --model systemone:jev-latest{turns}",
     ]
 
 

@@ -140,8 +140,8 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     # It says what the embedded model is and how to run the demo on a real one.
     tail = lines[answer_at + 3 + shown :]
     assert tail[0].startswith("note: the embedded model (sparrow-decider) is a small offline model")
-    assert "$TYPESAFE_API_KEY" in tail[1]
-    assert tail[2] == "  TYPESAFE_API_KEY=... harness demo --catalog models.toml --model jev"
+    assert "TypeSafe key" in tail[1]
+    assert tail[2] == "  TYPESAFE_API_KEY=... harness demo --model systemone:jev-latest"
 
 
 def test_the_first_lines_come_before_the_run_ends(tmp_path: pathlib.Path) -> None:
@@ -187,7 +187,7 @@ def test_model_names_the_entry_like_entry_and_the_two_must_agree(tmp_path: pathl
     )
     assert done.returncode == 0, done.stderr
     assert "  model: entry 'other' (embedded, sparrow-decider), at most 1 turns" in done.stdout
-    assert "harness demo --catalog models.toml --model jev --max-turns 1" in done.stdout
+    assert "harness demo --model systemone:jev-latest --max-turns 1" in done.stdout
     assert load_record(tmp_path / "harness-record.json").entry["id"] == "other"
     clash = harness(
         "demo", "--catalog", "two.toml", "--model", "other", "--entry", "embedded", cwd=tmp_path
