@@ -9,13 +9,17 @@ ever exist in a run. Both forms reach this module: a direct ``DecisionThinker[I,
 method hook on its full name). Palettes held in constants of other modules work because the
 hook reads the argument *types* (a tuple keeps each entry's class), not the call's syntax.
 
-An entry whose type is not one specific class (``type[SplitNote]``, a union) is reported as such
-and the rules that need every entry (reachability, dead tools) are skipped: they are never
-judged on a guess.
+A palette, key tool or palette entry chosen by a condition (a conditional expression in the call,
+a union of tuples or of class objects from a constant elsewhere) is checked in every branch and
+every combination of branches: what every combination says is reported once, what only some say
+carries a note naming them. An entry whose type is not one specific class (``type[SplitNote]``,
+``Any``) is reported as ``harness-undecidable`` and the rules that need every entry
+(reachability, dead tools) are skipped: they are never judged on a guess.
 
 What plain mypy already reports is not reported again: a non-tool class (``[arg-type]``), an
-abstract class passed directly as ``key_tool`` (``[type-abstract]``), a key tool whose output is
-not ``ListArtifact[O]`` for an explicit ``O`` (``[arg-type]``).
+abstract class passed directly as ``key_tool`` (``[type-abstract]``). A key tool whose output is
+not ``ListArtifact[O]`` is reported in the runtime's words even where mypy's ``[arg-type]``
+precedes it (see :func:`_already_reported`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from mypy.nodes import ConditionalExpr, Context, Expression, StrExpr, TupleExpr,
 from mypy.options import Options
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import (
+    AnyType,
     CallableType,
     Instance,
     LiteralType,
@@ -47,6 +52,7 @@ from harness._palette._rules import (
     ToolFacts,
     Verdict,
     palette_verdicts,
+    too_many_branches_verdict,
     undecidable_name_verdict,
     unknown_entry_verdict,
 )
@@ -214,8 +220,7 @@ def _check(site: _Site) -> None:
     keys = _branches(api, key_type, key_expr, options)
     palettes = _branches(api, palette_type, palette_expr, options)
     if len(keys) * len(palettes) > _MAX_COMBINATIONS:
-        shown = f"{len(keys)} key tools times {len(palettes)} palettes"
-        report(api.msg, unknown_entry_verdict("A choice of", f'"{shown}"'), palette_expr)
+        report(api.msg, too_many_branches_verdict(_MAX_COMBINATIONS), palette_expr)
         return
     runs: dict[tuple[int, int], list[_Filed]] = {}
     for key_index, key in enumerate(keys):
@@ -322,7 +327,7 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     key_info = _class_of(key_type)
     if key_info is None:
         if _instance_of_class_type(key_type) is not None or isinstance(
-            get_proper_type(key_type), UnionType
+            get_proper_type(key_type), (UnionType, AnyType)
         ):
             shown = format_type(key_type, options)
             filed.append(("error", unknown_entry_verdict("Key tool", shown), key_expr, None, None))
@@ -334,7 +339,10 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
             shown = format_type(palette_type, options)
             verdict = unknown_entry_verdict("Palette entry", shown)
             filed.append(("error", verdict, palette_expr, None, None))
-        return filed
+        elif isinstance(proper, AnyType):  # mypy accepts Any anywhere: say it proves nothing
+            verdict = unknown_entry_verdict("Palette", format_type(palette_type, options))
+            filed.append(("error", verdict, palette_expr, None, None))
+        return filed  # anything else: plain mypy reports it
     for entry in entries:
         if entry.info is None:
             verdict = unknown_entry_verdict("Palette entry", entry.shown)

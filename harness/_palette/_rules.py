@@ -32,6 +32,7 @@ __all__ = [
     "palette_shape_verdict",
     "palette_verdicts",
     "reachable_types",
+    "too_many_branches_verdict",
     "tool_verdicts",
     "undecidable_name_verdict",
     "unknown_entry_verdict",
@@ -311,6 +312,20 @@ def unknown_entry_verdict(role: str, shown: str) -> Verdict:
             "dead tools are not judged while an entry is unknown",
             "Pass the tool classes themselves, in a tuple literal or a Final tuple constant, "
             + _RUNTIME_ONLY,
+        ),
+    )
+
+
+def too_many_branches_verdict(limit: int) -> Verdict:
+    """Conditional arguments with more than ``limit`` combinations of branches: not enumerated."""
+    return Verdict(
+        "harness-undecidable",
+        "palette",
+        f"The conditional key tool and palette have more than {limit} combinations of branches: "
+        "the palette cannot be proved legal at type-check time",
+        (
+            "Choose among a few whole palettes (Final tuple constants) rather than entry by "
+            "entry, " + _RUNTIME_ONLY,
         ),
     )
 
