@@ -43,7 +43,7 @@ from harness.decision import (
     Score,
     systemone,
 )
-from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
+from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientSignal
 
 from ._redact import Redaction
 from ._systemone import check_limits, local_answers
@@ -253,7 +253,7 @@ def _ask(entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
     return {"model": model.name, "answers": answers, "usage": {"input_tokens": 0}}
 
 
-class _Refused(Exception):
+class _Refused(HarnessError):
     """The model refused a request; ``text`` is its unredacted message (never shown as is)."""
 
     def __init__(self, text: str) -> None:
