@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Iterator
 
 from harness.cli._common import CliError, add_model_options, catalog_from, say
 from harness.serve import API_KEY_ENV, HOST, DecisionServer
@@ -118,8 +119,6 @@ def serve(args: argparse.Namespace) -> int:
             f"the API key (--api-key or ${API_KEY_ENV}) is blank or has surrounding spaces; "
             "give the key itself"
         )
-    if not args.quiet:
-        _log_access()
     catalog = catalog_from(args)
     server = DecisionServer(
         catalog,
@@ -129,15 +128,28 @@ def serve(args: argparse.Namespace) -> int:
         queue_limit=args.queue,
         api_key=key,
     )
-    asyncio.run(_serve(server, args.port, args.grace))
+    with _access_log(enabled=not args.quiet):
+        asyncio.run(_serve(server, args.port, args.grace))
     return 0
 
 
-def _log_access() -> None:
-    """The access log (``harness.serve.access``, INFO) as one line a request on stderr."""
+@contextlib.contextmanager
+def _access_log(*, enabled: bool) -> Iterator[None]:
+    """While serving: the access log (``harness.serve.access``, INFO) as one line a request on
+    stderr; the logger is left as it was found afterwards (the library installs no handlers)."""
+    if not enabled:
+        yield
+        return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     access = logging.getLogger("harness.serve.access")
+    level, propagate = access.level, access.propagate
     access.addHandler(handler)
     access.setLevel(logging.INFO)
     access.propagate = False
+    try:
+        yield
+    finally:
+        access.removeHandler(handler)
+        access.setLevel(level)
+        access.propagate = propagate

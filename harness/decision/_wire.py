@@ -200,8 +200,10 @@ def load_reply(
 ) -> object:
     """A reply body parsed as JSON, or the codec's own error: :class:`ReplyTooLargeError` past
     ``max_bytes``, :class:`ReplyTooDeepError` past ``max_depth`` levels of arrays and objects,
-    :class:`NotAnAnswerError` for bytes that are not JSON text (bad encoding, ``NaN`` or
-    ``Infinity``, an integer of more than 4,300 digits, anything else JSON forbids)."""
+    :class:`NotAnAnswerError` for bytes that are not JSON text (bad encoding, an integer of more
+    than 4,300 digits, anything else JSON forbids). ``NaN`` and ``Infinity`` literals are read
+    (servers put them in fields nobody uses); the decoders refuse them wherever a number
+    matters."""
     if len(body) > max_bytes:
         raise ReplyTooLargeError(
             f"not an answer: the reply body has {len(body)} bytes, more than the entry's "
@@ -214,18 +216,12 @@ def load_reply(
             "right"
         )
     try:
-        return json.loads(body, parse_constant=_no_constant)
+        return json.loads(body)
     except (ValueError, RecursionError) as error:
         reason = (
             "it is not UTF-8 JSON text" if isinstance(error, UnicodeError) else "it is not JSON"
         )
-        if isinstance(error, _WireValueError):
-            reason = str(error)
         raise not_an_answer(f"the reply body cannot be read: {reason}") from None
-
-
-def _no_constant(name: str) -> object:
-    raise _WireValueError(f"it holds {name}, which JSON does not allow")
 
 
 _STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"?', re.DOTALL)

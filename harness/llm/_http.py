@@ -33,6 +33,7 @@ from yarl import URL
 from harness.decision._wire import MAX_REPLY_BYTES
 from harness.errors import (
     ExternalServiceError,
+    HarnessError,
     OverloadSignal,
     PermissionDeniedError,
     RateLimitSignal,
@@ -426,9 +427,11 @@ class HttpTransport:
                 await session.close()
 
 
-class _TooLarge(Exception):
+class _TooLarge(HarnessError):
+    """A reply past its byte limit, turned into ReplyTooLargeError by the transport."""
+
     def __init__(self, size: str) -> None:
-        super().__init__(size)
+        super().__init__(f"a body of {size} bytes")
         self.size = size
 
 
