@@ -106,22 +106,29 @@ class _Intake:
         self._passed = 0
         self._line: deque[asyncio.Future[None]] = deque()
         self._turn_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def turn(self) -> None:
         """Wait for this job's turn (at once when the current slice has room)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a dispatcher used again under a new loop starts afresh
+            self._loop = loop
+            self._line = deque()
+            self._passed = 0
+            self._turn_scheduled = False
         if not self._line and self._passed < self._per_slice:
             self._passed += 1
-            self._schedule()
+            self._schedule(loop)
             return
-        ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ticket: asyncio.Future[None] = loop.create_future()
         self._line.append(ticket)
-        self._schedule()
+        self._schedule(loop)
         await ticket  # a cancelled ticket stays in line, done, and is skipped
 
-    def _schedule(self) -> None:
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._turn_scheduled:
             self._turn_scheduled = True
-            asyncio.get_running_loop().call_soon(self._next_slice)
+            loop.call_soon(self._next_slice)
 
     def _next_slice(self) -> None:
         self._turn_scheduled = False
@@ -132,8 +139,8 @@ class _Intake:
             if not ticket.done():
                 ticket.set_result(None)
                 self._passed += 1
-        if line:
-            self._schedule()
+        if line and self._loop is not None:
+            self._schedule(self._loop)
 
 
 class _Budget:
