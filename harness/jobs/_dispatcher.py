@@ -24,7 +24,7 @@ from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
 from harness.jobs._retry import RetryPolicy
-from harness.models import Admission, Catalog, CatalogEntry, Permit, check_ceiling
+from harness.models import Admission, Catalog, CatalogEntry, Demand, Permit, check_ceiling
 
 if TYPE_CHECKING:
     from harness.llm import DecisionClient
@@ -314,6 +314,13 @@ class Dispatcher:
         gives back what it holds, waits for that one alone, and tries the rest again without
         waiting; so two jobs with crossed demands cannot deadlock.
         """
+        if len(resolved) <= 1:  # the common case: one demand (or none), nothing to order
+            if not resolved:
+                return []
+            only = self.admission.demand(resolved[0].entry, resolved[0].reservation)
+            if only.would_wait():
+                self._publish_wait(job, only)
+            return [await only.acquire()]
         demands = sorted(
             (self.admission.demand(item.entry, item.reservation) for item in resolved),
             key=lambda d: (d.kind, d.name),
@@ -323,12 +330,7 @@ class Dispatcher:
             blocking = None
             while True:
                 if blocking is not None:
-                    self._publish(
-                        EventKind.ADMISSION_WAIT,
-                        job,
-                        message=f"waiting for {blocking.amount} on the {blocking.kind} "
-                        f"{blocking.name!r}",
-                    )
+                    self._publish_wait(job, blocking)
                     held.append(await blocking.acquire())
                 for demand in demands:
                     if demand is blocking:
@@ -343,6 +345,13 @@ class Dispatcher:
         except BaseException:
             _release(held)
             raise
+
+    def _publish_wait(self, job: Job[object], demand: Demand) -> None:
+        self._publish(
+            EventKind.ADMISSION_WAIT,
+            job,
+            message=f"waiting for {demand.amount} on the {demand.kind} {demand.name!r}",
+        )
 
     async def _attempt(
         self, job: Job[R], attempt: int, budget: _Budget, entries: list[CatalogEntry]
