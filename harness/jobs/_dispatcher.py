@@ -26,7 +26,7 @@ from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
 from harness.jobs._retry import RetryPolicy
-from harness.models import Admission, Catalog, CatalogEntry, Permit, check_ceiling
+from harness.models import Admission, Catalog, CatalogEntry, Demand, Permit, check_ceiling
 
 if TYPE_CHECKING:
     from harness.llm import DecisionClient
@@ -108,22 +108,29 @@ class _Intake:
         self._passed = 0
         self._line: deque[asyncio.Future[None]] = deque()
         self._turn_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def turn(self) -> None:
         """Wait for this job's turn (at once when the current slice has room)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a dispatcher used again under a new loop starts afresh
+            self._loop = loop
+            self._line = deque()
+            self._passed = 0
+            self._turn_scheduled = False
         if not self._line and self._passed < self._per_slice:
             self._passed += 1
-            self._schedule()
+            self._schedule(loop)
             return
-        ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ticket: asyncio.Future[None] = loop.create_future()
         self._line.append(ticket)
-        self._schedule()
+        self._schedule(loop)
         await ticket  # a cancelled ticket stays in line, done, and is skipped
 
-    def _schedule(self) -> None:
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._turn_scheduled:
             self._turn_scheduled = True
-            asyncio.get_running_loop().call_soon(self._next_slice)
+            loop.call_soon(self._next_slice)
 
     def _next_slice(self) -> None:
         self._turn_scheduled = False
@@ -134,8 +141,8 @@ class _Intake:
             if not ticket.done():
                 ticket.set_result(None)
                 self._passed += 1
-        if line:
-            self._schedule()
+        if line and self._loop is not None:
+            self._schedule(self._loop)
 
 
 class _Budget:
@@ -318,6 +325,13 @@ class Dispatcher:
         gives back what it holds, waits for that one alone, and tries the rest again without
         waiting; so two jobs with crossed demands cannot deadlock.
         """
+        if len(resolved) <= 1:  # the common case: one demand (or none), nothing to order
+            if not resolved:
+                return []
+            only = self.admission.demand(resolved[0].entry, resolved[0].reservation)
+            if only.would_wait():
+                self._publish_wait(job, only)
+            return [await only.acquire()]
         demands = sorted(
             (self.admission.demand(item.entry, item.reservation) for item in resolved),
             key=lambda d: (d.kind, d.name),
@@ -327,12 +341,7 @@ class Dispatcher:
             blocking = None
             while True:
                 if blocking is not None:
-                    self._publish(
-                        EventKind.ADMISSION_WAIT,
-                        job,
-                        message=f"waiting for {blocking.amount} on the {blocking.kind} "
-                        f"{blocking.name!r}",
-                    )
+                    self._publish_wait(job, blocking)
                     held.append(await blocking.acquire())
                 for demand in demands:
                     if demand is blocking:
@@ -347,6 +356,13 @@ class Dispatcher:
         except BaseException:
             _release(held)
             raise
+
+    def _publish_wait(self, job: Job[object], demand: Demand) -> None:
+        self._publish(
+            EventKind.ADMISSION_WAIT,
+            job,
+            message=f"waiting for {demand.amount} on the {demand.kind} {demand.name!r}",
+        )
 
     async def _attempt(
         self, job: Job[R], attempt: int, budget: _Budget, entries: list[CatalogEntry]

@@ -217,6 +217,12 @@ class CatalogEntry:
                 rules.append(f"{name} must be > 0")
         if self.max_levels is not None and self.max_levels < 2:
             rules.append("max_levels must be >= 2 (a score has at least two levels)")
+        retry: object = self.retry  # built from Python, it may be anything
+        if retry is not None and not isinstance(retry, RetrySettings):
+            rules.append(
+                f"retry must be a RetrySettings, not {type(retry).__name__} "
+                "(in TOML: an [entries.retry] table)"
+            )
         price = self.input_price_per_million
         if price is not None and not price >= 0:
             rules.append("input_price_per_million must be >= 0")

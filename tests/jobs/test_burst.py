@@ -10,6 +10,7 @@ from harness.decision import Choice, DecisionRequest, Noul
 from harness.errors import JobTimeoutError
 from harness.jobs import DecisionBinding, Dispatcher, Job, JobContext, Requirements
 from harness.jobs._dispatcher import INTAKE_PER_SLICE
+from harness.models import CatalogEntry
 from harness.testing import FakeSystemOneServer
 from harness.tools import Identifiable, Workflow
 
@@ -19,9 +20,12 @@ BURST = 10_000
 
 
 def _request(number: int) -> DecisionRequest:
-    """A distinct request per call, so each one is encoded (and would be priced) on its own."""
+    """A distinct request of about 3 KB per call, so each one is encoded (and would be priced) on
+    its own: counting one takes about 0.5 ms here, so pricing the burst before admission took
+    seconds and the first 8 admitted calls timed out before sending (as the code before this
+    test did, 8 of 10,000)."""
     return DecisionRequest(
-        {"ticket": number, "text": f"Invoice {number} was charged twice this month."},
+        {"ticket": number, "text": f"Invoice {number} was charged twice this month. " * 70},
         {
             "team": Choice("Which team?", {"billing": "money", "tech": "bugs", "sales": None}),
             "urgent": Noul("Urgent?"),
@@ -129,3 +133,24 @@ async def test_an_admitted_job_keeps_its_time_while_a_burst_waits_to_be_priced()
                 handle.cancel()
     assert answered.success
     assert len(seen) < 2000  # the admitted call finished while most of the burst still waited
+
+
+def test_a_dispatcher_used_under_two_loops_still_lets_every_job_through() -> None:
+    async def burst(dispatcher: Dispatcher) -> list[int]:
+        jobs = [_Priced(Workflow(), _Turns(), [], 0.0) for _ in range(3 * INTAKE_PER_SLICE)]
+        return await asyncio.gather(*(dispatcher.run(job) for job in jobs))
+
+    async def first(dispatcher: Dispatcher) -> list[int]:
+        async with FakeSystemOneServer() as server:
+            dispatcher.catalog = catalog_of(server.entry(max_concurrent=4))
+            return await burst(dispatcher)
+
+    dispatcher = Dispatcher(catalog_of(_entry_of_nowhere()), pacing=RecordedPacing())
+    assert asyncio.run(first(dispatcher)) == [0] * 3 * INTAKE_PER_SLICE
+    assert asyncio.run(asyncio.wait_for(burst(dispatcher), 30)) == [0] * 3 * INTAKE_PER_SLICE
+
+
+def _entry_of_nowhere() -> CatalogEntry:
+    return CatalogEntry(
+        id="nowhere", provider="fake", wire_model_id="m", max_context_tokens=10, max_concurrent=4
+    )

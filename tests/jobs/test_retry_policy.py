@@ -333,3 +333,15 @@ def test_an_entry_without_settings_keeps_the_default() -> None:
     )
     assert RetryPolicy.for_entry(entry) == RetryPolicy()
     assert RetryPolicy.for_entry(None) == RetryPolicy()
+
+
+def test_an_entry_refuses_retry_settings_of_the_wrong_type() -> None:
+    with pytest.raises(CatalogError, match=r"retry must be a RetrySettings, not dict"):
+        CatalogEntry(
+            id="e",
+            provider="fake",
+            wire_model_id="m",
+            max_context_tokens=10,
+            max_concurrent=1,
+            retry={"max_retries": 1},  # type: ignore[arg-type]  # the point of the test
+        )
