@@ -214,3 +214,11 @@ def test_an_embedded_entry_is_reachable_from_any_catalog() -> None:
     )
     result = Triage.run_sync(Note(TEXT), model="embedded", catalog=Catalog([entry], {}))
     assert result.entry.id == "embedded"
+
+
+def test_a_model_call_prints_like_a_call() -> None:
+    result = Triage.run_sync(Note(TEXT), model=FakeDecisionModel(triage_policy))
+    shown = repr(result.calls[0])
+    assert shown.startswith("ModelCall(client: answered ")
+    assert "mappingproxy" not in shown
+    assert "input tokens counted" in shown
