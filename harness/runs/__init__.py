@@ -29,3 +29,7 @@ __all__ = [
     "run_sync",
     "seat_for",
 ]
+
+for _name in ("RunFailedError", "RunResult", "Usage", "Seat"):
+    globals()[_name].__module__ = __name__  # tracebacks and reprs say harness.runs.RunResult
+del _name
