@@ -1,7 +1,7 @@
 """The one-call run API against the dispatcher by hand: what ``Triage.run_sync`` costs on top.
 
 Both sides run the example thinker on the fake model (in-process, so the figure is the
-framework's), each in a fresh event loop: ``Triage.run_sync(note, model=fake)`` against
+framework's), each in a fresh event loop: ``run_sync(Triage, note, model=fake)`` against
 ``asyncio.run`` of a ``Dispatcher`` running a ``ThinkerRun``, the baseline measured in the same
 run. Prints milliseconds per run and the ratio, best of ``--rounds``.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from examples.triage import Note, Triage
-from harness import Catalog, CatalogEntry, Dispatcher, ThinkerRun, Workflow
+from harness import Catalog, CatalogEntry, Dispatcher, ThinkerRun, Workflow, run_sync
 from harness.testing import FakeDecisionModel
 from tests.api.policies import triage_policy
 
@@ -31,7 +31,7 @@ ENTRY = CatalogEntry(
 
 
 def one_call() -> None:
-    Triage.run_sync(NOTE, model=FakeDecisionModel(triage_policy))
+    run_sync(Triage, NOTE, model=FakeDecisionModel(triage_policy))
 
 
 async def _by_hand() -> None:

@@ -1,8 +1,8 @@
 """harness: a statically typed framework for agents driven by decision models.
 
 Code lists the legal moves (a tool applied to an artifact of the type it takes); the model only
-ranks them, one round trip per turn. ``Triage.run_sync(note, model="embedded")`` (or
-``harness.run_sync(Triage, note, ...)``) runs a thinker in one call. The public face is here;
+ranks them, one round trip per turn. ``harness.run_sync(Triage, note, model="embedded")`` (or
+``await harness.run(Triage, note, ...)``) runs a thinker in one call. The public face is here;
 ``harness.testing`` holds the test doubles and hypothesis strategies, ``harness.models`` the
 catalog, the environment's configuration and admission.
 

@@ -73,4 +73,3 @@ def test_the_run_api_is_on_the_public_face() -> None:
     assert harness.run is run
     assert harness.run_sync is run_sync
     assert harness.RunResult.__module__ == "harness.runs"
-    assert callable(harness.DecisionThinker.run_sync)
