@@ -4,9 +4,10 @@ python examples/first.py
 """
 
 from examples import triage
+from harness import run_sync
 
 note = triage.Note("pay the invoice today; water the plants; call the bank now")
-result = triage.Triage.run_sync(note, model="embedded")
+result = run_sync(triage.Triage, note, model="embedded")
 for verdict in result.items:
     print(result.ref(verdict), verdict.note, "(urgent)" if verdict.urgent else "")
 print(result.usage)  # decisions, input tokens, cost, model and wall time

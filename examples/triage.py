@@ -21,6 +21,7 @@ from harness import (
     InvalidInputError,
     JobContext,
     ListArtifact,
+    run_sync,
     tool_name,
 )
 
@@ -78,7 +79,7 @@ class Triage(DecisionThinker[Note, Verdict]):
 def main(text: str) -> None:
     """Run the thinker on the configured default model (the embedded one unless you configured
     another) and print each turn, the answer and what it used."""
-    result = Triage.run_sync(Note(text))
+    result = run_sync(Triage, Note(text))
     for turn in result.turns:
         print(turn)
     for verdict in result.items:

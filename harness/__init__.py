@@ -1,8 +1,10 @@
 """harness: a statically typed framework for agents driven by decision models.
 
 Code lists the legal moves (a tool applied to an artifact of the type it takes); the model only
-ranks them, one round trip per turn. The public face is here; ``harness.testing`` holds the test
-doubles and hypothesis strategies, ``harness.models`` the catalog and admission.
+ranks them, one round trip per turn. ``harness.run_sync(Triage, note, model="embedded")`` (or
+``await harness.run(Triage, note, ...)``) runs a thinker in one call. The public face is here;
+``harness.testing`` holds the test doubles and hypothesis strategies, ``harness.models`` the
+catalog, the environment's configuration and admission.
 
 Names load on first use (PEP 562), so ``import harness`` stays cheap for the mypy plugin, which
 shares the palette rules; type checkers read the explicit imports below.

@@ -42,12 +42,7 @@ from harness.palette import thinker_input_of, validate_palette
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from harness.jobs import JobContext, JobEvent
-    from harness.models import Catalog
-    from harness.runs import ModelChoice, RunResult
-    from harness.scope import Budget, Workflow
+    from harness.jobs import JobContext
 
 __all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SELECTION_THRESHOLD", "DecisionThinker"]
 
@@ -58,8 +53,6 @@ log = logging.getLogger("harness.thinker")
 
 I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed names the output type O
-I2 = TypeVar("I2", bound=Artifact)
-O2 = TypeVar("O2", bound=Artifact)
 
 
 class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra, O]):
@@ -143,77 +136,13 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
         self._last = _RunState(ArtifactRegistry(), None)
 
-    # -- one call to run (the run API, harness.runs, sits above this layer) -------------------
-
-    @classmethod
-    async def run(
-        cls: type[DecisionThinker[I2, O2]],
-        input: I2,
-        *,
-        model: ModelChoice = None,
-        catalog: Catalog | None = None,
-        budget: Budget | None = None,
-        workflow: Workflow | None = None,
-        upstream_retries: int = 3,
-        on_progress: Callable[[JobEvent], None] | None = None,
-    ) -> RunResult[O2]:
-        """Build this thinker under a fresh workflow, run it on ``input`` and return its
-        :class:`~harness.runs.RunResult` (see :func:`harness.runs.run` for every argument)::
-
-            result = await Triage.run(note, model="embedded")
-        """
-        from harness.runs import run  # the run API is a layer above: resolved at call time
-
-        return await run(
-            cls,
-            input,
-            model=model,
-            catalog=catalog,
-            budget=budget,
-            workflow=workflow,
-            upstream_retries=upstream_retries,
-            on_progress=on_progress,
-        )
-
-    @classmethod
-    def run_sync(
-        cls: type[DecisionThinker[I2, O2]],
-        input: I2,
-        *,
-        model: ModelChoice = None,
-        catalog: Catalog | None = None,
-        budget: Budget | None = None,
-        workflow: Workflow | None = None,
-        upstream_retries: int = 3,
-        on_progress: Callable[[JobEvent], None] | None = None,
-    ) -> RunResult[O2]:
-        """:meth:`run` for code with no event loop running::
-
-            result = Triage.run_sync(note, model="embedded")
-            print(result.items, result.usage)
-
-        Inside a running loop it refuses with :class:`~harness.errors.SyncRunInLoopError`.
-        """
-        from harness.runs import run_sync  # the run API is a layer above: resolved at call time
-
-        return run_sync(
-            cls,
-            input,
-            model=model,
-            catalog=catalog,
-            budget=budget,
-            workflow=workflow,
-            upstream_retries=upstream_retries,
-            on_progress=on_progress,
-        )
-
     # -- a thin view of the last run (each run keeps its own state) -------------------------
 
     def turns(self) -> tuple[DecisionTurn, ...]:
         """The turns of the run that started last on this instance (complete once it returns).
 
         Each run keeps its own turns and world, so one instance may run several inputs at once;
-        this view then shows the latest. The run API's result (``Triage.run_sync(...).turns``)
+        this view then shows the latest. The run API's result (``harness.run_sync(Triage, ...)``)
         holds each run's own.
         """
         return tuple(self._last.turns)

@@ -14,7 +14,7 @@ from harness.decision._answers import Answer
 __all__ = ["JobRecord", "ModelCall"]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ModelCall:
     """One model call as it landed on its job's record.
 
@@ -39,6 +39,20 @@ class ModelCall:
     cost: float | None
     output_tokens: int = 0
     counted_by: str | None = None
+
+    def __repr__(self) -> str:
+        # Reads like the call: "ModelCall(embedded: answered 3 questions, 812 input tokens
+        # counted, billed 800, 0.002 s, model 'sparrow-decider', request id None, cost None)".
+        outcome = (
+            f"answered {len(self.answers)} question{'' if len(self.answers) == 1 else 's'}"
+            if self.success
+            else f"failed: {self.reason!r}"
+        )
+        return (
+            f"ModelCall({self.entry_id}: {outcome}, {self.counted_input_tokens} input tokens "
+            f"counted, billed {self.input_tokens}, {self.latency:.3f} s, model {self.model!r}, "
+            f"request id {self.request_id!r}, cost {self.cost!r})"
+        )
 
 
 class JobRecord:

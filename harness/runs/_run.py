@@ -156,8 +156,7 @@ def run_sync(
         name = getattr(thinker, "__qualname__", "the thinker")
         raise SyncRunInLoopError(
             f"run_sync({name}, ...) was called inside a running event loop, which it would "
-            f"block: write `await {name}.run(...)` (or `await harness.run({name}, ...)`) "
-            "in async code"
+            f"block: write `await harness.run({name}, ...)` in async code"
         )
     return asyncio.run(
         run(

@@ -19,6 +19,7 @@ from harness import (
     RunFailedError,
     RunResult,
     Workflow,
+    run,
 )
 from harness.record import load_record
 from harness.testing import FakeSystemOneServer
@@ -34,7 +35,7 @@ async def _run(budget: Budget | None, *, price: float = 1_000.0) -> tuple[object
         entry = server.entry(input_price_per_million=price)
         catalog = Catalog([entry], {"decision": entry.id})
         try:
-            outcome: object = await Triage.run(Note(TEXT), catalog=catalog, budget=budget)
+            outcome: object = await run(Triage, Note(TEXT), catalog=catalog, budget=budget)
         except RunFailedError as failed:
             outcome = failed
         return outcome, server.requests
@@ -103,7 +104,7 @@ def test_an_entry_without_a_price_costs_nothing_against_a_cost_budget() -> None:
     async def scenario() -> tuple[object, int]:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
-            result = await Triage.run(Note(TEXT), catalog=catalog, budget=Budget(max_cost=0.0))
+            result = await run(Triage, Note(TEXT), catalog=catalog, budget=Budget(max_cost=0.0))
             return result, server.requests
 
     result, requests = asyncio.run(scenario())
@@ -117,9 +118,9 @@ def test_a_workflow_budget_spans_runs() -> None:
     async def scenario() -> tuple[RunResult[Verdict], RunFailedError, int]:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
-            first = await Triage.run(Note(TEXT), catalog=catalog, workflow=workflow)
+            first = await run(Triage, Note(TEXT), catalog=catalog, workflow=workflow)
             with pytest.raises(RunFailedError) as caught:
-                await Triage.run(Note(TEXT), catalog=catalog, workflow=workflow)
+                await run(Triage, Note(TEXT), catalog=catalog, workflow=workflow)
             return first, caught.value, server.requests
 
     first, failed, requests = asyncio.run(scenario())
@@ -163,8 +164,12 @@ def test_a_refused_call_charges_no_account() -> None:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
             with pytest.raises(RunFailedError) as caught:
-                await Triage.run(
-                    Note(TEXT), catalog=catalog, workflow=workflow, budget=Budget(max_decisions=1)
+                await run(
+                    Triage,
+                    Note(TEXT),
+                    catalog=catalog,
+                    workflow=workflow,
+                    budget=Budget(max_decisions=1),
                 )
             return caught.value
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from examples.triage import Note, Triage
-from harness import Catalog, RunFailedError
+from harness import Catalog, RunFailedError, run_sync
 from harness.errors import UnauthorizedError
 from harness.models import CATALOG_ENV, CatalogError, load_catalog, read_environment
 from harness.models._env import ENVIRONMENT_VARIABLES
@@ -42,7 +42,7 @@ def test_typesafe_variables_give_a_ready_default_model_with_no_toml(
     monkeypatch.setenv("TYPESAFE_API_KEY", KEY)
     monkeypatch.setenv("TYPESAFE_BASE_URL", keyed_mock.root)
     monkeypatch.setenv("TYPESAFE_DEFAULT_MODEL", "jev-latest")
-    result = Triage.run_sync(Note(TEXT))  # no model=, no catalog
+    result = run_sync(Triage, Note(TEXT))  # no model=, no catalog
     assert result.entry.id == "typesafe"
     assert result.entry.url == f"{keyed_mock.root}/v1/systemone"
     assert result.entry.wire_model_id == "jev-latest"
@@ -57,7 +57,7 @@ def test_a_systemone_model_string_reaches_the_configured_server(
 ) -> None:
     monkeypatch.setenv("TYPESAFE_API_KEY", KEY)
     monkeypatch.setenv("TYPESAFE_BASE_URL", keyed_mock.root)
-    result = Triage.run_sync(Note(TEXT), model="systemone:jev-1.13.0")
+    result = run_sync(Triage, Note(TEXT), model="systemone:jev-1.13.0")
     assert result.entry.id == "systemone:jev-1.13.0"
     assert result.entry.wire_model_id == "jev-1.13.0"
     assert all(call.success for call in result.calls)
@@ -71,7 +71,7 @@ def test_a_key_alone_keeps_the_embedded_default(
     catalog = load_catalog()
     assert catalog.pinned().id == "embedded"  # no surprise spend: the default stays offline
     assert catalog.entry("typesafe").base_url == keyed_mock.root
-    result = Triage.run_sync(Note(TEXT), model="typesafe")
+    result = run_sync(Triage, Note(TEXT), model="typesafe")
     assert result.entry.id == "typesafe"
 
 
@@ -81,7 +81,7 @@ def test_a_wrong_key_fails_the_run_by_name_and_never_shows_the_key(
     monkeypatch.setenv("TYPESAFE_API_KEY", "wrong-key-987654321")
     monkeypatch.setenv("TYPESAFE_BASE_URL", keyed_mock.root)
     with pytest.raises(RunFailedError) as caught:
-        Triage.run_sync(Note(TEXT), model="typesafe")
+        run_sync(Triage, Note(TEXT), model="typesafe")
     failed = caught.value
     assert isinstance(failed.error, UnauthorizedError)
     assert failed.error.status == 401
@@ -107,12 +107,12 @@ def test_a_catalog_file_wins_over_the_environment_and_an_explicit_catalog_over_b
     configured = load_catalog()
     assert configured.pinned().id == "local"  # the file's pin, not TYPESAFE_DEFAULT_MODEL
     assert set(configured.entries) == {"local", "typesafe"}  # the environment adds its entry
-    result = Triage.run_sync(Note(TEXT))
+    result = run_sync(Triage, Note(TEXT))
     assert result.entry.id == "local"
     assert result.entry.wire_model_id == "jev-1.13.0"
     explicit = Catalog([configured.entry("local")], {})
     with pytest.raises(CatalogError, match="'typesafe' is not an entry"):
-        Triage.run_sync(Note(TEXT), model="typesafe", catalog=explicit)  # nothing added to it
+        run_sync(Triage, Note(TEXT), model="typesafe", catalog=explicit)  # nothing added to it
 
 
 def test_an_entry_of_the_file_with_the_environments_id_wins(

@@ -23,6 +23,8 @@ PUBLIC = [
     "harness.llm",
     "harness.models",
     "harness.palette",
+    "harness.runs",
+    "harness.scope",
     "harness.testing",
     "harness.tools",
 ]
@@ -63,3 +65,11 @@ def test_import_harness_loads_no_http_stack() -> None:
     code = "import sys, harness; print('aiohttp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_run_api_is_on_the_public_face() -> None:
+    from harness.runs import run, run_sync
+
+    assert harness.run is run
+    assert harness.run_sync is run_sync
+    assert harness.RunResult.__module__ == "harness.runs"

@@ -1,4 +1,4 @@
-"""The one-call run API: Triage.run_sync(note, model=...) and await Triage.run(...)."""
+"""The one-call run API: run_sync(Triage, note, model=...) and await run(Triage, ...)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from harness import (
     RunResult,
     SyncRunInLoopError,
     Workflow,
+    run,
+    run_sync,
 )
 from harness.errors import UnauthorizedError
 from harness.models import CatalogError
@@ -36,7 +38,7 @@ TEXT = "alpha is due today; beta can wait"
 @pytest.mark.parametrize("model", ["embedded", "fake"])
 def test_run_sync_answers_with_typed_items_refs_turns_and_usage(model: str) -> None:
     chosen = FakeDecisionModel(triage_policy) if model == "fake" else "embedded"
-    result = Triage.run_sync(Note(TEXT), model=chosen)
+    result = run_sync(Triage, Note(TEXT), model=chosen)
     assert_type(result, RunResult[Verdict])
     assert_type(result.answer, ListArtifact[Verdict])
     assert_type(result.items, tuple[Verdict, ...])
@@ -61,10 +63,10 @@ def test_run_sync_answers_with_typed_items_refs_turns_and_usage(model: str) -> N
 
 
 async def test_await_run_in_async_code_and_run_sync_there_fails_by_name() -> None:
-    result = await Triage.run(Note(TEXT), model=FakeDecisionModel(triage_policy))
+    result = await run(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
     assert [v.note for v in result.items] == ["alpha is due today"]
-    with pytest.raises(SyncRunInLoopError, match=r"await Triage\.run\(\.\.\.\)"):
-        Triage.run_sync(Note(TEXT), model=FakeDecisionModel(triage_policy))
+    with pytest.raises(SyncRunInLoopError, match=r"await harness\.run\(Triage, \.\.\.\)"):
+        run_sync(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
     with pytest.raises(SyncRunInLoopError, match="running event loop"):
         harness.run_sync(Triage, Note(TEXT))
 
@@ -88,9 +90,11 @@ def test_the_same_thinker_class_runs_concurrently_each_run_its_own_result() -> N
     async def both() -> list[RunResult[Verdict]]:
         return list(
             await asyncio.gather(
-                Triage.run(Note(TEXT), model=FakeDecisionModel(triage_policy)),
-                Triage.run(
-                    Note("alpha ships; gamma; delta"), model=FakeDecisionModel(triage_policy)
+                run(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy)),
+                run(
+                    Triage,
+                    Note("alpha ships; gamma; delta"),
+                    model=FakeDecisionModel(triage_policy),
                 ),
             )
         )
@@ -106,7 +110,7 @@ def test_an_entry_id_of_a_given_catalog_pins_it_and_the_catalog_is_unchanged() -
         async with FakeSystemOneServer(policy=triage_policy) as server:
             priced = server.entry(id="priced", input_price_per_million=2.0)
             catalog = Catalog([priced], {})
-            result = await Triage.run(Note(TEXT), model="priced", catalog=catalog)
+            result = await run(Triage, Note(TEXT), model="priced", catalog=catalog)
             return result, server.requests, catalog
 
     result, requests, catalog = asyncio.run(scenario())
@@ -125,7 +129,7 @@ def test_retries_are_counted_in_the_usage() -> None:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             server.fail_next(Fault.rate_limited(retry_after=None, retry_after_ms=1))
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
-            result = await Triage.run(Note(TEXT), catalog=catalog)
+            result = await run(Triage, Note(TEXT), catalog=catalog)
             return result, server.requests
 
     result, requests = asyncio.run(scenario())
@@ -136,20 +140,20 @@ def test_retries_are_counted_in_the_usage() -> None:
 
 def test_an_unknown_model_is_refused_naming_the_forms() -> None:
     with pytest.raises(CatalogError, match=r"'nope' is not an entry .* 'systemone:<wire model>'"):
-        Triage.run_sync(Note(TEXT), model="nope")
+        run_sync(Triage, Note(TEXT), model="nope")
     with pytest.raises(CatalogError, match="names no model"):
-        Triage.run_sync(Note(TEXT), model="systemone:")
+        run_sync(Triage, Note(TEXT), model="systemone:")
     with pytest.raises(TypeError, match="model must be an entry id"):
-        Triage.run_sync(Note(TEXT), model=42)  # type: ignore[arg-type]
+        run_sync(Triage, Note(TEXT), model=42)  # type: ignore[arg-type]
 
 
 def test_a_wrong_input_type_is_a_type_error_for_mypy_and_at_run_time() -> None:
     with pytest.raises(TypeError, match="takes a Note, not a Verdict"):
-        Triage.run_sync(Verdict("x", True), model=FakeDecisionModel())  # type: ignore[arg-type]
+        run_sync(Triage, Verdict("x", True), model=FakeDecisionModel())  # type: ignore[arg-type]
 
 
 def test_the_record_is_written_where_asked_and_reads_back(tmp_path: Path) -> None:
-    result = Triage.run_sync(Note(TEXT), model=FakeDecisionModel(triage_policy))
+    result = run_sync(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
     written = result.write_record(tmp_path / "run.json")
     assert written == tmp_path / "run.json"
     record = load_record(written)
@@ -161,7 +165,7 @@ def test_the_record_is_written_where_asked_and_reads_back(tmp_path: Path) -> Non
 
 
 def test_ref_of_an_artifact_the_run_never_saw_is_refused() -> None:
-    result = Triage.run_sync(Note(TEXT), model=FakeDecisionModel(triage_policy))
+    result = run_sync(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
     with pytest.raises(KeyError, match="not an artifact of this run"):
         result.ref(Verdict("never", False))
     assert result.selection
@@ -174,7 +178,7 @@ def test_a_failed_run_raises_with_its_partial_result_and_record() -> None:
         async with FakeSystemOneServer(policy=triage_policy, api_key="right") as server:
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
             with pytest.raises(RunFailedError) as caught:
-                await Triage.run(Note(TEXT), catalog=catalog)
+                await run(Triage, Note(TEXT), catalog=catalog)
             return caught.value
 
     failed = asyncio.run(scenario())
@@ -191,15 +195,19 @@ def test_a_failed_run_raises_with_its_partial_result_and_record() -> None:
 
 def test_a_workflow_and_a_budget_are_passed_through() -> None:
     workflow = Workflow(user_id="ana", budget=Budget(max_decisions=100))
-    result = Triage.run_sync(
-        Note(TEXT), model=FakeDecisionModel(triage_policy), workflow=workflow, budget=Budget()
+    result = run_sync(
+        Triage,
+        Note(TEXT),
+        model=FakeDecisionModel(triage_policy),
+        workflow=workflow,
+        budget=Budget(),
     )
     assert workflow.account is not None
     assert workflow.account.decisions == result.usage.decisions == 4
 
 
 def test_reprs_read_like_what_they_are() -> None:
-    result = Triage.run_sync(Note(TEXT), model=FakeDecisionModel(triage_policy))
+    result = run_sync(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
     shown = repr(result)
     assert shown.startswith("RunResult(triage on client: answer [verdict#")
     assert "4 decisions" in shown
@@ -212,5 +220,13 @@ def test_an_embedded_entry_is_reachable_from_any_catalog() -> None:
     entry = CatalogEntry(
         id="only", provider="fake", wire_model_id="x", max_context_tokens=100, max_concurrent=1
     )
-    result = Triage.run_sync(Note(TEXT), model="embedded", catalog=Catalog([entry], {}))
+    result = run_sync(Triage, Note(TEXT), model="embedded", catalog=Catalog([entry], {}))
     assert result.entry.id == "embedded"
+
+
+def test_a_model_call_prints_like_a_call() -> None:
+    result = run_sync(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
+    shown = repr(result.calls[0])
+    assert shown.startswith("ModelCall(client: answered ")
+    assert "mappingproxy" not in shown
+    assert "input tokens counted" in shown
