@@ -27,6 +27,7 @@ version), beside ``OBS_TURNS``. ``benchmarks/economy.py`` weighs the two on answ
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal, get_args
 
@@ -158,8 +159,11 @@ def _either(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def label(words: str) -> str | None:
-    """At most :data:`LABEL_WORDS` words of ``words`` (``...`` when cut), ``None`` for none."""
+    """At most :data:`LABEL_WORDS` words of ``words`` (``...`` when cut), ``None`` for none.
+
+    Memoized: a world's words repeat in every turn and in every tool's options."""
     split = words.split(maxsplit=LABEL_WORDS)
     if not split:
         return None

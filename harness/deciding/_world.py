@@ -50,6 +50,8 @@ class RunWorld:
         self.line: dict[str, str] = {}
         self.open: dict[str, list[str]] = {p.name: [] for p in self._providers}
         self.candidates: list[str] = []
+        # The tools a non-list artifact fits depend on its class alone: worked out once a class.
+        self._fits: dict[type, tuple[str, ...]] = {}
         self._seen = 0
         self._given = True  # what the input brings is never a candidate
         self.adopt(input)
@@ -65,14 +67,30 @@ class RunWorld:
             self.words[new_ref] = words
             self.line[new_ref] = line
             self.lines.append(line)
-            is_list = isinstance(new, ListArtifact)
-            for name, (takes, takes_list) in self._takes.items():
-                if (takes_list or not is_list) and conforms(new, takes):
-                    self.open[name].append(new_ref)
+            for name in self._tools_taking(new):
+                self.open[name].append(new_ref)
             if not self._given and isinstance(new, self._output_type):
                 self.candidates.append(new_ref)
         self._seen = len(entries)
         return ref
+
+    def _tools_taking(self, artifact: Artifact) -> tuple[str, ...]:
+        """The tools whose input type ``artifact`` is (a list only for a list-taking tool)."""
+        if isinstance(artifact, ListArtifact):  # a list fits by its iterands: asked each time
+            return tuple(
+                name
+                for name, (takes, takes_list) in self._takes.items()
+                if takes_list and conforms(artifact, takes)
+            )
+        cls = type(artifact)
+        fits = self._fits.get(cls)
+        if fits is None:
+            fits = self._fits[cls] = tuple(
+                name
+                for name, (takes, takes_list) in self._takes.items()
+                if not takes_list and conforms(artifact, takes)
+            )
+        return fits
 
     def spend(self, tool: str, ref: str) -> None:
         """The pair (tool, ref) ran: it is never offered again."""
