@@ -73,8 +73,8 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
         if made is None:
             known = ", ".join(repr(k) for k in base.entries) or "none"
             raise CatalogError(
-                f"model {model!r} is not an entry of {base.source} (its ids: {known}) nor a model "
-                "string: pass an entry id, 'embedded', 'systemone:<wire model>', "
+                f"{base.source}: unknown catalog entry id {model!r}; known ids: {known}; nor is it "
+                "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
                 "'openai:<model>', or a DecisionClient"
             )
         return Seat(_with(base, made, made.id), {})

@@ -111,7 +111,7 @@ def test_a_catalog_file_wins_over_the_environment_and_an_explicit_catalog_over_b
     assert result.entry.id == "local"
     assert result.entry.wire_model_id == "jev-1.13.0"
     explicit = Catalog([configured.entry("local")], {})
-    with pytest.raises(CatalogError, match="'typesafe' is not an entry"):
+    with pytest.raises(CatalogError, match="unknown catalog entry id 'typesafe'"):
         run_sync(Triage, Note(TEXT), model="typesafe", catalog=explicit)  # nothing added to it
 
 

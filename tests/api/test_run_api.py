@@ -139,7 +139,9 @@ def test_retries_are_counted_in_the_usage() -> None:
 
 
 def test_an_unknown_model_is_refused_naming_the_forms() -> None:
-    with pytest.raises(CatalogError, match=r"'nope' is not an entry .* 'systemone:<wire model>'"):
+    with pytest.raises(
+        CatalogError, match=r"unknown catalog entry id 'nope'.* 'systemone:<wire model>'"
+    ):
         run_sync(Triage, Note(TEXT), model="nope")
     with pytest.raises(CatalogError, match="names no model"):
         run_sync(Triage, Note(TEXT), model="systemone:")
