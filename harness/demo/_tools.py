@@ -100,7 +100,9 @@ def survey_folder(root: str) -> tuple[ListedFile, ...]:
         raise InvalidInputError("folder", name, "it is a file, not a folder")
     found: list[tuple[str, str]] = []
     for directory, subdirectories, files in os.walk(root):
-        subdirectories.sort()
+        # Python's bytecode caches are no documents: an installed corpus gets them for its .py
+        # files when pip compiles the package, and the listing must read the same either way.
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
         for file_name in files:
             full = os.path.join(directory, file_name)
             relative = os.path.relpath(full, root).replace(os.sep, "/")

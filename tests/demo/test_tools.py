@@ -378,3 +378,15 @@ def test_the_tools_are_palette_ready() -> None:
         (TextFile, ListArtifact[Statement]),
     ]
     assert "left out" in providers[0].description
+
+
+def test_bytecode_caches_are_no_documents(tmp_path: pathlib.Path) -> None:
+    # pip compiles the shipped corpus's .py files into __pycache__ when harness is installed
+    # as a wheel: the survey must read the same as in a checkout
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "pricing.py").write_text("PRICE = 7\n", encoding="utf-8")
+    (tmp_path / "src" / "__pycache__").mkdir()
+    (tmp_path / "src" / "__pycache__" / "pricing.cpython-311.pyc").write_bytes(b"\x00\x01\x02")
+    assert [(f.path, f.kind) for f in survey_folder(str(tmp_path))] == [
+        ("src/pricing.py", "code")
+    ]
