@@ -387,6 +387,4 @@ def test_bytecode_caches_are_no_documents(tmp_path: pathlib.Path) -> None:
     (tmp_path / "src" / "pricing.py").write_text("PRICE = 7\n", encoding="utf-8")
     (tmp_path / "src" / "__pycache__").mkdir()
     (tmp_path / "src" / "__pycache__" / "pricing.cpython-311.pyc").write_bytes(b"\x00\x01\x02")
-    assert [(f.path, f.kind) for f in survey_folder(str(tmp_path))] == [
-        ("src/pricing.py", "code")
-    ]
+    assert [(f.path, f.kind) for f in survey_folder(str(tmp_path))] == [("src/pricing.py", "code")]
