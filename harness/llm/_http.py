@@ -19,6 +19,7 @@ own text ``[request text]`` (:mod:`harness.llm._redact`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import socket
 import time
@@ -60,6 +61,16 @@ ERROR_BODY_BYTES = 65_536
 """How much of an error body is parsed as JSON; a longer body is read as text."""
 
 
+@functools.lru_cache(maxsize=256)
+def _shown_url(url: str) -> str:
+    """``url`` as messages show it (cached: every call of an entry names the same URL)."""
+    try:
+        parsed = URL(url)
+        return str(parsed.with_user(None).with_query(None).with_fragment(None))
+    except (ValueError, TypeError):
+        return "<unparsable URL>"
+
+
 @attrs.frozen
 class Endpoint:
     """One URL of a decision server as the messages name it; the key is never shown."""
@@ -75,11 +86,7 @@ class Endpoint:
     @property
     def shown_url(self) -> str:
         """The URL without user info, query or fragment (where a gateway might carry a key)."""
-        try:
-            parsed = URL(self.url)
-            return str(parsed.with_user(None).with_query(None).with_fragment(None))
-        except (ValueError, TypeError):
-            return "<unparsable URL>"
+        return _shown_url(self.url)
 
     def headers(self) -> dict[str, str]:
         """The request headers: JSON, and a bearer token only when there is a key."""
