@@ -67,6 +67,53 @@ def _prepare(
     return results, good, bad, total
 
 
+class _Tally:
+    """A batch under way: its results file, what is left to run, the counts by status and the
+    progress, as result lines come in (the same for every engine)."""
+
+    def __init__(
+        self,
+        spec: BatchSpec,
+        inputs: Path,
+        out: Path,
+        on_bad_line: Literal["skip", "fail"],
+        progress: TextIO | None,
+    ) -> None:
+        self.began = time.monotonic()
+        self.out = out
+        self.results, good, self.bad, self.total = _prepare(spec, inputs, out, on_bad_line)
+        self.already = len(self.results.done)
+        self.counts = {"completed": 0, "failed": 0, "invalid": 0}
+        self.pending = [line for line in good if line.number not in self.results.done]
+        todo = len(self.pending) + sum(b.number not in self.results.done for b in self.bad)
+        self.meter = Progress(todo, progress or sys.stderr)
+
+    def write(self, result: dict[str, object]) -> None:
+        """Write ``result`` unless its line has one already, and count it."""
+        if self.results.write(result):
+            status = str(result["status"])
+            self.counts[status] = self.counts.get(status, 0) + 1
+            self.meter.advance(failed=status != "completed")
+
+    def write_bad_lines(self) -> None:
+        """An ``invalid`` result for every line that is not an input."""
+        for wrong in self.bad:
+            self.write({"line": wrong.number, "status": "invalid", "error": wrong.reason})
+
+    def summary(self) -> BatchSummary:
+        """What the batch did."""
+        return BatchSummary(
+            inputs=self.total,
+            already_done=self.already,
+            ran=sum(self.counts.values()),
+            completed=self.counts["completed"],
+            failed=self.counts["failed"],
+            invalid=self.counts["invalid"],
+            seconds=time.monotonic() - self.began,
+            out=self.out,
+        )
+
+
 async def run_batch_async(
     spec: BatchSpec,
     inputs: Path,
@@ -78,24 +125,14 @@ async def run_batch_async(
     progress: TextIO | None = None,
 ) -> BatchSummary:
     """Run the batch in this process, ``spec.concurrency`` inputs at a time."""
-    began = time.monotonic()
-    results, good, bad, total = _prepare(spec, inputs, out, on_bad_line)
-    already = len(results.done)
-    counts = {"completed": 0, "failed": 0, "invalid": 0}
-    pending = [line for line in good if line.number not in results.done]
-    meter = Progress(
-        len(pending) + sum(b.number not in results.done for b in bad), progress or sys.stderr
-    )
+    tally = _Tally(spec, inputs, out, on_bad_line, progress)
     try:
-        for wrong in bad:
-            if results.write({"line": wrong.number, "status": "invalid", "error": wrong.reason}):
-                counts["invalid"] += 1
-                meter.advance(failed=True)
+        tally.write_bad_lines()
         worker = BatchWorker(spec, catalog=catalog, clients=clients)
         try:
             window = max(1, spec.concurrency) * 4
             running: set[asyncio.Task[dict[str, object]]] = set()
-            queue = iter(pending)
+            queue = iter(tally.pending)
             while True:
                 for line in queue:
                     running.add(asyncio.create_task(worker.run_line(line.number, line.text)))
@@ -105,25 +142,12 @@ async def run_batch_async(
                     break
                 done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    result = task.result()
-                    if results.write(result):
-                        status = str(result["status"])
-                        counts[status] = counts.get(status, 0) + 1
-                        meter.advance(failed=status != "completed")
+                    tally.write(task.result())
         finally:
             await worker.aclose()
     finally:
-        results.close()
-    return BatchSummary(
-        inputs=total,
-        already_done=already,
-        ran=sum(counts.values()),
-        completed=counts["completed"],
-        failed=counts["failed"],
-        invalid=counts["invalid"],
-        seconds=time.monotonic() - began,
-        out=out,
-    )
+        tally.results.close()
+    return tally.summary()
 
 
 def run_batch(
@@ -155,34 +179,11 @@ def run_batch(
         )
     from ._ray import run_on_ray
 
-    began = time.monotonic()
-    results, good, bad, total = _prepare(spec, inputs, out, on_bad_line)
-    already = len(results.done)
-    counts = {"completed": 0, "failed": 0, "invalid": 0}
-    pending = [(line.number, line.text) for line in good if line.number not in results.done]
-    meter = Progress(
-        len(pending) + sum(b.number not in results.done for b in bad), progress or sys.stderr
-    )
-
-    def write(result: dict[str, object]) -> None:
-        if results.write(result):
-            status = str(result["status"])
-            counts[status] = counts.get(status, 0) + 1
-            meter.advance(failed=status != "completed")
-
+    tally = _Tally(spec, inputs, out, on_bad_line, progress)
     try:
-        for wrong in bad:
-            write({"line": wrong.number, "status": "invalid", "error": wrong.reason})
-        run_on_ray(spec, pending, ray, write, chunk=chunk or max(1, spec.concurrency))
+        tally.write_bad_lines()
+        lines = [(line.number, line.text) for line in tally.pending]
+        run_on_ray(spec, lines, ray, tally.write, chunk=chunk or max(1, spec.concurrency))
     finally:
-        results.close()
-    return BatchSummary(
-        inputs=total,
-        already_done=already,
-        ran=sum(counts.values()),
-        completed=counts["completed"],
-        failed=counts["failed"],
-        invalid=counts["invalid"],
-        seconds=time.monotonic() - began,
-        out=out,
-    )
+        tally.results.close()
+    return tally.summary()

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from harness.artifacts import Artifact, ListArtifact, from_json
+from harness.artifacts import Artifact, from_json
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.llm import DecisionClient, client_for
@@ -130,9 +130,6 @@ class BatchWorker:
             )
         except RunFailedError as failed:
             return self._result(number, "failed", failed.record, error=str(failed))
-        product = outcome.product
-        items = product.iterands if isinstance(product, ListArtifact) else (product,)
-        del items
         return self._result(number, "completed", outcome.record)
 
     def _result(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from ._admission import Admission, Demand
 from ._entry import CatalogEntry
@@ -123,8 +123,13 @@ class LimitedGate(Gate):
 class AdaptiveAdmission(Admission):
     """An :class:`Admission` whose ``adaptive = true`` entries get a :class:`LimitedGate`."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]  # Admission's own keywords
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        super().__init__(clock=clock, sleep=sleep)
         self.limits: dict[str, AdaptiveLimit] = {}
 
     def limit_for(self, entry: CatalogEntry) -> AdaptiveLimit | None:

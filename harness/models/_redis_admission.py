@@ -254,7 +254,7 @@ class RedisAdmission(Admission):
         return [base, f"{self.namespace}:limit:{entry.id}"]
 
     def _limit_keys(self, entry: CatalogEntry) -> dict[str, str]:
-        at = f"{entry.id}"
+        at = entry.id
         return {
             "limit": f"{self.namespace}:limit:{at}",
             "cut": f"{self.namespace}:cut:{at}",
