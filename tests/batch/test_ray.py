@@ -12,8 +12,6 @@ from harness.batch import BatchSpec, run_batch
 from harness.testing import FakeSystemOneServer
 from tests.batch.conftest import catalog_file, read_results, write_inputs
 
-ray = pytest.importorskip("ray", reason="the ray extra is part of the test extra")
-
 
 async def test_a_worker_killed_mid_task_has_its_inputs_run_elsewhere_and_counted_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
