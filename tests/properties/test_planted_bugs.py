@@ -713,7 +713,7 @@ class TriageAtZero(Triage):
 
 @pytest.mark.parametrize("thinker", [Triage, TriageAtZero], ids=["default", "threshold_0"])
 def test_a_correct_thinker_passes_under_a_refusing_policy(thinker: type[Triage]) -> None:
-    check_thinker(thinker, NOTES, policies=REFUSING, settings=active())  # type: ignore[arg-type]  # a Policy
+    check_thinker(thinker, NOTES, policies=REFUSING, settings=active())
 
 
 class RefusalAsYes(Triage):
@@ -747,8 +747,12 @@ class SelectsRefusalsAtZero(TriageAtZero):
         selection: dict[str, float],
         candidates: Sequence[str],
     ) -> ListArtifact[Verdict]:
-        chosen = [world.get(ref) for ref in candidates if selection[ref] >= 0.0]
-        answer = ListArtifact(Verdict, tuple(chosen), self.objective)  # type: ignore[arg-type]  # verdicts
+        chosen = [
+            artifact
+            for ref in candidates
+            if selection[ref] >= 0.0 and isinstance(artifact := world.get(ref), Verdict)
+        ]
+        answer = ListArtifact(Verdict, tuple(chosen), self.objective)
         world.adopt(answer)
         turns.append(DecisionTurn(number, next_, FINISH, selection=selection))
         self._publish(context, turns)
