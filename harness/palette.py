@@ -19,6 +19,7 @@ from harness._palette import palette_report as palette_report
 from harness._palette import palette_verdicts as palette_verdicts
 from harness._palette import runtime_facts as runtime_facts
 from harness._palette import thinker_input_of as thinker_input_of
+from harness._palette import tool_verdicts as tool_verdicts
 from harness._palette import validate_palette as validate_palette
 
 __all__ = [
@@ -34,5 +35,6 @@ __all__ = [
     "palette_verdicts",
     "runtime_facts",
     "thinker_input_of",
+    "tool_verdicts",
     "validate_palette",
 ]

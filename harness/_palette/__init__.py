@@ -6,6 +6,7 @@ from harness._palette._rules import ToolFacts as ToolFacts
 from harness._palette._rules import TypeNode as TypeNode
 from harness._palette._rules import Verdict as Verdict
 from harness._palette._rules import palette_verdicts as palette_verdicts
+from harness._palette._rules import tool_verdicts as tool_verdicts
 from harness._palette._runtime import PaletteError as PaletteError
 from harness._palette._runtime import PaletteReport as PaletteReport
 from harness._palette._runtime import RuntimeType as RuntimeType

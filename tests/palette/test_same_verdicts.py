@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 from mypy import api
 
+from harness.cli._check import check_targets
 from harness.palette import Verdict, palette_report, thinker_input_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -1027,3 +1028,19 @@ def test_plain_mypy_errors_on_harness_calls_come_with_the_fix(plugin_output: str
         'note: "Triage" takes "Note" as its input, not "str": pass one, e.g. '
         "run_sync(Triage, Note(...))",
     ) in runner, runner
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if not c.conditional))
+def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -> None:
+    """``harness check`` on a case's module names what the runtime names (and, where the
+    plugin can decide, what the plugin names), each once."""
+    case = CASES[name]
+    if str(KIT) not in sys.path:
+        sys.path.insert(0, str(KIT))
+    findings, checked = check_targets([str(generated / f"case_{name}.py")])
+    assert checked >= 1
+    shown = {(f.code, f.message, f.notes) for f in findings}
+    runtime = {(v.code, v.message, v.notes) for v in _runtime_verdicts(generated, name, case)}
+    assert {code for code, _, _ in shown} == case.codes, findings
+    assert shown == runtime
+    assert all(f.severity == "error" for f in findings)
