@@ -44,7 +44,7 @@ from mypy.plugins.common import add_attribute_to_class
 from mypy.semanal import SemanticAnalyzer
 from mypy.types import LiteralType, Type
 
-from harness._palette._rules import (
+from harness.palette._rules import (
     Open,
     Verdict,
     decorated_non_tool_verdict,

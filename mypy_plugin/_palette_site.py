@@ -65,7 +65,7 @@ from mypy.types import (
 )
 from mypy.typevars import fill_typevars
 
-from harness._palette._rules import (
+from harness.palette._rules import (
     ToolFacts,
     Verdict,
     container_entry_verdict,

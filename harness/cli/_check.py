@@ -213,8 +213,8 @@ def _capture(self: object, parent: object, **arguments: object) -> None:
 
 
 def _thinker_findings(cls: type, tool_keys: set[str]) -> list[Finding]:
-    from harness.deciding import DecisionThinker
     from harness.palette import palette_report, thinker_input_of
+    from harness.thinker import DecisionThinker
     from harness.tools import Workflow
 
     path, line = _where(cls)
@@ -260,9 +260,9 @@ def _thinker_findings(cls: type, tool_keys: set[str]) -> list[Finding]:
 def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:
     """Every finding in ``targets`` (packages, modules, files, folders) and how many thinker and
     tool classes were checked."""
-    from harness.deciding import DecisionThinker
     from harness.palette import runtime_facts
     from harness.palette import tool_verdicts as verdicts_of
+    from harness.thinker import DecisionThinker
     from harness.tools import DecisionTool
     from harness.tools._tool import NAME_ATTR
 

@@ -24,10 +24,9 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from harness.artifacts import Artifact
-from harness.deciding import DecisionThinker
 from harness.decision import Answer, DecisionRequest
 from harness.decision import systemone as systemone_codec
-from harness.llm._fake import Policy
+from harness.providers._fake import Policy
 from harness.testing._derived import STATE_KEYS, given_with, takes
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
@@ -37,6 +36,7 @@ from harness.testing._violation import InvariantKind, InvariantViolation, Proble
 from harness.testing._wall_clock import RunHung, guarded
 from harness.testing.strategies import max_options as drawn_max_options
 from harness.testing.strategies import policies as drawn_policies
+from harness.thinker import DecisionThinker
 from harness.tools import Identifiable, Workflow
 
 __all__ = [

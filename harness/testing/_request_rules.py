@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.artifacts import digest_line
-from harness.deciding import FINISH, DecisionTurn
 from harness.decision import DecisionRequest
 from harness.testing._derived import STATE_KEYS, Rules, World
 from harness.testing._rerun import Rerun
 from harness.testing._run_report import RunReport, given_refs
 from harness.testing._violation import InvariantKind, Problem
+from harness.thinker import FINISH, DecisionTurn
 
 __all__ = ["request_problems"]
 

@@ -23,12 +23,12 @@ from typing import Any, ClassVar, Never
 import attrs
 
 from harness.artifacts import Artifact, digest_words
-from harness.deciding import FINISH, DecisionThinker, DecisionTurn
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
 from harness.jobs import Dispatcher, Job, JobContext, Pacing
-from harness.llm import FakeDecisionModel
-from harness.models import Catalog, CatalogEntry
+from harness.providers import FakeDecisionModel
+from harness.thinker import FINISH, DecisionThinker, DecisionTurn
 from harness.tools import ClassToolProvider, Workflow
 
 __all__ = ["Rerun", "outcome_text", "rerun_moves"]

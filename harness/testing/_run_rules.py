@@ -10,13 +10,13 @@ import traceback
 from collections.abc import Mapping, Sequence
 
 from harness.artifacts import Artifact, conforms
-from harness.deciding import FINISH, DecisionTurn, parse_turns
 from harness.decision import ChoiceAnswer
 from harness.testing._derived import Rules, World, choice_of, selection_of
 from harness.testing._request_rules import request_problems
 from harness.testing._rerun import Rerun, outcome_text
 from harness.testing._run_report import RunReport, ref_of, user_frames
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
+from harness.thinker import FINISH, DecisionTurn, parse_turns
 
 __all__ = ["invariant_problems", "violation_of"]
 

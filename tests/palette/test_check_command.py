@@ -66,7 +66,7 @@ class Twice(DecisionTool[Note, Note]):
 THINKERS = """\
 from __future__ import annotations
 
-from harness.deciding import DecisionThinker
+from harness.thinker import DecisionThinker
 from harness.tools import Identifiable
 
 from shop.tools import JudgeNote, JudgeOrphan, Note, Verdict
@@ -220,7 +220,7 @@ def test_a_thinker_needing_more_than_its_parent_is_a_warning(shop: Path) -> None
             """\
             from __future__ import annotations
 
-            from harness.deciding import DecisionThinker
+            from harness.thinker import DecisionThinker
             from harness.tools import Identifiable
 
             from shop.tools import JudgeNote, Note, Verdict
