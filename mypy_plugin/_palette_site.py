@@ -20,6 +20,11 @@ What plain mypy already reports is not reported again: a non-tool class (``[arg-
 abstract class passed directly as ``key_tool`` (``[type-abstract]``). A key tool whose output is
 not ``ListArtifact[O]`` is reported in the runtime's words even where mypy's ``[arg-type]``
 precedes it (see :func:`_already_reported`).
+
+Over 400 lines for one reason: every check at a thinker's construction (the branches of
+conditional arguments, what each argument's expression lets a type checker prove, the filing of
+each verdict once at the narrowest node) reads the same call site (``_Site``) and files through
+``_file_all``; split, the parts would pass that state around instead of sharing it.
 """
 
 from __future__ import annotations

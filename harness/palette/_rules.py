@@ -6,6 +6,10 @@ feed the same :class:`ToolFacts` here and get the same :class:`Verdict` codes an
 
 A type node only has to answer three questions: is it a subtype of another node, is it a
 ``ListArtifact[X]`` (and what is ``X``), and how does it read in a message.
+
+One module over 400 lines on purpose: the mypy plugin puts a digest of this file (with its own
+sources) into mypy's cache key (``mypy_plugin._plugin.SOURCE_DIGEST``), so every wording and rule
+a cached verdict depends on lives here; splitting it would have to grow that list in step.
 """
 
 from __future__ import annotations

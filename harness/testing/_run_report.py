@@ -7,6 +7,9 @@ the answers the model's responses carried, the wire bodies, the turns, ``OBS_TUR
 the answer or the error. The run is bounded: the decision past ``max_turns + 1`` is refused and
 stops the run (``report.runaway``), and with ``run_timeout`` a run that outlives it is stopped
 and says where it was waiting (``report.hang``). :meth:`RunReport.render` shows it as text.
+
+Over 400 lines for one reason: the recorder and the report it fills (with its rendering for a
+failure's text) change together, field for field.
 """
 
 from __future__ import annotations
