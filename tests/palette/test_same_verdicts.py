@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -1044,3 +1045,46 @@ def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -
     assert {code for code, _, _ in shown} == case.codes, findings
     assert shown == runtime
     assert all(f.severity == "error" for f in findings)
+
+
+@pytest.mark.slow
+def test_dmypy_gives_mypys_verdicts_on_every_row(
+    generated: Path, plugin_verdicts: dict[str, list[Shown]], tmp_path: Path
+) -> None:
+    """The daemon (fine-grained mode, where the plugin's dependencies matter) reports on every
+    row of the table exactly what a plain mypy run reports."""
+    dmypy = Path(sys.executable).parent / "dmypy"
+    env = {
+        **os.environ,
+        "MYPYPATH": os.pathsep.join([str(REPO), str(KIT)]),
+        "PYTHONPATH": str(REPO),
+    }
+    base = [str(dmypy), "--status-file", str(tmp_path / "dmypy.json")]
+    started = subprocess.run(
+        [*base, "start", "--", "--config-file", "mypy.ini", "--cache-dir", str(tmp_path / "d")],
+        cwd=generated,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        files = [*sorted(p.name for p in generated.glob("case_*.py")), "runner_input.py"]
+        done = subprocess.run(
+            [*base, "check", *files],
+            cwd=generated,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    finally:
+        subprocess.run([*base, "kill"], cwd=generated, env=env, timeout=60, check=False)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    daemon = _parse(done.stdout)
+    for name in CASES:
+        file = f"case_{name}"
+        assert sorted(daemon[file]) == sorted(plugin_verdicts[file]), name
