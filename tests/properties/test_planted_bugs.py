@@ -653,6 +653,7 @@ class OffersTheNewestInputs(Triage):
         return [(provider, refs[::-1]) for provider, refs in moves]
 
 
+@pytest.mark.slow
 def test_a_wrong_cut_at_max_options_is_caught() -> None:
     violation = caught(OffersTheNewestInputs, inputs=LONG_NOTES)
     assert violation.kind == InvariantKind.MOVES
@@ -673,6 +674,7 @@ LONG_NOTES = st.lists(st.sampled_from(["alpha", "beta", "gamma"]), min_size=4, m
 )  # more parts than the least max_options a thinker of two tools can be served by (3)
 
 
+@pytest.mark.slow
 def test_ignoring_max_options_is_caught() -> None:
     violation = caught(IgnoresMaxOptions, inputs=LONG_NOTES)
     text = str(violation)
