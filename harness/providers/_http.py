@@ -31,7 +31,7 @@ import aiohttp
 import attrs
 from yarl import URL
 
-from harness.decision._wire import MAX_REPLY_BYTES
+from harness.decision._internal import MAX_REPLY_BYTES
 from harness.errors import (
     ExternalServiceError,
     HarnessError,

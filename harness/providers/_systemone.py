@@ -20,7 +20,7 @@ from harness.decision import (
     Score,
 )
 from harness.decision import systemone as systemone_codec
-from harness.decision._wire import load_reply
+from harness.decision._internal import load_reply
 from harness.errors import ExternalServiceError, InvalidInputError, NotAnAnswerError, RetrySignal
 
 from ._http import Endpoint, HttpTransport, error_message
