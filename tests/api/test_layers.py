@@ -153,19 +153,37 @@ def test_importing_a_package_loads_nothing_above_it(package: str) -> None:
     )
 
 
-def test_old_import_paths_still_work() -> None:
+def test_each_moved_name_has_one_home() -> None:
+    """0.x keeps no shims: a moved name lives at its new path only (CHANGELOG.md lists them)."""
+    import harness.decision
+    import harness.errors
+    import harness.record
     from harness.jobs import JobRecord, ModelCall
-    from harness.jobs import JobRecord as JobsRecord
-    from harness.jobs import ModelCall as JobsCall
+    from harness.jobs._record import JobRecord as RecordedHere
+    from harness.replay import Cassette
     from harness.scope import Identifiable, Identity, Workflow
     from harness.tools import Identifiable as ToolsIdentifiable
     from harness.tools import Identity as ToolsIdentity
     from harness.tools import Workflow as ToolsWorkflow
-    from harness.tools._identity import Workflow as OldWorkflow
 
-    assert (JobsRecord, JobsCall) == (JobRecord, ModelCall)
+    assert JobRecord is RecordedHere
+    assert ModelCall.__module__ == "harness.jobs._record"
     assert (ToolsIdentifiable, ToolsIdentity, ToolsWorkflow) == (Identifiable, Identity, Workflow)
-    assert OldWorkflow is Workflow
+    assert not hasattr(harness.decision, "JobRecord")
+    assert not hasattr(harness.record, "Cassette")
+    assert Cassette.__module__ == "harness.replay._cassette"
+    for old in ("RetrySignal", "RateLimitSignal", "OverloadSignal", "TransientSignal"):
+        assert not hasattr(harness.errors, old)
+    gone = [
+        "harness/tools/_identity.py",
+        "harness/record/_cassette.py",
+        "harness/palette.py",
+        "harness/_palette",
+        "harness/deciding",
+        "harness/llm",
+        "harness/models",
+    ]
+    assert [path for path in gone if (ROOT / path).exists()] == []
 
 
 def test_no_harness_module_is_loaded_by_name() -> None:
