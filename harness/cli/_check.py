@@ -263,8 +263,7 @@ def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:
     from harness.palette import runtime_facts
     from harness.palette import tool_verdicts as verdicts_of
     from harness.thinker import DecisionThinker
-    from harness.tools import DecisionTool
-    from harness.tools._tool import NAME_ATTR
+    from harness.tools import NAME_ATTR, DecisionTool
 
     classes: list[type] = []
     for target in targets:

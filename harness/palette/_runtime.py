@@ -23,7 +23,7 @@ from typing import (
     get_type_hints,
 )
 
-from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.artifacts import Artifact, ListArtifact
 from harness.errors import HarnessError
 from harness.palette._rules import (
     Open,
@@ -34,8 +34,7 @@ from harness.palette._rules import (
     reachable_types,
 )
 from harness.scope import Identifiable
-from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
-from harness.tools._tool import NAME_ATTR, DecisionTool
+from harness.tools import NAME_ATTR, DecisionTool, declared_tool_types, list_iterand, open_type_part
 
 __all__ = [
     "PaletteError",

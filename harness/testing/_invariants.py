@@ -26,7 +26,7 @@ from hypothesis.database import ExampleDatabase
 from harness.artifacts import Artifact
 from harness.decision import Answer, DecisionRequest
 from harness.decision import systemone as systemone_codec
-from harness.providers._fake import Policy
+from harness.providers import Policy
 from harness.testing._derived import STATE_KEYS, given_with, takes
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
