@@ -16,3 +16,14 @@ from harness.deciding._turn import OBS_TURNS as OBS_TURNS
 from harness.deciding._turn import DecisionTurn as DecisionTurn
 from harness.deciding._turn import parse_turns as parse_turns
 from harness.deciding._turn import turns_json as turns_json
+from harness.deciding._durable import Approval as Approval
+from harness.deciding._durable import ApprovalRequiredError as ApprovalRequiredError
+from harness.deciding._durable import BranchError as BranchError
+from harness.deciding._durable import CompletedTurn as CompletedTurn
+from harness.deciding._durable import IdempotencyKey as IdempotencyKey
+from harness.deciding._durable import PendingApproval as PendingApproval
+from harness.deciding._durable import ReplayedTurn as ReplayedTurn
+from harness.deciding._durable import TurnHooks as TurnHooks
+from harness.deciding._durable import approval_bar as approval_bar
+from harness.deciding._durable import idempotency_key as idempotency_key
+from harness.deciding._durable import requires_approval as requires_approval
