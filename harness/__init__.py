@@ -67,6 +67,13 @@ _EXPORTS: dict[str, str] = {
     "load_catalog": "harness.models",
     "run": "harness.runs",
     "run_sync": "harness.runs",
+    "Approval": "harness.runs",
+    "PausedResult": "harness.runs",
+    "branch": "harness.runs",
+    "idempotency_key": "harness.runs",
+    "requires_approval": "harness.runs",
+    "resume": "harness.runs",
+    "resume_sync": "harness.runs",
     "override": "harness.llm._override",
     "tool_description": "harness.tools",
     "tool_name": "harness.tools",
@@ -116,9 +123,16 @@ if TYPE_CHECKING:
     from harness.models import Catalog as Catalog
     from harness.models import CatalogEntry as CatalogEntry
     from harness.models import load_catalog as load_catalog
+    from harness.runs import Approval as Approval
+    from harness.runs import PausedResult as PausedResult
     from harness.runs import RunFailedError as RunFailedError
     from harness.runs import RunResult as RunResult
     from harness.runs import Usage as Usage
+    from harness.runs import branch as branch
+    from harness.runs import idempotency_key as idempotency_key
+    from harness.runs import requires_approval as requires_approval
+    from harness.runs import resume as resume
+    from harness.runs import resume_sync as resume_sync
     from harness.runs import run as run
     from harness.runs import run_sync as run_sync
     from harness.scope import Budget as Budget

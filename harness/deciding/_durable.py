@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeVar
 import attrs
 
 from harness.artifacts import Artifact
+from harness.deciding._turn import DecisionTurn
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
 
@@ -39,13 +40,13 @@ __all__ = [
     "ReplayedTurn",
     "TurnHooks",
     "approval_bar",
+    "idempotency_key",
     "moves_of",
     "parse_move",
     "probability",
+    "requires_approval",
     "second_choice",
     "turn_hooks",
-    "idempotency_key",
-    "requires_approval",
 ]
 
 APPROVAL_ATTR: Final = "__harness_approval_below__"
@@ -193,7 +194,8 @@ class PendingApproval:
         """Read :meth:`to_json`'s shape back."""
         moves = data["moves"]
         nexts = data["next"]
-        assert isinstance(moves, Mapping) and isinstance(nexts, Mapping)
+        assert isinstance(moves, Mapping)
+        assert isinstance(nexts, Mapping)
         return cls(
             turn=int(str(data["turn"])),
             tool=str(data["tool"]),
@@ -208,7 +210,8 @@ class PendingApproval:
         """Refuse a pick that is not a legal move, naming the legal ones."""
         if approval.kind != "pick":
             return
-        assert approval.tool is not None and approval.artifact is not None
+        assert approval.tool is not None
+        assert approval.artifact is not None
         if approval.artifact not in self.moves.get(approval.tool, ()):
             legal = "; ".join(f"{t} on {', '.join(r)}" for t, r in self.moves.items())
             raise ApprovalRequiredError(
@@ -248,6 +251,8 @@ class CompletedTurn:
     product: Artifact | None
     failure: str | None
     line: str | None
+    decided: DecisionTurn
+    """The turn as it lands on the run's record."""
 
 
 class TurnHooks(Protocol):

@@ -204,8 +204,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 request = self._request(world, done, (), candidates)
                 response, replay = await self._ask(context, hooks, number, request)
                 selection = self._selection(response, candidates)
-                await _completed(hooks, replay, number, request, response)
-                return self._finish(context, world, turns, number, None, selection, candidates)
+                answer = self._finish(context, world, turns, number, None, selection, candidates)
+                await _completed(hooks, replay, number, request, response, turns[-1])
+                return answer
             request = self._request(world, done, moves, candidates)
             response, replay = await self._ask(context, hooks, number, request)
             chosen = response.choice("next")
@@ -214,10 +215,11 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             )
             if move == FINISH:
                 selection = self._selection(response, candidates)
-                await _completed(hooks, replay, number, request, response)
-                return self._finish(
+                answer = self._finish(
                     context, world, turns, number, chosen.probabilities, selection, candidates
                 )
+                await _completed(hooks, replay, number, request, response, turns[-1])
+                return answer
             provider = tools[move]
             argument = response.choice(self._input_id(moves, provider.name))
             ref = argument.choice if ref is None else ref
@@ -239,8 +241,16 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 product = None if turn.result is None else world.get(turn.result)
                 await hooks.completed(
                     CompletedTurn(
-                        number, request, response, provider.name, ref, approval, product,
-                        turn.failure, line,
+                        number,
+                        request,
+                        response,
+                        provider.name,
+                        ref,
+                        approval,
+                        product,
+                        turn.failure,
+                        line,
+                        turns[-1],
                     )
                 )
             self._publish(context, turns)
@@ -428,11 +438,12 @@ async def _completed(
     number: int,
     request: DecisionRequest,
     response: DecisionResponse,
+    turn: DecisionTurn,
 ) -> None:
     """Journal a live finishing turn (a replayed one is in the journal already)."""
     if hooks is not None and replay is None:
         await hooks.completed(
-            CompletedTurn(number, request, response, FINISH, None, None, None, None, None)
+            CompletedTurn(number, request, response, FINISH, None, None, None, None, None, turn)
         )
 
 

@@ -23,11 +23,11 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final, get_args, get_origin
 
 import attrs
 
-from harness.artifacts import Artifact, artifact_converter, from_json, to_json
+from harness.artifacts import Artifact, ListArtifact, artifact_converter
 from harness.decision import (
     Answer,
     ChoiceAnswer,
@@ -104,7 +104,8 @@ def answer_of(data: Mapping[str, object]) -> Answer:
         return NoulAnswer(_float(data["probability"]))
     if kind == "score":
         levels, probabilities = data["levels"], data["probabilities"]
-        assert isinstance(levels, list) and isinstance(probabilities, list)
+        assert isinstance(levels, list)
+        assert isinstance(probabilities, list)
         return ScoreAnswer(
             _float(data["score"]),
             tuple(str(x) for x in levels),
@@ -217,20 +218,50 @@ def import_class(path: str) -> type:
     return found
 
 
+def type_spec(tp: object) -> Json:
+    """An artifact type as JSON: its class, and its parameters (``ListArtifact[Note]``)."""
+    origin = get_origin(tp) or tp
+    assert isinstance(origin, type)
+    return {"class": class_path(origin), "args": [type_spec(a) for a in get_args(tp)]}
+
+
+def type_of(spec: Mapping[str, object]) -> Any:  # a class or a parameterised alias
+    """Read :func:`type_spec`'s shape back."""
+    cls: Any = import_class(str(spec["class"]))
+    args = spec.get("args")
+    if isinstance(args, list) and args:
+        return cls[tuple(type_of(a) for a in args)] if len(args) > 1 else cls[type_of(args[0])]
+    return cls
+
+
 def product_json(product: Artifact) -> Json:
-    """A tool's product as typed data: its class and its cattrs form."""
-    return {"class": class_path(type(product)), "value": json.loads(to_json(product))}
+    """A tool's product as typed data: its class and its cattrs form (a list: its iterand type
+    and each item's own)."""
+    if isinstance(product, ListArtifact):
+        return {
+            "list": type_spec(product.iterand_type),
+            "items": [product_json(item) for item in product.iterands],
+            "instruction": product.instruction,
+        }
+    return {"class": class_path(type(product)), "value": artifact_converter.unstructure(product)}
 
 
-def product_of(data: Mapping[str, object], declared: type[Artifact]) -> Artifact:
-    """Read :func:`product_json`'s shape back, as ``declared`` (the tool's output type) when
-    the product is a list, else as its own class."""
-    text = json.dumps(data["value"])
-    if isinstance(declared, type) and not getattr(declared, "__origin__", None):
-        cls = import_class(str(data["class"]))
-        if issubclass(cls, Artifact):
-            return artifact_converter.structure(json.loads(text), cls)
-    return from_json(declared, text)
+def product_of(data: Mapping[str, object]) -> Artifact:
+    """Read :func:`product_json`'s shape back."""
+    spec = data.get("list")
+    if isinstance(spec, Mapping):
+        items = data.get("items")
+        assert isinstance(items, list)
+        instruction = data.get("instruction")
+        return ListArtifact(
+            type_of(spec),
+            tuple(product_of(item) for item in items),
+            instruction if isinstance(instruction, str) else None,
+        )
+    cls = import_class(str(data["class"]))
+    if not issubclass(cls, Artifact):
+        raise TypeError(f"{data['class']} is not an Artifact class")
+    return artifact_converter.structure(data.get("value"), cls)
 
 
 @attrs.frozen

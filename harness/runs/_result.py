@@ -102,6 +102,8 @@ class RunResult(Generic[O]):
     failure: str | None = None
     bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
     """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
+    model_change: str | None = None
+    """Set when a resumed run accepted a model other than its journal's: the journalled one."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -168,6 +170,7 @@ class RunResult(Generic[O]):
                 "id": entry.id,
                 "provider": entry.provider,
                 "wire_model_id": entry.wire_model_id,
+                **({} if self.model_change is None else {"journalled_with": self.model_change}),
             },
             input_alias=type(self.input).alias,
             input_value=artifact_converter.unstructure(self.input),
