@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from harness.artifacts import ListArtifact, from_json
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
+from harness.cli._journal import add_branch_option, branch_spec, replay_branch
 from harness.cli._run import import_tool
 from harness.deciding import DecisionTurn
 from harness.llm import DecisionClient, client_for
@@ -35,6 +36,7 @@ from harness.record import (
     move_line,
     record_run,
 )
+from harness.runs import Seat
 from harness.tools import Workflow, runtime_class, tool_types
 
 __all__ = ["add_parser", "replay"]
@@ -76,6 +78,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FILE",
         help="the catalog --fallback names an entry of (default: $HARNESS_CATALOG, else shipped)",
     )
+    add_branch_option(parser)
     parser.set_defaults(command=replay)
 
 
@@ -142,6 +145,16 @@ def replay(args: argparse.Namespace) -> int:
     catalog = Catalog([entry], {"decision": entry.id})
     fallback = _fallback(args)
     client = ReplayClient(cassette, source=args.file, fix=_FIX, fallback=fallback)
+
+    async def aclose() -> None:
+        if fallback is not None:
+            await fallback.aclose()
+
+    forced = branch_spec(args.branch)
+    if forced:
+        seat = Seat(catalog, {entry.id: client})
+        with override(model=client):
+            return replay_branch(args, record.turns, tool_class, given, seat, forced, aclose)
 
     async def run() -> RunRecord:
         try:

@@ -49,6 +49,8 @@ from harness.tools import ClassToolProvider, DecisionTool
 if TYPE_CHECKING:
     from harness.record import RecordingDispatcher
 
+from harness.record import RecordedReply
+
 __all__ = [
     "Approver",
     "JournalHooks",
@@ -162,11 +164,20 @@ def _decision_groups(
     for decision in decisions:
         calls: list[object] = []
         for made in decision.record.calls:
-            body = None
+            body = reply = None
             if keep_bodies and decision.request is not None:
                 entry = dispatcher.catalog.entry(made.entry_id)
                 body = _json(wire_body(decision.request, entry))
-            calls.append(call_json(made, body))
+                if made.success:
+                    answered = DecisionResponse(
+                        decision.request,
+                        made.answers,
+                        input_tokens=made.input_tokens,
+                        model=made.model,
+                        request_id=made.request_id,
+                    )
+                    reply = RecordedReply.of(answered).to_json()
+            calls.append(call_json(made, body, reply))
         found.append((decision.request, calls))
     return found, start + len(decisions)
 
@@ -206,6 +217,7 @@ class JournalHooks:
         self.replayed_calls: list[list[ModelCall]] = []
         """The calls of the journalled turns replayed, one list per decision, in order."""
         self.replayed_bodies: list[object] = []
+        self.replayed_replies: list[object] = []
         self.replayed_turns = 0
         self.asked_again = 0
 
@@ -224,9 +236,10 @@ class JournalHooks:
         for group in groups:
             calls = []
             for data in group:
-                call, body = call_of(data)
+                call, body, reply = call_of(data)
                 calls.append(call)
                 self.replayed_bodies.append(body)
+                self.replayed_replies.append(reply)
             self.replayed_calls.append(calls)
 
     # -- the TurnHooks protocol --------------------------------------------------------------

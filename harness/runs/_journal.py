@@ -132,7 +132,7 @@ def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def call_json(call: ModelCall, body: object) -> Json:
+def call_json(call: ModelCall, body: object, reply: object = None) -> Json:
     """One model call as the journal keeps it (and its wire body when the run keeps them)."""
     data: Json = {
         "entry_id": call.entry_id,
@@ -151,11 +151,14 @@ def call_json(call: ModelCall, body: object) -> Json:
     }
     if body is not None:
         data["body"] = body
+    if reply is not None:
+        data["reply"] = reply
     return data
 
 
-def call_of(data: Mapping[str, object]) -> tuple[ModelCall, object]:
-    """Read :func:`call_json`'s shape back: the call and its body (``None`` when not kept)."""
+def call_of(data: Mapping[str, object]) -> tuple[ModelCall, object, object]:
+    """Read :func:`call_json`'s shape back: the call, its body and reply (``None`` when not
+    kept)."""
     answers = data.get("answers")
     assert isinstance(answers, Mapping)
     cost = data.get("cost")
@@ -174,7 +177,7 @@ def call_of(data: Mapping[str, object]) -> tuple[ModelCall, object]:
         output_tokens=_int_or_none(data.get("output_tokens")) or 0,
         counted_by=_text_or_none(data.get("counted_by")),
     )
-    return call, data.get("body")
+    return call, data.get("body"), data.get("reply")
 
 
 def response_json(response: DecisionResponse) -> Json:

@@ -102,6 +102,9 @@ class RunResult(Generic[O]):
     failure: str | None = None
     bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
     """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
+    replies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
+    """Each call's reply (JSON, as a cassette holds it) beside its body, so ``harness replay``
+    can answer the run again from its record."""
     model_change: str | None = None
     """Set when a resumed run accepted a model other than its journal's: the journalled one."""
 
@@ -149,6 +152,7 @@ class RunResult(Generic[O]):
             for item in self.items
         )
         bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
+        replies = self.replies if self.replies is not None else (None,) * len(self.calls)
         calls = tuple(
             RecordedCall(
                 success=c.success,
@@ -158,8 +162,10 @@ class RunResult(Generic[O]):
                 counted_input_tokens=c.counted_input_tokens,
                 reason=c.reason,
                 body=body,
+                reply=reply,
+                cost=c.cost,
             )
-            for c, body in zip(self.calls, bodies, strict=True)
+            for c, body, reply in zip(self.calls, bodies, replies, strict=True)
         )
         entry = self.entry
         return RunRecord(

@@ -202,8 +202,11 @@ async def execute(
             answer = cast("ListArtifact[O]", ListArtifact(type(product), (product,)))
         if answer not in registry:
             registry.adopt(answer)
+    replies: list[object] = [] if hooks is None else list(hooks.replayed_replies)
     if keep_bodies:
-        bodies.extend(c.body for c in dispatcher.recorded_calls(keep_bodies=True))
+        for recorded in dispatcher.recorded_calls(keep_bodies=True):
+            bodies.append(recorded.body)
+            replies.append(recorded.reply)
     fields = dict(
         answer=answer,
         turns=thinking.turns() if thinking is not None else (),
@@ -217,6 +220,7 @@ async def execute(
         formatters=thinking.formatters if thinking is not None else TextFormatterRegistry(),
         failure=None if failure is None else f"{type(failure).__name__}: {failure}",
         bodies=tuple(bodies) if keep_bodies else None,
+        replies=tuple(replies) if keep_bodies else None,
         model_change=None if durable is None else durable.model_change,
     )
     result: RunResult[O]
