@@ -147,7 +147,7 @@ def resume_run(args: argparse.Namespace, import_tool: Callable[[str], type[Any]]
         journal = read_journal(args.resume)
     except JournalError as error:
         raise CliError(str(error)) from None
-    target = args.target or str(journal.fingerprint.get("thinker", ""))
+    target = args.target or str(journal.header.get("target", ""))
     tool_class = import_tool(target)
     if args.record is not None:
         check_record_path(args.record)

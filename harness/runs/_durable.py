@@ -94,8 +94,13 @@ class PausedResult(RunResult[O], Generic[O]):
 def fingerprint_of(tool: DecisionTool[Any, Artifact], entry: CatalogEntry) -> dict[str, object]:
     """What a run of ``tool`` on ``entry`` depends on (the journal's header keeps it)."""
     model = {"id": entry.id, "provider": entry.provider, "wire_model_id": entry.wire_model_id}
+    thinker = type(tool).__qualname__
+    try:
+        thinker += f" ({ClassToolProvider(type(tool)).name})"
+    except (TypeError, ValueError):
+        pass  # no @tool_name of its own (a thinker built directly): its class names it
     if not isinstance(tool, DecisionThinker):
-        return {"thinker": class_path(type(tool)), "model": model}
+        return {"thinker": thinker, "model": model}
     palette = []
     for cls in tool.palette:
         provider = ClassToolProvider(cls)
@@ -108,7 +113,7 @@ def fingerprint_of(tool: DecisionTool[Any, Artifact], entry: CatalogEntry) -> di
             }
         )
     return {
-        "thinker": class_path(type(tool)),
+        "thinker": thinker,
         "palette": palette,
         "objective": tool.objective,
         "question_scheme": tool.scheme,
@@ -361,6 +366,7 @@ def header_of(
         "run_id": run_id,
         "keep_bodies": keep_bodies,
         "fingerprint": fingerprint_of(tool, entry),
+        "target": class_path(type(tool)),
         "input": {"class": class_path(type(input)), "value": artifact_converter.unstructure(input)},
     }
 
