@@ -9,6 +9,7 @@ the tools not run: their products restored from the journal) and the rest live.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -95,10 +96,8 @@ def fingerprint_of(tool: DecisionTool[Any, Artifact], entry: CatalogEntry) -> di
     """What a run of ``tool`` on ``entry`` depends on (the journal's header keeps it)."""
     model = {"id": entry.id, "provider": entry.provider, "wire_model_id": entry.wire_model_id}
     thinker = type(tool).__qualname__
-    try:
+    with contextlib.suppress(TypeError, ValueError):  # a thinker built directly: its class
         thinker += f" ({ClassToolProvider(type(tool)).name})"
-    except (TypeError, ValueError):
-        pass  # no @tool_name of its own (a thinker built directly): its class names it
     if not isinstance(tool, DecisionThinker):
         return {"thinker": thinker, "model": model}
     palette = []
