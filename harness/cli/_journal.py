@@ -155,7 +155,7 @@ def resume_run(args: argparse.Namespace, import_tool: Callable[[str], type[Any]]
     approval = None
     if journal.pending is not None and args.approve is not None:
         approval = Approval.approve() if args.approve == "yes" else Approval.reject()
-    approver = None if approval is not None else approver_from(args)
+    approver = approver_from(args)  # --approve answers the later approvals too
     factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)  # any tool, as run does
     try:
         result = asyncio.run(
@@ -173,6 +173,11 @@ def resume_run(args: argparse.Namespace, import_tool: Callable[[str], type[Any]]
         raise CliError(str(error)) from None
     except RunFailedError as failed:
         return report_failed_run("run", failed, args.record)
+    say(
+        f"resumed: {result.replayed} of {len(result.turns)} turns replayed from {args.resume} "
+        "(not asked again, their tools not run)",
+        error=True,
+    )
     return report_result(result, args.record, args.resume, target)
 
 

@@ -106,6 +106,8 @@ class RunResult(Generic[O]):
     """Each call's reply (JSON, as a cassette holds it) beside its body, so ``harness replay``
     can answer the run again from its record."""
     model_change: str | None = None
+    replayed: int = attrs.field(default=0, eq=False)
+    """How many turns a resumed run replayed from its journal (the model not asked again)."""
     """Set when a resumed run accepted a model other than its journal's: the journalled one."""
 
     @property

@@ -222,6 +222,7 @@ async def execute(
         bodies=tuple(bodies) if keep_bodies else None,
         replies=tuple(replies) if keep_bodies else None,
         model_change=None if durable is None else durable.model_change,
+        replayed=0 if hooks is None else hooks.replayed_turns,
     )
     result: RunResult[O]
     if paused is not None:
