@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
-from harness.artifacts import Artifact, artifact_converter
+from harness.artifacts import Artifact
 from harness.deciding import (
     Approval,
     ApprovalRequiredError,
@@ -37,6 +37,7 @@ from harness.runs._journal import (
     call_json,
     call_of,
     class_path,
+    known_classes,
     product_json,
     product_of,
     request_digest,
@@ -45,7 +46,7 @@ from harness.runs._journal import (
     type_name,
 )
 from harness.runs._result import RunResult
-from harness.tools import ClassToolProvider, DecisionTool
+from harness.tools import ClassToolProvider, DecisionTool, tool_types
 
 if TYPE_CHECKING:
     from harness.record import RecordingDispatcher
@@ -57,6 +58,7 @@ __all__ = [
     "JournalHooks",
     "JournalMismatchError",
     "PausedResult",
+    "classes_of",
     "fingerprint_of",
 ]
 
@@ -216,6 +218,7 @@ class JournalHooks:
         self._approval = approval
         self._approver = approver
         self._turns = journal.by_turn() if journal is not None else {}
+        self._classes = classes_of(thinker)
         self.dispatcher: RecordingDispatcher | None = None
         self._mark = 0
         self.replayed_calls: list[list[ModelCall]] = []
@@ -278,7 +281,7 @@ class JournalHooks:
         product_data = done.get("product")
         product = None
         if isinstance(product_data, Mapping):
-            product = product_of(product_data)
+            product = product_of(product_data, self._classes)
         failure, line = done.get("failure"), done.get("line")
         return ReplayedTurn(
             response,
@@ -353,6 +356,19 @@ class JournalHooks:
         return own, rest
 
 
+def classes_of(tool: DecisionTool[Any, Artifact]) -> dict[str, type]:
+    """The classes a run of ``tool`` can hold: its palette's types and their subclasses."""
+    roots: list[object] = []
+    with contextlib.suppress(TypeError):
+        roots.extend(tool_types(type(tool)))
+    if isinstance(tool, DecisionThinker):
+        roots.append(tool.output_type)
+        for cls in tool.palette:
+            provider = ClassToolProvider(cls)
+            roots.extend((provider.input_type, provider.output_type))
+    return known_classes(roots)
+
+
 def header_of(
     tool: DecisionTool[Any, Artifact],
     input: Artifact,
@@ -366,7 +382,7 @@ def header_of(
         "keep_bodies": keep_bodies,
         "fingerprint": fingerprint_of(tool, entry),
         "target": class_path(type(tool)),
-        "input": {"class": class_path(type(input)), "value": artifact_converter.unstructure(input)},
+        "input": product_json(input),
     }
 
 

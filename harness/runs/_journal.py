@@ -210,8 +210,30 @@ def class_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def import_class(path: str) -> type:
-    """The class ``module:QualName`` names."""
+Classes = Mapping[str, type]
+"""Classes by ``module:QualName``, found before importing (see :func:`known_classes`)."""
+
+
+def known_classes(roots: Sequence[object]) -> dict[str, type]:
+    """The artifact classes ``roots`` name (classes or parameterised lists, their parameters)
+    and all their subclasses, by ``module:QualName``: the classes a run's products can be of,
+    found without importing (a class made at run time, or in ``__main__``, included)."""
+    found: dict[str, type] = {}
+    stack = list(roots)
+    while stack:
+        tp = stack.pop()
+        stack.extend(get_args(tp))
+        origin = get_origin(tp) or tp
+        if isinstance(origin, type) and class_path(origin) not in found:
+            found[class_path(origin)] = origin
+            stack.extend(origin.__subclasses__())
+    return found
+
+
+def import_class(path: str, classes: Classes | None = None) -> type:
+    """The class ``module:QualName`` names (from ``classes`` first, else imported)."""
+    if classes is not None and path in classes:
+        return classes[path]
     module_name, _, qualname = path.partition(":")
     found: object = importlib.import_module(module_name)
     for part in qualname.split("."):
@@ -228,12 +250,12 @@ def type_spec(tp: object) -> Json:
     return {"class": class_path(origin), "args": [type_spec(a) for a in get_args(tp)]}
 
 
-def type_of(spec: Mapping[str, object]) -> Any:  # a class or a parameterised alias
-    """Read :func:`type_spec`'s shape back."""
-    cls: Any = import_class(str(spec["class"]))
-    args = spec.get("args")
-    if isinstance(args, list) and args:
-        return cls[tuple(type_of(a) for a in args)] if len(args) > 1 else cls[type_of(args[0])]
+def type_of(spec: Mapping[str, object], classes: Classes | None = None) -> Any:  # an alias
+    """Read :func:`type_spec`'s shape back (a class, or a parameterised alias)."""
+    cls: Any = import_class(str(spec["class"]), classes)
+    args = [type_of(a, classes) for a in spec.get("args") or ()]  # type: ignore[attr-defined]  # a JSON list
+    if args:
+        return cls[tuple(args)] if len(args) > 1 else cls[args[0]]
     return cls
 
 
@@ -249,19 +271,19 @@ def product_json(product: Artifact) -> Json:
     return {"class": class_path(type(product)), "value": artifact_converter.unstructure(product)}
 
 
-def product_of(data: Mapping[str, object]) -> Artifact:
-    """Read :func:`product_json`'s shape back."""
+def product_of(data: Mapping[str, object], classes: Classes | None = None) -> Artifact:
+    """Read :func:`product_json`'s shape back (classes from ``classes`` first)."""
     spec = data.get("list")
     if isinstance(spec, Mapping):
         items = data.get("items")
         assert isinstance(items, list)
         instruction = data.get("instruction")
         return ListArtifact(
-            type_of(spec),
-            tuple(product_of(item) for item in items),
+            type_of(spec, classes),
+            tuple(product_of(item, classes) for item in items),
             instruction if isinstance(instruction, str) else None,
         )
-    cls = import_class(str(data["class"]))
+    cls = import_class(str(data["class"]), classes)
     if not issubclass(cls, Artifact):
         raise TypeError(f"{data['class']} is not an Artifact class")
     return artifact_converter.structure(data.get("value"), cls)

@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar, cast
 
 import attrs
 
-from harness.artifacts import Artifact, artifact_converter
+from harness.artifacts import Artifact
 from harness.deciding import Approval, ApprovalRequiredError, DecisionTurn
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent
 from harness.models import Catalog
@@ -24,10 +24,11 @@ from harness.runs._durable import (
     Approver,
     JournalMismatchError,
     changes,
+    classes_of,
     fingerprint_of,
     side_by_side,
 )
-from harness.runs._journal import JournalError, JournalledRun, import_class, read_journal
+from harness.runs._journal import JournalError, JournalledRun, product_of, read_journal
 from harness.runs._model import ModelChoice, seat_for
 from harness.runs._result import RunResult
 from harness.runs._run import Durable, ThinkerFactory, execute
@@ -60,7 +61,8 @@ def _checked(
             )
         model = str(recorded_model.get("id"))
     seat = seat_for(model, catalog)
-    now = fingerprint_of(thinker(Workflow()), seat.entry)
+    built = thinker(Workflow())
+    now = fingerprint_of(built, seat.entry)
     found = changes(journalled, now)
     model_changed = [c for c in found if c.startswith("model changed")]
     if found and not (accept_model_change and len(found) == len(model_changed)):
@@ -74,12 +76,11 @@ def _checked(
     if not isinstance(given, Mapping):
         raise JournalError(f"{journal.path}: the header holds no input")
     try:
-        cls = import_class(str(given.get("class")))
-        input: Artifact = artifact_converter.structure(given.get("value"), cls)
-    except (ImportError, AttributeError, TypeError, ValueError) as error:
+        input = product_of(given, classes_of(built))
+    except (ImportError, AttributeError, TypeError, ValueError, KeyError) as error:
         raise JournalError(
             f"{journal.path}: cannot rebuild the journalled input "
-            f"{given.get('class')}: {type(error).__name__}: {error}"
+            f"{given.get('class') or 'list'}: {type(error).__name__}: {error}"
         ) from None
     change = None
     if model_changed and isinstance(recorded_model, Mapping):
