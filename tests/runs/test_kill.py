@@ -163,3 +163,25 @@ def test_a_finished_journal_resumes_to_its_result_without_asking(tmp_path: Path)
         "mop",
         "water",
     ]
+
+
+@pytest.mark.slow
+def test_200_runs_killed_at_random_points_resume_to_their_uninterrupted_records(
+    tmp_path: Path,
+) -> None:
+    # Fake and embedded models, a nested thinker, failures fed back; killed in a model call,
+    # in a tool after its effect, half-way through a journal line, between turns.
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("CHORES_KILL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.runs.kill_many", "200", "24", str(tmp_path)],
+        env=env, cwd=ROOT, capture_output=True, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    summary = json.loads(done.stdout.decode().splitlines()[-1])
+    assert summary["problems"] == []
+    assert summary["runs"] == 200
+    assert set(summary["seen"]) == {
+        "model", "tool", "journal", "between", "fake", "embedded", "chores", "reviewed",
+    }  # fmt: skip
