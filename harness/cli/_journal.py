@@ -18,7 +18,6 @@ from typing import Any, Final, cast
 
 from harness.artifacts import Artifact, to_json
 from harness.cli._common import CliError, catalog_from, check_record_path, report_failed_run, say
-from harness.deciding import DecisionTurn
 from harness.record import RunFailedError
 from harness.runs import (
     Approval,
@@ -37,6 +36,7 @@ from harness.runs import (
 from harness.runs._model import Seat
 from harness.runs._resume import turns_side_by_side
 from harness.runs._run import Durable, execute
+from harness.thinker import DecisionTurn
 
 __all__ = [
     "EXIT_PAUSED",

@@ -12,13 +12,6 @@ re-runs with a move forced; ``@requires_approval(below=0.8)`` pauses a run (a
 :class:`PausedResult`) until a person's :class:`Approval`.
 """
 
-from harness.deciding import Approval as Approval
-from harness.deciding import ApprovalRequiredError as ApprovalRequiredError
-from harness.deciding import BranchError as BranchError
-from harness.deciding import IdempotencyKey as IdempotencyKey
-from harness.deciding import PendingApproval as PendingApproval
-from harness.deciding import idempotency_key as idempotency_key
-from harness.deciding import requires_approval as requires_approval
 from harness.runs._durable import Approver as Approver
 from harness.runs._durable import JournalMismatchError as JournalMismatchError
 from harness.runs._durable import PausedResult as PausedResult
@@ -38,6 +31,13 @@ from harness.runs._resume import resume_sync as resume_sync
 from harness.runs._run import ThinkerFactory as ThinkerFactory
 from harness.runs._run import run as run
 from harness.runs._run import run_sync as run_sync
+from harness.thinker import Approval as Approval
+from harness.thinker import ApprovalRequiredError as ApprovalRequiredError
+from harness.thinker import BranchError as BranchError
+from harness.thinker import IdempotencyKey as IdempotencyKey
+from harness.thinker import PendingApproval as PendingApproval
+from harness.thinker import idempotency_key as idempotency_key
+from harness.thinker import requires_approval as requires_approval
 
 __all__ = [
     "CLIENT_ENTRY",

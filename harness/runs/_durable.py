@@ -19,18 +19,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 
 from harness.artifacts import Artifact
-from harness.deciding import (
-    Approval,
-    ApprovalRequiredError,
-    CompletedTurn,
-    DecisionThinker,
-    PendingApproval,
-    ReplayedTurn,
-)
-from harness.decision import DecisionRequest, DecisionResponse, ModelCall
+from harness.catalog import CatalogEntry
+from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
-from harness.llm import wire_body
-from harness.models import CatalogEntry
+from harness.jobs import ModelCall
+from harness.providers import wire_body
 from harness.runs._journal import (
     JournalledRun,
     JournalWriter,
@@ -46,12 +39,20 @@ from harness.runs._journal import (
     type_name,
 )
 from harness.runs._result import RunResult
+from harness.thinker import (
+    Approval,
+    ApprovalRequiredError,
+    CompletedTurn,
+    DecisionThinker,
+    PendingApproval,
+    ReplayedTurn,
+)
 from harness.tools import ClassToolProvider, DecisionTool, tool_types
 
 if TYPE_CHECKING:
     from harness.record import RecordingDispatcher
 
-from harness.record import RecordedReply
+from harness.replay import RecordedReply
 
 __all__ = [
     "Approver",
@@ -195,7 +196,7 @@ def _json(body: bytes) -> object:
 
 
 class JournalHooks:
-    """The thinker-loop hooks of a durable run (see :class:`harness.deciding.TurnHooks`)."""
+    """The thinker-loop hooks of a durable run (see :class:`harness.thinker.TurnHooks`)."""
 
     def __init__(
         self,

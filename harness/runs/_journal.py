@@ -33,12 +33,12 @@ from harness.decision import (
     ChoiceAnswer,
     DecisionRequest,
     DecisionResponse,
-    ModelCall,
     NoulAnswer,
     RefusedAnswer,
     ScoreAnswer,
 )
 from harness.errors import HarnessError
+from harness.jobs import ModelCall
 
 __all__ = [
     "JOURNAL_FORMAT",

@@ -17,9 +17,8 @@ from typing import Any, Generic, TypeVar, cast
 import attrs
 
 from harness.artifacts import Artifact
-from harness.deciding import Approval, ApprovalRequiredError, DecisionTurn
+from harness.catalog import Catalog
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent
-from harness.models import Catalog
 from harness.runs._durable import (
     Approver,
     JournalMismatchError,
@@ -33,6 +32,7 @@ from harness.runs._model import ModelChoice, seat_for
 from harness.runs._result import RunResult
 from harness.runs._run import Durable, ThinkerFactory, execute
 from harness.scope import Budget, Workflow
+from harness.thinker import Approval, ApprovalRequiredError, DecisionTurn
 
 __all__ = ["Branch", "branch", "journalled_turns", "move_text", "resume", "resume_sync"]
 

@@ -40,8 +40,8 @@ from harness import (
     requires_approval,
     tool_name,
 )
-from harness.llm import DecisionClient
-from harness.models import CatalogEntry
+from harness.catalog import CatalogEntry
+from harness.providers import DecisionClient
 from harness.testing import FakeDecisionModel, choose
 
 FOLDER = Path(os.environ.get("CHORES_DIR", "."))
@@ -253,8 +253,8 @@ class CountingModel:
 def model(name: str) -> CountingModel:
     """``fake`` (the policy above) or ``embedded``, behind the counting client."""
     if name == "embedded":
-        from harness.llm import client_for
-        from harness.models import default_catalog
+        from harness.catalog import default_catalog
+        from harness.providers import client_for
 
         entry = default_catalog().entry("embedded")
         return CountingModel(client_for(entry), entry)
