@@ -29,11 +29,11 @@ from harness.runs import (
     PausedResult,
     PendingApproval,
     RunResult,
+    Seat,
     ThinkerFactory,
     read_journal,
     resume,
 )
-from harness.runs._model import Seat
 from harness.runs._resume import turns_side_by_side
 from harness.runs._run import Durable, execute
 from harness.thinker import DecisionTurn
