@@ -14,9 +14,11 @@ PLAN = '{"text": "sweep; risky roof; mop"}'
 
 
 def record(path: pathlib.Path) -> dict[str, object]:
-    data = json.loads(path.read_text())
+    data: dict[str, object] = json.loads(path.read_text())
     data.pop("timing")
-    data["calls"] = [{k: v for k, v in c.items() if k != "latency"} for c in data["calls"]]
+    calls = data["calls"]
+    assert isinstance(calls, list)
+    data["calls"] = [{k: v for k, v in c.items() if k != "latency"} for c in calls]
     return data
 
 
