@@ -329,7 +329,7 @@ class JournalHooks:
         decision, tools = self._groups(turn.request)
         if self.writer is None:
             return
-        self.writer.append(
+        await self.writer.append_turn(
             {
                 "kind": "turn",
                 "turn": turn.turn,
@@ -346,6 +346,11 @@ class JournalHooks:
                 "decided": turn.decided.to_json(),
             }
         )
+
+    async def synced(self) -> None:
+        """The journal is on disk (the last turn's fsync done): a tool may run."""
+        if self.writer is not None:
+            await self.writer.synced()
 
     def _groups(self, request: DecisionRequest) -> tuple[list[list[object]], list[list[object]]]:
         """The decision calls since the last entry: the turn's own, and its tools'."""

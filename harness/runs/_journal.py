@@ -10,13 +10,15 @@ The file is JSON Lines. The first line is the header::
 Each later line is a turn (``"kind": "turn"``: the request's digest, the response's answers, the
 decision calls made in the turn, the move, the approval, the product as typed data through the
 artifacts' cattrs converter, or the readable failure), or a pause (``"kind": "pending"``: a turn
-whose decision waits for a person). Each line is written, flushed and fsynced before the next
-turn starts; a last line cut short by a crash is dropped on read (and cut off the file before
-anything is appended to it).
+whose decision waits for a person). Each line is written and flushed before the next turn
+starts, and fsynced in a thread while the next decision is asked (on disk before the next tool
+runs); a last line cut short by a crash is dropped on read (and cut off the file before anything
+is appended to it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import json
@@ -393,11 +395,13 @@ def read_journal(path: str | os.PathLike[str]) -> JournalledRun:
 
 
 class JournalWriter:
-    """Appends entries to a journal, each flushed and fsynced before :meth:`append` returns."""
+    """Appends entries to a journal: :meth:`append` writes, flushes and fsyncs a line;
+    :meth:`append_turn` fsyncs it in a thread, :meth:`synced` waits for that."""
 
     def __init__(self, path: Path, file: IO[bytes]) -> None:
         self.path = path
         self._file = file
+        self._syncing: asyncio.Task[None] | None = None
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], header: Mapping[str, object]) -> JournalWriter:
@@ -424,16 +428,34 @@ class JournalWriter:
         file.seek(journal.good_bytes)
         return cls(journal.path, file)
 
-    def append(self, entry: Mapping[str, object]) -> None:
-        """Write one line; on disk when this returns."""
+    def append(self, entry: Mapping[str, object], *, sync: bool = True) -> None:
+        """Write one line and flush it to the system (it survives the process); with ``sync``
+        also fsync it (it survives the machine) before returning."""
         line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         self._file.write(line.encode("utf-8") + b"\n")
         self._file.flush()
-        os.fsync(self._file.fileno())
+        if sync:
+            os.fsync(self._file.fileno())
 
-    def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+    async def append_turn(self, entry: Mapping[str, object]) -> None:
+        """Write one line now and fsync it in a thread while the next decision is asked;
+        :meth:`synced` waits for it (before the next tool runs, before the next line)."""
+        await self.synced()
+        self.append(entry, sync=False)
+        self._syncing = asyncio.create_task(asyncio.to_thread(os.fsync, self._file.fileno()))
+
+    async def synced(self) -> None:
+        """Wait until every line written is on disk."""
+        syncing, self._syncing = self._syncing, None
+        if syncing is not None:
+            await syncing
+
+    async def aclose(self) -> None:
+        """Wait for the last fsync, then close the file."""
+        try:
+            await self.synced()
+        finally:
+            self._file.close()
 
 
 def type_name(tp: object) -> str:

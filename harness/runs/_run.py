@@ -172,7 +172,7 @@ async def execute(
             failure = error
         finally:
             if hooks is not None and hooks.writer is not None:
-                hooks.writer.close()
+                await hooks.writer.aclose()
     wall = time.perf_counter() - started
     calls: list[ModelCall] = []
     retries = 0

@@ -279,6 +279,10 @@ class TurnHooks(Protocol):
         """Journal a finished live turn before the next one starts."""
         ...
 
+    async def synced(self) -> None:
+        """Return once the journalled turns are on disk (awaited before a tool runs)."""
+        ...
+
 
 def turn_hooks(context: JobContext) -> TurnHooks | None:
     """The hooks of the durable run whose top job ``context`` belongs to (a

@@ -231,6 +231,8 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 turn = DecisionTurn(number, None, provider.name, artifact=ref, failure=reason)
                 line = f"{provider.name} on {ref} failed: {reason}"
             else:
+                if hooks is not None:
+                    await hooks.synced()  # the turns before are on disk before this tool runs
                 key = _key(context, hooks, number, provider.name, ref)
                 turn, line = await self._run_tool(context, world, number, provider, ref, key)
             turns.append(

@@ -267,7 +267,7 @@ def plant_journal_kill() -> None:
 
     append = JournalWriter.append
 
-    def dying(self: JournalWriter, entry: Mapping[str, object]) -> None:
+    def dying(self: JournalWriter, entry: Mapping[str, object], *, sync: bool = True) -> None:
         planted = os.environ.get("CHORES_KILL", "")
         kind, _, count = planted.partition(":")
         if kind == "journal":
@@ -279,7 +279,7 @@ def plant_journal_kill() -> None:
                 self._file.write(line[: len(line) // 2])
                 self._file.flush()
                 os.kill(os.getpid(), signal.SIGKILL)
-        append(self, entry)
+        append(self, entry, sync=sync)
         _kill_point("between")
 
     JournalWriter.append = dying  # type: ignore[method-assign]  # a planted crash
