@@ -28,6 +28,7 @@ from harness.runs._resume import Branch as Branch
 from harness.runs._resume import branch as branch
 from harness.runs._resume import resume as resume
 from harness.runs._resume import resume_sync as resume_sync
+from harness.runs._resume import run_journalled as run_journalled
 from harness.runs._run import ThinkerFactory as ThinkerFactory
 from harness.runs._run import run as run
 from harness.runs._run import run_sync as run_sync
@@ -64,6 +65,7 @@ __all__ = [
     "resume",
     "resume_sync",
     "run",
+    "run_journalled",
     "run_sync",
     "seat_for",
 ]

@@ -21,10 +21,10 @@ import attrs
 from harness.artifacts import Artifact
 from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
-from harness.errors import HarnessError
 from harness.jobs import ModelCall
 from harness.providers import wire_body
 from harness.runs._journal import (
+    JournalError,
     JournalledRun,
     JournalWriter,
     call_json,
@@ -69,7 +69,7 @@ Approver = Callable[[PendingApproval], Approval | None]
 """Asked for each move below its approval bar: a verdict, or ``None`` to pause the run."""
 
 
-class JournalMismatchError(HarnessError, ValueError):
+class JournalMismatchError(JournalError):
     """A journal that does not fit the run resuming it: names each thing that changed and, for
     a changed model only, the flag that accepts it."""
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
 import attrs
 
+from harness.admission import Admission
 from harness.artifacts import Artifact
 from harness.catalog import Catalog
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent
@@ -27,14 +29,28 @@ from harness.runs._durable import (
     fingerprint_of,
     side_by_side,
 )
-from harness.runs._journal import JournalError, JournalledRun, product_of, read_journal
-from harness.runs._model import ModelChoice, seat_for
+from harness.runs._journal import (
+    JournalError,
+    JournalledRun,
+    product_json,
+    product_of,
+    read_journal,
+)
+from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult
 from harness.runs._run import Durable, ThinkerFactory, execute
 from harness.scope import Budget, Workflow
 from harness.thinker import Approval, ApprovalRequiredError, DecisionTurn
 
-__all__ = ["Branch", "branch", "journalled_turns", "move_text", "resume", "resume_sync"]
+__all__ = [
+    "Branch",
+    "branch",
+    "journalled_turns",
+    "move_text",
+    "resume",
+    "resume_sync",
+    "run_journalled",
+]
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
@@ -267,3 +283,44 @@ def turns_side_by_side(
     return side_by_side(
         [move_text(t) for t in left], [move_text(t) for t in right], at=at, titles=titles
     )
+
+
+def _journalled(path: Path) -> bool:
+    """Whether a journal has been started at ``path``."""
+    return path.exists() and path.stat().st_size > 0
+
+
+async def run_journalled(
+    thinker: ThinkerFactory[I, O],
+    input: I,
+    journal: str | os.PathLike[str],
+    *,
+    seat: Seat,
+    admission: Admission | None = None,
+    upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+    keep_bodies: bool = False,
+) -> RunResult[O]:
+    """Run ``thinker`` on ``input`` with ``journal``, or resume it when the journal is there
+    (a batch item whose worker died goes on at its next turn). A journal of another run (its
+    fingerprint or its input differ) is refused with :class:`JournalMismatchError`."""
+    path = Path(journal)
+    if not _journalled(path):
+        durable = Durable(journal=path)
+        return await execute(
+            thinker, input, seat=seat, budget=None, workflow=None,
+            upstream_retries=upstream_retries, on_progress=None, keep_bodies=keep_bodies,
+            durable=durable, admission=admission,
+        )  # fmt: skip
+    read = read_journal(path)
+    built = thinker(Workflow())
+    found = changes(read.fingerprint, fingerprint_of(built, seat.entry))
+    given = read.header.get("input")
+    if given != product_json(input):
+        found.append("the input changed")
+    if found:
+        raise JournalMismatchError(f"{path}: cannot resume: " + "; ".join(found))
+    return await execute(
+        thinker, input, seat=seat, budget=None, workflow=None,
+        upstream_retries=upstream_retries, on_progress=None, keep_bodies=read.keep_bodies,
+        durable=Durable(resumed=read), admission=admission,
+    )  # fmt: skip

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
+from harness.admission import Admission
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
@@ -140,6 +141,7 @@ async def execute(
     on_progress: Callable[[JobEvent], None] | None,
     keep_bodies: bool,
     durable: Durable | None,
+    admission: Admission | None = None,
 ) -> RunResult[O]:
     """:func:`run` on a seat, durable or not (:func:`harness.resume` runs through here too)."""
     workflow = workflow if workflow is not None else Workflow()
@@ -150,7 +152,7 @@ async def execute(
     tool = thinker(parent)
     hooks = None if durable is None else durable.hooks(tool, input, seat, keep_bodies)
     job = ThinkerRun(parent, tool, input, upstream_retries=upstream_retries, turn_hooks=hooks)
-    dispatcher = RecordingDispatcher(seat.catalog, clients=dict(seat.clients))
+    dispatcher = RecordingDispatcher(seat.catalog, clients=dict(seat.clients), admission=admission)
     if hooks is not None:
         hooks.bind(dispatcher)
     started = time.perf_counter()

@@ -9,7 +9,8 @@ asks a person before a move the model gives less than 0.8.
 Run as a script (``python -m tests.runs.chores THINKER MODEL JOURNAL RECORD [resume]``), a
 crash is planted with ``CHORES_KILL=where:n`` (``model``: during the n-th model call, ``tool``:
 in the n-th chore after its effect, ``journal``: half-way through the n-th journal line,
-``between``: right after the n-th journal line): the process kills itself with SIGKILL.
+``between``: right after the n-th journal line): the process kills itself with SIGKILL (with
+``CHORES_KILL_ONCE=FILE``, only the first process to get there, leaving FILE behind).
 """
 
 from __future__ import annotations
@@ -87,6 +88,11 @@ def _kill_point(where: str) -> None:
         return
     _counts[where] = _counts.get(where, 0) + 1
     if _counts[where] == int(count):
+        once = os.environ.get("CHORES_KILL_ONCE")  # a marker file: only the first process dies
+        if once is not None:
+            if Path(once).exists():
+                return
+            Path(once).write_text("died")
         os.kill(os.getpid(), signal.SIGKILL)
 
 
