@@ -33,6 +33,7 @@ from harness.runs import (
     BranchError,
     JournalError,
     JournalMismatchError,
+    PendingApproval,
     read_journal,
 )
 from harness.runs._journal import product_json, product_of
@@ -302,3 +303,36 @@ def test_a_branch_forces_a_move_at_turn_k_and_goes_on_live(folder: Path) -> None
     with pytest.raises(Exception, match="not a legal move there") as caught:
         asyncio.run(branch(Chores, journal, at=2, move="mop", model=fake()))
     assert isinstance(caught.value.__cause__, BranchError)
+
+
+@requires_approval(below=0.99)
+@tool_name("do_chore")
+class DoChoreCarefully(DoChore):
+    """Does a chore, with a person's approval when the model is not nearly sure."""
+
+
+@tool_name("chores")
+class ChoresWithACarefulTool(DecisionThinker[Plan, chores.Done]):
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=chores.Done,
+            key_tool=DoChoreCarefully,
+            palette=(SplitPlan,),
+            objective="Split the plan and do every chore",
+            max_turns=20,
+        )
+
+
+def test_a_bar_on_a_tool_holds_for_that_tool_only(folder: Path) -> None:
+    asked: list[str] = []
+
+    def approver(pending: PendingApproval) -> Approval:
+        asked.append(pending.tool)
+        return Approval.approve()
+
+    result = run_sync(ChoresWithACarefulTool, Plan("sweep; mop"), model=fake(), approver=approver)
+    # turn 2 offered do_chore alone (1.0); turn 3 gave it 0.97: asked; split_plan (0.97) never
+    assert asked == ["do_chore"]
+    assert [t.next for t in result.turns][2] == {"do_chore": 0.97, "finish": pytest.approx(0.03)}
+    assert [t.tool for t in result.turns] == ["split_plan", "do_chore", "do_chore", "finish"]
