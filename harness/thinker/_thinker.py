@@ -233,8 +233,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             else:
                 if hooks is not None:
                     await hooks.synced()  # the turns before are on disk before this tool runs
-                key = _key(context, hooks, number, provider.name, ref)
-                turn, line = await self._run_tool(context, world, number, provider, ref, key)
+                turn, line = await self._run_tool(context, world, number, provider, ref)
             turns.append(
                 attrs.evolve(turn, next=chosen.probabilities, argument=argument.probabilities)
             )
@@ -372,9 +371,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         number: int,
         provider: ClassToolProvider[Never, Artifact],
         ref: str,
-        key: IdempotencyKey | None = None,
     ) -> tuple[DecisionTurn, str]:
         tool: DecisionTool[Any, Artifact] = provider.create(context)  # typed by the palette rules
+        key = _key(context, turn_hooks(context), number, provider.name, ref)
         job = ToolRun(
             context,
             tool,
