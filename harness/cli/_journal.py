@@ -34,8 +34,7 @@ from harness.runs import (
     read_journal,
     resume,
 )
-from harness.runs._resume import turns_side_by_side
-from harness.runs._run import Durable, execute
+from harness.runs._internal import Durable, execute, turns_side_by_side
 from harness.thinker import DecisionTurn
 
 __all__ = [
