@@ -128,3 +128,52 @@ def test_a_run_below_its_bar_pauses_with_exit_3_and_resumes_with_approve(
     )  # no journal, no --approve, no terminal: the run fails naming both
     assert code == 1
     assert "needs a person's approval" in err
+
+
+def test_on_a_terminal_harness_run_asks_the_person(tmp_path: pathlib.Path) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+    import time
+
+    from tests.cli.runs import ROOT
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "CHORES_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", "tests.runs.chores:CarefulChores",
+         "--input", PLAN],
+        stdin=slave, stderr=slave, stdout=subprocess.PIPE, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120
+    answered = 0
+    while process.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if not ready:
+            continue
+        try:
+            seen += os.read(master, 4096)
+        except OSError:
+            break
+        if seen.count(b"empty to pause: ") > answered:
+            answered += 1
+            os.write(master, b"n\n")  # reject: the pair is spent
+    process.communicate(timeout=60)
+    os.close(master)
+    text = seen.decode()
+    assert process.returncode == 0, text
+    assert "turn 3: run do_chore on" in text
+    assert "legal moves: do_chore on" in text
+    assert answered >= 1
+    import re
+
+    texts = {"chore#1": "sweep", "chore#2": "risky roof", "chore#3": "mop"}
+    rejected = {texts[ref] for ref in re.findall(r"run do_chore on (chore#\d)\?", text)}
+    log = tmp_path / "executions.log"
+    done = {line.split("\t")[1] for line in log.read_text().splitlines()} if log.exists() else set()
+    assert rejected
+    assert not rejected & done  # a rejected move's tool never ran
