@@ -336,3 +336,14 @@ def test_a_bar_on_a_tool_holds_for_that_tool_only(folder: Path) -> None:
     assert asked == ["do_chore"]
     assert [t.next for t in result.turns][2] == {"do_chore": 0.97, "finish": pytest.approx(0.03)}
     assert [t.tool for t in result.turns] == ["split_plan", "do_chore", "do_chore", "finish"]
+
+
+def test_a_tool_in_a_nested_thinker_gets_a_key_within_its_thinkers(folder: Path) -> None:
+    run_sync(chores.ReviewedChores, Plan("sweep; mop"), model=fake(), journal=folder / "j")
+    run_id = read_journal(folder / "j").run_id
+    keys = [line.split("\t")[0] for line in (folder / "executions.log").read_text().splitlines()]
+    assert keys == [
+        f"{run_id}/2/review/chore#1/1/inspect/chore#1",
+        f"{run_id}/3/do_chore/chore#1",
+        f"{run_id}/4/do_chore/chore#2",
+    ]
