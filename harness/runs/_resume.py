@@ -10,6 +10,7 @@ before ``at``, forces ``move`` at ``at`` and goes on live, without touching the 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -222,6 +223,8 @@ class Branch(Generic[O]):
     move: str
     original: tuple[DecisionTurn, ...]
     result: RunResult[O]
+    source: str = "journalled"
+    """What :attr:`original` came from: ``"journalled"`` or ``"recorded"``."""
 
     def side_by_side(self) -> str:
         """Both runs' turns, one per row, the branching turn marked ``>``."""
@@ -229,13 +232,13 @@ class Branch(Generic[O]):
             [move_text(t) for t in self.original],
             [move_text(t) for t in self.result.turns],
             at=self.at,
-            titles=("journalled", f"branch ({self.at}={self.move})"),
+            titles=(self.source, f"branch ({self.at}={self.move})"),
         )
 
 
 async def branch(
     thinker: ThinkerFactory[I, O],
-    journal: str | os.PathLike[str],
+    source: str | os.PathLike[str],
     *,
     at: int,
     move: str,
@@ -244,17 +247,20 @@ async def branch(
     budget: Budget | None = None,
     accept_model_change: bool = False,
 ) -> Branch[O]:
-    """Re-run the journalled run with ``move`` forced at turn ``at``, continuing live.
+    """Re-run a journalled or recorded run with ``move`` forced at turn ``at``, continuing live.
 
     ``move`` is a tool's name (on the artifact the model chose for it), ``tool:ref``,
-    ``finish``, or ``second`` (the model's second choice). The turns before ``at`` are
-    replayed from the journal (nothing asked, no tool run); turn ``at``'s decision is the
-    journalled one with the move forced; the rest is live on ``model`` (default: the journalled
-    entry). The journal is not changed.
+    ``finish``, or ``second`` (the model's second choice). From a journal, the turns before
+    ``at`` are replayed (nothing asked, no tool run) and the rest is live on ``model`` (default:
+    the journalled entry). From a record written with its bodies (``keep_bodies=True``,
+    ``--bodies``), the turns before ``at`` are answered from the record (their tools run again)
+    and the rest by ``model`` (default: the catalog's pin). Neither file is changed.
     """
-    read = read_journal(journal)
     if isinstance(at, bool) or not isinstance(at, int) or at < 1:
         raise ValueError(f"at must be a turn number >= 1, got {at!r}")
+    if _is_record(Path(source)):
+        return await _branch_record(thinker, Path(source), at, move, model, catalog, budget)
+    read = read_journal(source)
     original = journalled_turns(read)
     if at > len(original) + (1 if read.pending is not None else 0):
         raise ValueError(
@@ -274,6 +280,69 @@ async def branch(
         durable=durable,
     )
     return Branch(at, move, original, result)
+
+
+def _is_record(path: Path) -> bool:
+    """Whether ``path`` holds a run record (its format named first), not a journal."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(200)
+    except OSError:
+        return False  # read_journal names the problem
+    return b'"harness-record"' in head
+
+
+async def _branch_record(
+    thinker: ThinkerFactory[I, O],
+    path: Path,
+    at: int,
+    move: str,
+    model: ModelChoice,
+    catalog: Catalog | None,
+    budget: Budget | None,
+) -> Branch[O]:
+    """:func:`branch` from a record: answered from it before ``at``, by ``model`` after."""
+    from harness.artifacts import from_json
+    from harness.catalog import CatalogEntry
+    from harness.providers import client_for
+    from harness.record import load_record
+    from harness.replay import AsEntry, ReplayClient, cassette_from_record, override
+    from harness.tools import tool_types
+
+    record = load_record(path)
+    cassette = cassette_from_record(record, str(path))
+    live = seat_for(model, catalog)
+    fallback = live.clients.get(live.entry.id) or client_for(live.entry)
+    owned = live.entry.id not in live.clients
+    recorded = CatalogEntry(
+        id=record.entry.get("id", "recorded"),
+        provider="fake",
+        wire_model_id=record.entry.get("wire_model_id", "recorded"),
+        max_context_tokens=1 << 30,
+        max_concurrent=8,
+    )
+    client = ReplayClient(
+        cassette, source=str(path), fallback=AsEntry(fallback, live.entry, owns=owned)
+    )
+    input_type, _ = tool_types(type(thinker(Workflow())))
+    given = from_json(input_type, json.dumps(record.input_value))
+    seat = Seat(Catalog([recorded], {"decision": recorded.id}), {recorded.id: client})
+    try:
+        with override(model=client):
+            result = await execute(
+                cast("ThinkerFactory[Artifact, O]", thinker),  # the recorded input's type
+                given,
+                seat=seat,
+                budget=budget,
+                workflow=None,
+                upstream_retries=0,
+                on_progress=None,
+                keep_bodies=True,
+                durable=Durable(forced={at: move}),
+            )
+    finally:
+        await client.aclose()
+    return Branch(at, move, record.turns, result, source="recorded")
 
 
 def turns_side_by_side(

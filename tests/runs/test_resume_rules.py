@@ -7,14 +7,16 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness import (
+    Answer,
     Approval,
+    DecisionRequest,
     DecisionThinker,
     DecisionTool,
     Identifiable,
@@ -346,4 +348,27 @@ def test_a_tool_in_a_nested_thinker_gets_a_key_within_its_thinkers(folder: Path)
         f"{run_id}/2/review/chore#1/1/inspect/chore#1",
         f"{run_id}/3/do_chore/chore#1",
         f"{run_id}/4/do_chore/chore#2",
+    ]
+
+
+def test_a_branch_from_a_record_answers_the_turns_before_from_it(folder: Path) -> None:
+    original = run_sync(Chores, Plan(PLAN), model=fake(), keep_bodies=True)
+    path = original.write_record(folder / "run.json")
+    asked: list[DecisionRequest] = []
+
+    def counting(request: DecisionRequest) -> Mapping[str, Answer]:
+        asked.append(request)
+        return policy(request)
+
+    forked = asyncio.run(
+        branch(Chores, path, at=2, move="do_chore:chore#3", model=FakeDecisionModel(counting))
+    )
+    assert forked.original == original.turns
+    assert moves(forked.result)[:2] == ["split_plan plan#1", "do_chore chore#3"]
+    assert forked.result.turns[1].next == original.turns[1].next  # turn 2 from the record
+    assert len(asked) == len(forked.result.turns) - 2  # turns 1 and 2 were not asked
+    assert forked.side_by_side().splitlines()[0].split() == [
+        "recorded",
+        "branch",
+        "(2=do_chore:chore#3)",
     ]
