@@ -145,7 +145,7 @@ def assert_eval(
 
     assert_eval(report, min_recall=0.8, max_ece=0.1)
     """
-    results = check_gates(report, comparison=comparison, max_flips=max_flips, **bounds)
+    results = check_gates(report, bounds, comparison=comparison, max_flips=max_flips)
     wrong = failed(results)
     if wrong:
         lines = "\n".join(f"  {r.message}" for r in wrong)

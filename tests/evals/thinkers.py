@@ -58,7 +58,7 @@ def refund_policy(yes_if: float = 0.9, yes_else: float = 0.2):  # type: ignore[n
                 answers[question_id] = choose(question, move, probability=0.9)
             elif isinstance(question, Noul):
                 words = digest_of(request, question_id.removeprefix("select_"))
-                answers[question_id] = yes(yes_if if "refund" in words else yes_else)
+                answers[question_id] = yes(yes_if if "refund" in words.lower() else yes_else)
         return answers
 
     return policy
