@@ -79,7 +79,8 @@ def test_every_bad_line_is_named_by_number_and_field(tmp_path: Path) -> None:
         Dataset.load(bad, Note, Sentence)
     message = str(error.value)
     assert "3 case(s)" in message
-    assert "line 2: input is not a valid Note" in message and "input.text" in message
+    assert "line 2: input is not a valid Note" in message
+    assert "input.text" in message
     assert "line 4: expected[0] is not a valid Sentence" in message
     assert "expected[0].text" in message
     assert "line 5: name must be a non-empty string" in message
@@ -88,7 +89,7 @@ def test_every_bad_line_is_named_by_number_and_field(tmp_path: Path) -> None:
 def test_yaml_datasets_load_the_same_cases(
     tmp_path: Path, dataset: Dataset[Note, Sentence]
 ) -> None:
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
 
     rows = [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
     path = tmp_path / "cases.yaml"
@@ -130,7 +131,8 @@ def test_an_undefined_figure_is_never_a_silent_zero(report: EvalReport) -> None:
 
     only_negatives = score(no_answers, subject="t", dataset="d", model="m", resamples=50)
     recall = only_negatives.metric("recall")
-    assert recall.value is None and recall.undefined is not None
+    assert recall.value is None
+    assert recall.undefined is not None
     assert "no item was expected" in recall.undefined
     with pytest.raises(AssertionError, match="recall is undefined"):
         assert_eval(only_negatives, min_recall=0.5)
@@ -172,7 +174,8 @@ def test_gates_and_assert_eval(report: EvalReport) -> None:
         assert_eval(report, min_recall=0.95, min_precision=0.1)
     message = str(error.value)
     assert "failed 1 of 2 gate(s)" in message
-    assert "min_recall: recall 0.800" in message and "FAILED" in message
+    assert "min_recall: recall 0.800" in message
+    assert "FAILED" in message
     assert len(message.splitlines()) == 2
     with pytest.raises(ValueError, match="unknown gate"):
         check_gates(report, min_recal=0.5)
@@ -279,8 +282,10 @@ def test_the_cli_runs_an_eval_gates_it_and_compares(tmp_path: Path) -> None:
         [sys.executable, "-c", env_code, *args], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 1, done.stderr  # recall 0.8 < 0.9
-    assert "min_recall: recall 0.800" in done.stdout and "FAILED" in done.stdout
-    assert (out / "report.json").exists() and (out / "report.html").exists()
+    assert "min_recall: recall 0.800" in done.stdout
+    assert "FAILED" in done.stdout
+    assert (out / "report.json").exists()
+    assert (out / "report.html").exists()
     assert ET.parse(junit).getroot().get("failures") == "2"
     compared = subprocess.run(
         [

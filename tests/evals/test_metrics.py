@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -104,7 +105,8 @@ def test_wilson_against_the_formula() -> None:
     centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
     low, high = m.wilson(k, n)
-    assert (low, high) == (pytest.approx(centre - half), pytest.approx(centre + half))
+    assert low == pytest.approx(centre - half)
+    assert high == pytest.approx(centre + half)
     assert m.wilson(0, 5)[0] == 0.0
     assert m.wilson(5, 5)[1] == pytest.approx(1.0)
     with pytest.raises(m.UndefinedMetricError, match="no trials"):
@@ -147,14 +149,16 @@ def test_one_class_auc_is_undefined() -> None:
 def test_bootstrap_resamples_cases_and_is_seeded() -> None:
     cases = [[(p, y)] * (1 + i % 3) for i, (p, y) in enumerate(zip(P, Y, strict=True))]
 
-    def share(sample: object) -> float:
-        flat = [d for group in sample for d in group]  # type: ignore[attr-defined]  # groups
+    def share(sample: Sequence[list[tuple[float, bool]]]) -> float:
+        flat = [d for group in sample for d in group]
         return sum(y for _, y in flat) / len(flat)
 
     one = m.bootstrap(cases, share, seed=3, resamples=300)
     two = m.bootstrap(cases, share, seed=3, resamples=300)
     assert one == two
-    assert one.low is not None and one.high is not None and one.value is not None
+    assert one.low is not None
+    assert one.high is not None
+    assert one.value is not None
     assert one.low <= one.value <= one.high
     assert one.cases == len(cases)
     # by hand: the same draws of whole cases
@@ -173,8 +177,10 @@ def test_bootstrap_resamples_cases_and_is_seeded() -> None:
 def test_bootstrap_of_an_undefined_figure_says_why() -> None:
     found = m.bootstrap([[(0.3, True)], [(0.6, True)]], lambda s: m.auc([0.3], [True]))
     assert found.value is None
-    assert found.undefined is not None and "no negatives" in found.undefined
+    assert found.undefined is not None
+    assert "no negatives" in found.undefined
     assert "undefined" in str(found)
     single = m.bootstrap([1.0], lambda s: sum(s) / len(s))
     assert single.value == 1.0
-    assert single.low is None and single.undefined == "fewer than two cases to resample"
+    assert single.low is None
+    assert single.undefined == "fewer than two cases to resample"
