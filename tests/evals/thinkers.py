@@ -39,13 +39,14 @@ class SplitNote(DecisionTool[Note, ListArtifact[Sentence]]):
 class KeepSentences(DecisionThinker[Note, Sentence]):
     """Keeps the sentences of a note that ask for a refund."""
 
-    def __init__(self, parent: Identifiable) -> None:
+    def __init__(self, parent: Identifiable, *, selection_threshold: float | None = None) -> None:
         super().__init__(
             parent,
             output_type=Sentence,
             key_tool=SplitNote,
             palette=(),
             objective="Keep the sentences that ask for a refund",
+            selection_threshold=selection_threshold,
         )
 
 
