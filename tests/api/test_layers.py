@@ -28,6 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"deciding"}),
     frozenset({"record"}),
     frozenset({"runs", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
+    frozenset({"evals"}),
     frozenset({"cli", "__main__", "mypy"}),
 )
 """Lowest first: a package may import its own layer and the layers below it."""

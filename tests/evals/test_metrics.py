@@ -184,3 +184,16 @@ def test_bootstrap_of_an_undefined_figure_says_why() -> None:
     assert single.value == 1.0
     assert single.low is None
     assert single.undefined == "fewer than two cases to resample"
+
+
+def test_the_metrics_module_imports_nothing_of_harness() -> None:
+    import ast
+    from pathlib import Path
+
+    source = Path(m.__file__).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0
+            assert not (node.module or "").startswith("harness")
+        elif isinstance(node, ast.Import):
+            assert not any(alias.name.startswith("harness") for alias in node.names)
