@@ -133,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     if item_type is None:
         raise CliError(f"{args.first} does not answer a list of items: an eval needs a thinker")
     try:
-        catalog = load_catalog(args.catalog) if args.catalog else None
+        catalog = load_catalog(args.catalog) if args.catalog and not args.ray else None
         dataset: Dataset[Any, Any] = Dataset.load(
             args.second, runtime_class(input_type), item_type, key=_key(args.key)
         )
@@ -149,6 +149,7 @@ def _run(args: argparse.Namespace) -> int:
             out=out,
             concurrency=args.concurrency,
             ray=args.ray,
+            catalog_file=args.catalog if args.ray else None,
             resamples=args.resamples,
         )
     except (EvalError, CatalogError) as error:

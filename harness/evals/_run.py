@@ -161,6 +161,7 @@ def evaluate(
     records: bool = True,
     progress: TextIO | None = None,
     ray: str | None = None,
+    catalog_file: str | os.PathLike[str] | None = None,
     split: str = "all",
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
@@ -190,6 +191,7 @@ def evaluate(
             seed=seed,
             resamples=resamples,
             ray=ray,
+            catalog_file=catalog_file,
         )
     )
 
@@ -208,8 +210,13 @@ async def _evaluate(
     seed: int,
     resamples: int,
     ray: str | None,
+    catalog_file: str | os.PathLike[str] | None = None,
 ) -> EvalReport:
     target = target_of(thinker, local=ray is None)
+    if ray is not None and catalog is not None:
+        raise EvalError(
+            "on Ray each worker loads its catalog: give catalog_file= (a TOML file), not catalog="
+        )
     thinker_class = import_thinker(target)
     if not issubclass(thinker_class, DecisionThinker):
         raise EvalError(f"{target} is not a DecisionThinker: an eval scores a thinker's answers")
@@ -223,9 +230,10 @@ async def _evaluate(
     try:
         name = _model_name(model)
         inputs, results = _prepare(target, dataset, folder, name)
-        seat = seat_for(model, catalog)
+        seat = seat_for(model, catalog if ray is None else None)
         spec = BatchSpec(
             target,
+            catalog_path=None if catalog_file is None else os.fspath(catalog_file),
             entry_id=model if ray is not None and isinstance(model, str) else None,
             records_dir=str(folder / "records") if records else None,
             concurrency=concurrency,
