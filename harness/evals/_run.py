@@ -24,7 +24,7 @@ from typing import Any, TextIO, TypeVar
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import Catalog
-from harness.errors import HarnessError
+from harness.errors import HarnessError, SyncRunInLoopError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
@@ -87,6 +87,18 @@ def target_of(thinker: Thinker, *, local: bool = True) -> str:
         sys.modules[name] = holder
     holder.Thinker = thinker  # type: ignore[attr-defined]  # a module made to hold the class
     return f"{name}:Thinker"
+
+
+def refuse_in_loop(name: str) -> None:
+    """Refuse a synchronous eval inside a running event loop (it would block it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise SyncRunInLoopError(
+        f"{name}(...) was called inside a running event loop, which it would block: write "
+        f"`await {name}_async(...)` in async code"
+    )
 
 
 def _model_name(model: ModelChoice) -> str:
@@ -177,6 +189,7 @@ def evaluate(
     ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
     ``seed`` and ``resamples`` fix the bootstrap.
     """
+    refuse_in_loop("evaluate")
     return asyncio.run(
         _evaluate(
             thinker,
