@@ -350,3 +350,26 @@ def test_a_thinker_defined_in_a_script_runs_on_the_local_engine(
     assert report.metric("recall").value == pytest.approx(4 / 5)
     with pytest.raises(EvalError, match="on Ray each worker imports the thinker"):
         evaluate(Local, dataset, model="embedded", ray="local", out=tmp_path)
+
+
+def test_cli_bad_dataset_lines_exit_2_naming_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"name": "a", "input": {"words": "x"}, "expected": []}\n', encoding="utf-8")
+    code = main(["eval", "tests.evals.thinkers:KeepSentences", str(bad), "--out", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "line 1: input is not a valid Note" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_key_compares_items_by_the_named_fields() -> None:
+    from harness.cli._eval import _key
+
+    key = _key("text")
+    assert key(Sentence("a")) == ("a",)
+    assert _key(None) is None
+    dataset = Dataset.load(CASES, Note, Sentence, key=key)
+    assert dataset.keys([Sentence("x"), Sentence("x"), Sentence("y")]) == ['["x"]', '["y"]']
+    assert dataset.key_of(Sentence("I want a refund")) == ("I want a refund",)
