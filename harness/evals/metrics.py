@@ -437,6 +437,21 @@ class Resampler:
         rows = np.repeat(np.arange(resamples), cases)
         np.add.at(weights, (rows, drawn.ravel()), 1.0)
         self.weights = weights
+        self._last_sorted: tuple[bytes, npt.NDArray[np.intp], Floats] | None = None
+
+    def _sorted(
+        self, cases: npt.NDArray[np.int_], key: Floats
+    ) -> tuple[npt.NDArray[np.intp], Floats]:
+        """The stable order of decisions by ``key`` and each resample's copies of each decision in
+        that order (kept for the next figure on the same decisions: a yes/no role's equal-mass
+        ECE and AUC sort the same probabilities)."""
+        stamp = cases.tobytes() + b"|" + key.tobytes()
+        if self._last_sorted is not None and self._last_sorted[0] == stamp:
+            return self._last_sorted[1], self._last_sorted[2]
+        order = np.argsort(key, kind="stable")
+        per = self.weights[:, cases[order]]
+        self._last_sorted = (stamp, order, per)
+        return order, per
 
     def _estimate(self, value: float | None, reason: str | None, draws: object, n: int) -> Estimate:
         if value is None:
@@ -528,9 +543,8 @@ class Resampler:
         if np.array_equal(p, y):  # certain and right every time: 0 on every resample
             drawn = self.weights @ np.bincount(cases, minlength=self.cases).astype(float)
             return self._estimate(value, None, np.where(drawn > 0, 0.0, np.nan), count)
-        order = np.argsort(p, kind="stable")
+        order, per = self._sorted(cases, p)  # per: resample x decision, copies of each
         p, y, cases = p[order], y[order], cases[order]
-        per = self.weights[:, cases]  # resample x decision (sorted): copies of each decision
         ends = np.cumsum(per, axis=1)
         totals = ends[:, -1]
         size, extra = np.divmod(totals, bins)
@@ -563,10 +577,9 @@ class Resampler:
             neg_cases = np.bincount(cases, weights=1.0 - y, minlength=self.cases)
             both = (self.weights @ pos_cases > 0) & (self.weights @ neg_cases > 0)
             return self._estimate(value, None, np.where(both, 1.0, np.nan), count)
-        order = np.argsort(s, kind="stable")
+        order, per = self._sorted(cases, s)  # per: resample x decision (sorted by score)
         s, y, cases = s[order], y[order], cases[order]
         starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # each run of tied scores
-        per = self.weights[:, cases]  # resample x decision (sorted by score)
         pos = np.add.reduceat(per * y, starts, axis=1)  # resample x score level
         neg = np.add.reduceat(per, starts, axis=1) - pos
         below = np.cumsum(neg, axis=1) - neg
