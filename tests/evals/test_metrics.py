@@ -264,3 +264,17 @@ def test_the_resamplers_shortcuts_agree_with_its_general_path() -> None:
     separated = drawn.auc(case_of, perfect, y)
     general_auc = drawn.auc(case_of, [0.6 if t else 0.4 for t in y], y)
     assert separated == general_auc
+
+
+def test_the_resampler_gives_the_same_figures_in_small_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(12)
+    case_of = sorted(rng.randrange(30) for _ in range(80))
+    p = [rng.random() for _ in case_of]
+    y = [rng.random() < q for q in p]
+    whole = m.Resampler(30, resamples=120, seed=1)
+    found = (whole.ece(case_of, p, y, strategy="mass"), whole.auc(case_of, p, y))
+    monkeypatch.setattr(m, "BLOCK_CELLS", 7 * len(p))  # 7 resamples a block
+    blocked = m.Resampler(30, resamples=120, seed=1)
+    assert (blocked.ece(case_of, p, y, strategy="mass"), blocked.auc(case_of, p, y)) == found
