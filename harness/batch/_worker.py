@@ -16,12 +16,13 @@ from typing import Any, cast
 import attrs
 
 from harness.admission import AdaptiveAdmission, Admission
-from harness.artifacts import Artifact, from_json
+from harness.artifacts import Artifact, artifact_converter, from_json
 from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.providers import DecisionClient, client_for
 from harness.record import RunFailedError, RunRecord, record_run
+from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool, Workflow
 
 from ._target import BatchError, import_target, input_type_of
@@ -40,6 +41,9 @@ class BatchSpec:
     records_dir: str | None = None
     concurrency: int = 8
     upstream_retries: int = 3
+    candidates: bool = False
+    """Add the thinker's threshold and each output candidate (ref, probability, value) to the
+    result line (evals label them)."""
     journals_dir: str | None = None
     """Journal each input's run here (``line-N.journal``): a run cut short resumes mid-run."""
 
@@ -134,8 +138,13 @@ class BatchWorker:
                 upstream_retries=self.spec.upstream_retries,
             )
         except RunFailedError as failed:
-            return self._result(number, "failed", failed.record, error=str(failed))
-        return self._result(number, "completed", outcome.record)
+            result = self._result(number, "failed", failed.record, error=str(failed))
+        else:
+            result = self._result(number, "completed", outcome.record)
+        if self.spec.candidates and isinstance(tool, DecisionThinker):
+            result["threshold"] = tool.selection_threshold
+            result["candidates"] = _candidates(tool)
+        return result
 
     async def _run_journalled(
         self, number: int, tool: DecisionTool[Any, Artifact], given: Artifact
@@ -170,7 +179,15 @@ class BatchWorker:
         if isinstance(result, PausedResult) and result.pending is not None:
             record = result.record(command="batch")
             return self._result(number, "failed", record, error=result.pending.question())
-        return self._result(number, "completed", result.record(command="batch"))
+        line = self._result(number, "completed", result.record(command="batch"))
+        if self.spec.candidates and result.threshold is not None:
+            line["threshold"] = result.threshold
+            line["candidates"] = [
+                {"ref": ref, "probability": p, "value": artifact_converter.unstructure(a)}
+                for ref, p in result.selection.items()
+                for a in (result.artifacts[ref],)
+            ]
+        return line
 
     def _result(
         self, number: int, status: str, record: RunRecord, *, error: str | None = None
@@ -223,3 +240,14 @@ class BatchWorker:
         closing = getattr(self.admission, "aclose", None)
         if closing is not None:
             await closing()
+
+
+def _candidates(tool: DecisionThinker[Any, Artifact]) -> list[dict[str, object]]:
+    """Each output candidate of the thinker's last run: its ref, selection probability and value
+    (JSON), in world order (none when the run never finished)."""
+    selection = next((t.selection for t in reversed(tool.turns()) if t.tool == FINISH), {})
+    world = tool.registry
+    return [
+        {"ref": ref, "probability": p, "value": artifact_converter.unstructure(world.get(ref))}
+        for ref, p in selection.items()
+    ]

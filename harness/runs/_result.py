@@ -106,6 +106,8 @@ class RunResult(Generic[O]):
     """Each call's reply (JSON, as a cassette holds it) beside its body, so ``harness replay``
     can answer the run again from its record."""
     model_change: str | None = None
+    threshold: float | None = None
+    """The thinker's selection threshold in this run (``None`` for a plain tool)."""
     replayed: int = attrs.field(default=0, eq=False)
     """How many turns a resumed run replayed from its journal (the model not asked again)."""
     """Set when a resumed run accepted a model other than its journal's: the journalled one."""
@@ -191,6 +193,7 @@ class RunResult(Generic[O]):
             wall_seconds=self.usage.wall_seconds,
             model_seconds=self.usage.model_seconds,
             failure=self.failure,
+            threshold=self.threshold,
         )
 
     def write_record(self, path: str | os.PathLike[str], *, command: str = "api") -> Path:

@@ -224,6 +224,7 @@ async def execute(
         replies=tuple(replies) if keep_bodies else None,
         model_change=None if durable is None else durable.model_change,
         replayed=0 if hooks is None else hooks.replayed_turns,
+        threshold=None if thinking is None else thinking.selection_threshold,
     )
     result: RunResult[O]
     if paused is not None:
