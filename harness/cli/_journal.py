@@ -31,6 +31,7 @@ from harness.runs import (
     RunResult,
     Seat,
     ThinkerFactory,
+    branch,
     read_journal,
     resume,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "add_branch_option",
     "add_journal_options",
     "approver_from",
+    "branch_journal",
     "branch_spec",
     "print_branch",
     "replay_branch",
@@ -186,7 +188,9 @@ def add_branch_option(parser: argparse.ArgumentParser) -> None:
         "--branch",
         metavar="K=MOVE",
         help="force MOVE (a tool, TOOL:REF, finish, or second: the model's second choice) at "
-        "turn K and go on live on the --fallback entry; shows both runs' turns side by side",
+        "turn K and go on live on the --fallback entry; shows both runs' turns side by side. "
+        "RECORD may then be a journal (harness run --journal): its turns before K are replayed "
+        "without asking the model or running a tool",
     )
 
 
@@ -253,4 +257,45 @@ def replay_branch(
     if args.record is not None:
         result.write_record(args.record, command="replay")
     print_branch(recorded, result.turns, at, move)
+    return 0
+
+
+def branch_journal(args: argparse.Namespace, import_tool: Callable[[str], type[Any]]) -> int | None:
+    """``harness replay JOURNAL MODULE:CLASS --branch K=MOVE``: the turns before K replayed
+    from the journal (nothing asked, no tool run), the rest live on ``--fallback`` (default:
+    the journalled entry). ``None`` when the file is not a journal (a record: the caller's)."""
+    forced = branch_spec(args.branch)
+    try:
+        with open(args.file, "rb") as file:
+            head = file.read(200)
+    except OSError:
+        return None  # the record reader names the problem
+    if not forced or b'"harness-journal"' not in head:
+        return None
+    ((at, move),) = forced.items()
+    tool_class = import_tool(args.target)
+    if args.record is not None:
+        check_record_path(args.record)
+    catalog = None
+    if args.catalog is not None:
+        from harness.catalog import CatalogError, load_catalog
+
+        try:
+            catalog = load_catalog(args.catalog)
+        except CatalogError as error:
+            raise CliError(str(error)) from None
+    factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)  # any tool, as run does
+    try:
+        forked = asyncio.run(branch(factory, args.file, at=at, move=move, model=args.fallback,
+                                    catalog=catalog))  # fmt: skip
+    except (JournalError, ValueError) as error:
+        raise CliError(str(error)) from None
+    except RunFailedError as failed:
+        if isinstance(failed.error, BranchError):
+            raise CliError(str(failed.error)) from None
+        return report_failed_run("replay", failed, args.record)
+    if args.record is not None:
+        forked.result.write_record(args.record, command="replay")
+    say(f"harness replay: branched at turn {at} ({move})")
+    say(forked.side_by_side())
     return 0

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from harness.artifacts import ListArtifact, from_json
 from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
-from harness.cli._journal import add_branch_option, branch_spec, replay_branch
+from harness.cli._journal import add_branch_option, branch_journal, branch_spec, replay_branch
 from harness.cli._run import import_tool
 from harness.providers import DecisionClient, client_for
 from harness.record import (
@@ -123,6 +123,9 @@ def _replay_entry(record: RunRecord) -> CatalogEntry:
 
 def replay(args: argparse.Namespace) -> int:
     """Load, replay, compare, report."""
+    branched = branch_journal(args, import_tool)  # --branch on a journal
+    if branched is not None:
+        return branched
     try:
         record = load_record(args.file)
         cassette = cassette_from_record(record, args.file)

@@ -53,6 +53,14 @@ def test_run_journal_then_resume_gives_the_same_record(tmp_path: pathlib.Path) -
     row = next(line for line in out.splitlines() if line.startswith("   2 >"))
     assert "do_chore on chore#3" in row.split("  ")[-1]
 
+    code, out, err = run(
+        "replay", str(journal), "tests.runs.chores:Chores", "--branch", "3=finish", cwd=tmp_path
+    )  # a journal: the turns before 3 replayed, the model asked only from turn 3 on
+    assert code == 0, err
+    assert out.splitlines()[1].split()[:2] == ["journalled", "branch"]
+    row = next(line for line in out.splitlines() if line.startswith("   3 >"))
+    assert row.rstrip().endswith("finish []")
+
 
 def test_usage_mistakes_are_one_line_and_exit_2(tmp_path: pathlib.Path) -> None:
     journal = tmp_path / "run.journal"

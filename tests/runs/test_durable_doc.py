@@ -57,4 +57,4 @@ def test_the_durable_page_runs_as_written(tmp_path: Path) -> None:
                 status = done.returncode if done.returncode >= 0 else 128 - done.returncode
                 assert status == expected, f"{command}\n{done.stderr.decode()}"
                 ran["console"] += 1
-    assert ran == {"python": 4, "console": 7, "file": 1}
+    assert ran == {"python": 4, "console": 8, "file": 1}
