@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic
 
 import attrs
+from typing_extensions import TypeVar
 
 from harness.admission import Admission
 from harness.artifacts import (
@@ -102,14 +103,23 @@ def _recorded(made: ModelCall, body: object) -> RecordedCall:
     )
 
 
-class RunFailedError(HarnessError):
-    """The recorded run failed: ``record`` is its partial record (the turns so far, the calls
-    made, ``failure`` naming the error); the error itself is ``__cause__`` and :attr:`error`."""
+PartialResult = TypeVar("PartialResult", default=Any)  # Any: the run API's RunResult sits above
 
-    def __init__(self, error: Exception, record: RunRecord) -> None:
+
+class RunFailedError(HarnessError, Generic[PartialResult]):
+    """A run that started and failed (a budget refused a call, a model failed, a tool of yours
+    crashed): the one error for it, from :func:`record_run` and from ``harness.run``.
+
+    ``error`` is the failure (also ``__cause__``); ``record`` the partial record (the turns so
+    far, the calls made, ``failure`` naming the error); ``result`` the partial
+    :class:`~harness.runs.RunResult` when the run API raised it (turns so far, usage, calls; an
+    empty answer), ``None`` from :func:`record_run`."""
+
+    def __init__(self, error: Exception, record: RunRecord, result: PartialResult) -> None:
         super().__init__(f"{type(error).__name__}: {error}")
         self.error = error
         self.record = record
+        self.result = result
 
 
 def pinned_copy(catalog: Catalog, entry_id: str) -> Catalog:
@@ -226,6 +236,6 @@ async def record_run(
         threshold=tool.selection_threshold if isinstance(tool, DecisionThinker) else None,
     )
     if failure is not None:
-        raise RunFailedError(failure, record) from failure
+        raise RunFailedError(failure, record, None) from failure
     assert product is not None
     return RecordedRun(product, record)

@@ -20,10 +20,9 @@ from harness.artifacts import (
 from harness.catalog import CatalogEntry
 from harness.jobs import ModelCall
 from harness.record import RecordedAnswer, RecordedCall, RunRecord
-from harness.record import RunFailedError as _RecordRunFailedError
 from harness.thinker import FINISH, DecisionTurn
 
-__all__ = ["RunFailedError", "RunResult", "Usage"]
+__all__ = ["RunResult", "Usage"]
 
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
 
@@ -196,13 +195,3 @@ class RunResult(Generic[O]):
             f"RunResult({self.thinker} on {self.entry.id}: answer [{shown}], "
             f"{len(self.turns)} turns, {self.usage}{state})"
         )
-
-
-class RunFailedError(_RecordRunFailedError):
-    """A run that started and failed (a budget refused a call, a model failed, a tool of yours
-    crashed). ``error`` is the failure (also ``__cause__``); ``result`` the partial
-    :class:`RunResult` (turns so far, usage, calls; an empty answer); ``record`` its record."""
-
-    def __init__(self, error: Exception, result: RunResult[Artifact]) -> None:
-        super().__init__(error, result.record())
-        self.result = result

@@ -19,9 +19,9 @@ from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextForm
 from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent, ModelCall
-from harness.record import RecordingDispatcher
+from harness.record import RecordingDispatcher, RunFailedError
 from harness.runs._model import ModelChoice, seat_for
-from harness.runs._result import RunFailedError, RunResult, Usage
+from harness.runs._result import RunResult, Usage
 from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflow
 from harness.thinker import DecisionThinker, ThinkerRun
 from harness.tools import DecisionTool
@@ -128,7 +128,7 @@ async def run(
         else None,
     )
     if failure is not None:
-        raise RunFailedError(failure, result) from failure  # type: ignore[arg-type]  # RunResult[O] is a RunResult[Artifact]: O is only read
+        raise RunFailedError(failure, result.record(), result) from failure
     return result
 
 
