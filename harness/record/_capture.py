@@ -66,13 +66,31 @@ class RecordingDispatcher(Dispatcher):
             self.decisions.append(job)
         return super().submit(job)
 
+    async def run_top(
+        self, job: Job[R], on_progress: Callable[[JobEvent], None] | None = None
+    ) -> tuple[R | None, Exception | None]:
+        """Run ``job`` (a run's top job), giving ``on_progress`` each of its progress events;
+        its product, or its own failure (caught, so the run's record can still be written)."""
+        if on_progress is not None:
+            top = job.identity.job_id
+            self.subscribe(
+                on_progress,
+                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
+            )
+        try:
+            return await self.run(job), None
+        except Exception as error:  # the run's own failure: recorded by the caller
+            return None, error
+
     def recorded_calls(self, *, keep_bodies: bool = False) -> tuple[RecordedCall, ...]:
         """Every model call of every kept decision, as its job's record holds it (re-runs
         included, in order); the request's wire body too with ``keep_bodies``."""
         calls: list[RecordedCall] = []
         for decision in self.decisions:
             for made in decision.record.calls:
-                recorded = _recorded(made, self._body(decision, made) if keep_bodies else None)
+                recorded = RecordedCall.of(
+                    made, self._body(decision, made) if keep_bodies else None
+                )
                 if keep_bodies and made.success and decision.request is not None:
                     recorded = attrs.evolve(recorded, reply=_reply(decision.request, made))
                 calls.append(recorded)
@@ -88,19 +106,6 @@ def _reply(request: DecisionRequest, made: ModelCall) -> object:
     """What the model answered ``request``, as a cassette holds it (for ``harness replay``)."""
     reply = RecordedReply(answers_json(request, made.answers), made.model, made.request_id)
     return attrs.evolve(reply, input_tokens=made.input_tokens).to_json()
-
-
-def _recorded(made: ModelCall, body: object) -> RecordedCall:
-    return RecordedCall(
-        success=made.success,
-        latency=made.latency,
-        model=made.model,
-        input_tokens=made.input_tokens,
-        counted_input_tokens=made.counted_input_tokens,
-        reason=made.reason,
-        body=body,
-        cost=made.cost,
-    )
 
 
 PartialResult = TypeVar("PartialResult", default=Any)  # Any: the run API's RunResult sits above
@@ -190,20 +195,10 @@ async def record_run(
     entry = catalog.pinned(DECISION)
     job = ThinkerRun(Workflow(), tool, input, upstream_retries=upstream_retries)
     started = time.perf_counter()
-    product: Artifact | None = None
-    failure: Exception | None = None
     dispatcher = RecordingDispatcher(catalog, clients=dict(clients or {}), admission=admission)
     async with dispatcher:
-        if on_progress is not None:
-            top = job.identity.job_id
-            dispatcher.subscribe(
-                on_progress,
-                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
-            )
-        try:
-            product = await dispatcher.run(job)
-        except Exception as error:  # the run's own failure: recorded, then raised
-            failure = error
+        outcome = await dispatcher.run_top(job, on_progress)  # a failure: recorded, then raised
+    product, failure = outcome
     wall = time.perf_counter() - started
     world = _world(tool, input, product)
     formatters = tool.formatters if isinstance(tool, DecisionThinker) else TextFormatterRegistry()

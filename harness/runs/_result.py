@@ -146,18 +146,7 @@ class RunResult(Generic[O]):
             for item in self.items
         )
         bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
-        calls = tuple(
-            RecordedCall(
-                success=c.success,
-                latency=c.latency,
-                model=c.model,
-                input_tokens=c.input_tokens,
-                counted_input_tokens=c.counted_input_tokens,
-                reason=c.reason,
-                body=body,
-            )
-            for c, body in zip(self.calls, bodies, strict=True)
-        )
+        calls = tuple(RecordedCall.of(c, body) for c, body in zip(self.calls, bodies, strict=True))
         entry = self.entry
         return RunRecord(
             command=command,
