@@ -14,6 +14,7 @@ the listener (loopback, a port kept across restarts, connections counted).
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import hmac
@@ -21,7 +22,8 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Final
+from types import TracebackType
+from typing import Final, Self
 
 import attrs
 from aiohttp import web
@@ -39,6 +41,7 @@ __all__ = [
     "Codec",
     "Listener",
     "ServerCore",
+    "ServerShell",
     "access_middleware",
     "add_codec_routes",
     "bearer_refusal",
@@ -408,3 +411,27 @@ class ServerCore:
             return await handler(request)
         refused = self.refusal(request, request_id_of(request))
         return refused if refused is not None else await handler(request)
+
+
+class ServerShell(abc.ABC):
+    """A server over the core: :meth:`start` and :meth:`stop` it, or use it as ``async with``."""
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Listen."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Stop listening; idempotent."""
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()

@@ -33,8 +33,7 @@ import itertools
 import logging
 import os
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Final, Protocol, Self, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 import attrs
 from aiohttp import web
@@ -62,6 +61,7 @@ from harness.serve._core import (
     Capacity,
     Codec,
     ServerCore,
+    ServerShell,
     body_problem,
     busy_reply,
     decode_body,
@@ -136,7 +136,7 @@ class ServerStats:
         return self._capacity.peak_waiting
 
 
-class DecisionServer:
+class DecisionServer(ServerShell):
     """A System One (and OpenAI Decisions) server on ``127.0.0.1`` fronting one catalog entry.
 
     ``entry_id`` names the entry (default: the catalog's decision pin). ``max_in_flight``
@@ -275,18 +275,6 @@ class DecisionServer:
         dispatcher, self._dispatcher = self._dispatcher, None
         if dispatcher is not None:
             await dispatcher.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- handlers ------------------------------------------------------------------------------
 

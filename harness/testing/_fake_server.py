@@ -23,8 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote
 
 import attrs
@@ -32,7 +31,14 @@ from aiohttp import web
 
 from harness.catalog import CatalogEntry
 from harness.providers import Policy, default_answers
-from harness.serve import REQUEST_ID_HEADER, Codec, ServerCore, decode_body, request_id_of
+from harness.serve import (
+    REQUEST_ID_HEADER,
+    Codec,
+    ServerCore,
+    ServerShell,
+    decode_body,
+    request_id_of,
+)
 
 if TYPE_CHECKING:
     from harness.decision import Answer
@@ -204,7 +210,7 @@ class Fault:
         return cls("reply", 200, text.encode(), content_type="text/html")
 
 
-class FakeSystemOneServer:
+class FakeSystemOneServer(ServerShell):
     """A System One (and OpenAI Decisions) server on ``127.0.0.1`` for tests.
 
     Use it as ``async with FakeSystemOneServer() as server:`` or call :meth:`start` /
@@ -345,18 +351,6 @@ class FakeSystemOneServer:
         """Stop, then listen again on the same port."""
         await self.stop()
         await self.start()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- configuration -------------------------------------------------------------------------
 
