@@ -12,6 +12,7 @@ re-runs with a move forced; ``@requires_approval(below=0.8)`` pauses a run (a
 :class:`PausedResult`) until a person's :class:`Approval`.
 """
 
+from harness.record import RunFailedError as RunFailedError
 from harness.runs._durable import Approver as Approver
 from harness.runs._durable import JournalMismatchError as JournalMismatchError
 from harness.runs._durable import PausedResult as PausedResult
@@ -21,7 +22,6 @@ from harness.runs._model import CLIENT_ENTRY as CLIENT_ENTRY
 from harness.runs._model import ModelChoice as ModelChoice
 from harness.runs._model import Seat as Seat
 from harness.runs._model import seat_for as seat_for
-from harness.runs._result import RunFailedError as RunFailedError
 from harness.runs._result import RunResult as RunResult
 from harness.runs._result import Usage as Usage
 from harness.runs._resume import Branch as Branch
@@ -71,7 +71,6 @@ __all__ = [
 ]
 
 for _name in (
-    "RunFailedError",
     "RunResult",
     "Usage",
     "Seat",

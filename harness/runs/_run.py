@@ -21,12 +21,12 @@ from harness.admission import Admission
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
-from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent, ModelCall
-from harness.record import RecordingDispatcher
+from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent, ModelCall
+from harness.record import RecordingDispatcher, RunFailedError
 from harness.runs._durable import Approver, JournalHooks, PausedResult, _Paused, header_of
 from harness.runs._journal import JournalledRun, JournalWriter
 from harness.runs._model import ModelChoice, Seat, seat_for
-from harness.runs._result import RunFailedError, RunResult, Usage
+from harness.runs._result import RunResult, Usage
 from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflow
 from harness.thinker import Approval, DecisionThinker, PendingApproval, ThinkerRun
 from harness.tools import DecisionTool
@@ -156,25 +156,16 @@ async def execute(
     if hooks is not None:
         hooks.bind(dispatcher)
     started = time.perf_counter()
-    answer: ListArtifact[O] | None = None
-    failure: Exception | None = None
     paused: PendingApproval | None = None
-    async with dispatcher:
-        if on_progress is not None:
-            top = job.identity.job_id
-            dispatcher.subscribe(
-                on_progress,
-                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
-            )
-        try:
-            answer = await dispatcher.run(job)
-        except _Paused as pause:  # waiting for a person: the journal holds the question
-            paused = pause.pending
-        except Exception as error:  # the run's own failure: kept on the partial result
-            failure = error
-        finally:
-            if hooks is not None and hooks.writer is not None:
-                await hooks.writer.aclose()
+    try:
+        async with dispatcher:
+            outcome = await dispatcher.run_top(job, on_progress)  # a failure: kept on the result
+    finally:
+        if hooks is not None and hooks.writer is not None:
+            await hooks.writer.aclose()
+    answer, failure = outcome
+    if isinstance(failure, _Paused):  # waiting for a person: the journal holds the question
+        paused, failure = failure.pending, None
     wall = time.perf_counter() - started
     calls: list[ModelCall] = []
     retries = 0
@@ -233,7 +224,7 @@ async def execute(
     else:
         result = RunResult(**fields)  # type: ignore[arg-type]  # the fields above, typed there
     if failure is not None:
-        raise RunFailedError(failure, result) from failure  # type: ignore[arg-type]  # RunResult[O] is a RunResult[Artifact]: O is only read
+        raise RunFailedError(failure, result.record(), result) from failure
     return result
 
 
