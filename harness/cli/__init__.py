@@ -50,6 +50,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "harness.cli._check",
         "check every thinker's palette and every tool in packages or files (no mypy)",
     ),
+    "eval": (
+        "harness.cli._eval",
+        "score a thinker on a labelled dataset, or compare two evals (CI gates)",
+    ),
 }
 """Each command's module (with ``add_parser``) and its one-line help."""
 

@@ -30,7 +30,7 @@ from harness.providers import Policy
 from harness.testing._derived import STATE_KEYS, given_with, takes
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
-from harness.testing._run_report import ENTRY, Hang, RunReport, record_run
+from harness.testing._run_report import ENTRY, Hang, RunReport, report_run
 from harness.testing._run_rules import invariant_problems, violation_of
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded
@@ -131,10 +131,10 @@ async def _guarded_record(
     max_options: int | None,
 ) -> RunReport:
     if run_timeout is None:
-        return await record_run(thinker, input, policy, max_options=max_options)
+        return await report_run(thinker, input, policy, max_options=max_options)
     try:
         with guarded(run_timeout):
-            return await record_run(
+            return await report_run(
                 thinker, input, policy, run_timeout=run_timeout, max_options=max_options
             )
     except RunHung:
@@ -173,7 +173,7 @@ def _run(
     try:
         with guarded(run_timeout):
             return asyncio.run(
-                record_run(thinker, input, policy, run_timeout=run_timeout, max_options=max_options)
+                report_run(thinker, input, policy, run_timeout=run_timeout, max_options=max_options)
             )
     except RunHung:
         return _blocked(thinker, input, run_timeout)
