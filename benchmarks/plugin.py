@@ -1,25 +1,34 @@
-"""How much the harness mypy plugin costs: cold runs with and without it, and a warm no-op run.
+"""How much the harness mypy plugin costs against plain mypy, by code base size and mode.
 
-Generates a synthetic project in a temporary directory (200 tools and 40 palettes over 20
-modules: each module holds 10 tools and 2 thinkers with 5-tool palettes, some palettes taken
-from constants of other modules), then times, in the same run:
+Generates code bases of 40, 160 and 640 thinkers (``--sizes``) in a temporary directory: each
+module holds 16 tools and 2 thinkers whose palettes take 8 tools each (7 entries and a key tool;
+the first palette is a ``Final`` constant, and every module imports the previous module's), over
+one shared module of artifact types. For each size, in the same run and with the same config
+apart from ``plugins = mypy_plugin``, it times:
 
-- cold mypy without the plugin, cold mypy with it (fresh cache each, best of ``--repeat``);
-- a warm no-op run with the plugin and without it (cache kept, nothing edited).
+- **cold**: a fresh cache each run;
+- **warm**: one tool module edited (a tool class added, or removed again: its interface changes,
+  so mypy re-checks it and the module importing it), the rest read from the cache;
+- **dmypy**: a daemon per config (``dmypy run``: start and first check, timed as ``dmypy first``),
+  then one tool module edited and ``dmypy check`` (timed as ``dmypy edit``).
 
-Plain and plugin runs alternate (and so does which of the two goes first in a round), so
-neither side always pays for a cold disk cache or profits from a warm one.
+Plain and plugin runs alternate, and which of the two goes first alternates too, so neither side
+always pays for a cold disk cache or profits from a warm one. Each figure is a ratio (plugin over
+plain) within one run: of the medians, of the minimums, and the spread of the per-round ratios.
+The target is a ratio (at most 1.05x), never an absolute time. A script, not a test::
 
-Targets: cold at most 1.10x plain mypy, warm at most 1.05x. A script, not a test::
-
-    python benchmarks/plugin.py [--repeat 3] [--keep]
+    python benchmarks/plugin.py [--sizes 40,160,640] [--repeat 3] [--json results.json]
+    python benchmarks/plugin.py --smoke --json results.json   # a tiny size, every mode
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,10 +36,14 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-MODULES = 20
-TOOLS_PER_MODULE = 10
+TOOLS_PER_MODULE = 16
 THINKERS_PER_MODULE = 2
-PALETTE_SIZE = 5
+PALETTE_SIZE = 8  # the key tool included
+CHAIN_SPREAD = 50  # where each module's chain of artifact types starts: (module * 3) % 50
+SIZES = (40, 160, 640)
+SMOKE_SIZE = 4
+LIMIT = 1.05
+MODES = ("cold", "warm", "dmypy first", "dmypy edit")
 
 ARTIFACTS = """\
 import attrs
@@ -52,6 +65,13 @@ class Tool{m}x{t}(DecisionTool[A{i}, {out}]):
         raise NotImplementedError
 """
 
+EDIT = """
+@tool_name("edited_{m}")
+class Edited{m}(DecisionTool[A{i}, A{o}]):
+    async def execute(self, input: A{i}, context: JobContext) -> A{o}:
+        raise NotImplementedError
+"""
+
 THINKER = """
 class Thinker{m}x{k}(DecisionThinker[A{i}, A{o}]):
     def __init__(self, parent: Identifiable) -> None:
@@ -65,109 +85,280 @@ class Thinker{m}x{k}(DecisionThinker[A{i}, A{o}]):
 """
 
 
+def _chain(m: int) -> list[int]:
+    base = (m * 3) % CHAIN_SPREAD
+    return [base + t for t in range(TOOLS_PER_MODULE + 1)]
+
+
 def _module(m: int) -> str:
     lines = [
         "from typing import Final",
         "from harness.artifacts import ListArtifact",
-        "from harness.thinker._thinker import DecisionThinker",
+        "from harness.thinker import DecisionThinker",
         "from harness.jobs import JobContext",
         "from harness.tools import DecisionTool, Identifiable, tool_name",
         "from artifacts import *  # noqa: F403",
     ]
     if m > 0:
         lines.append(f"from mod{m - 1} import SHARED as PREVIOUS")
-    base = (m * 3) % 50
-    chain = [base + t for t in range(TOOLS_PER_MODULE + 1)]
+    chain = _chain(m)
     body = []
     for t in range(TOOLS_PER_MODULE):
         i, o = chain[t], chain[t + 1]
-        out = f"ListArtifact[A{o}]" if t % 5 == 4 else f"A{o}"
+        out = f"ListArtifact[A{o}]" if t % PALETTE_SIZE == PALETTE_SIZE - 1 else f"A{o}"
         body.append(TOOL.format(m=m, t=t, i=i, out=out))
-    body.append(f"SHARED: Final = ({', '.join(f'Tool{m}x{t}' for t in range(PALETTE_SIZE))})\n")
+    shared = ", ".join(f"Tool{m}x{t}" for t in range(PALETTE_SIZE - 1))
+    body.append(f"SHARED: Final = ({shared})\n")
     for k in range(THINKERS_PER_MODULE):
         first = k * PALETTE_SIZE
         key = first + PALETTE_SIZE - 1
-        entries = [f"Tool{m}x{t}" for t in range(first, first + PALETTE_SIZE - 1)]
+        entries = [f"Tool{m}x{t}" for t in range(first, key)]
         palette = "SHARED" if k == 0 else f"({', '.join(entries)},)"
         i, o = chain[first], chain[key + 1]
         body.append(THINKER.format(m=m, k=k, i=i, o=o, key=key, palette=palette))
     return "\n".join(lines) + "\n" + "".join(body)
 
 
-def generate(root: Path) -> list[str]:
-    """Write the synthetic project; return the files to check."""
-    highest = (MODULES * 3) % 50 + TOOLS_PER_MODULE + 60
-    classes = "".join(ARTIFACT.format(n=n) for n in range(highest))
-    (root / "artifacts.py").write_text(ARTIFACTS.format(classes=classes))
-    files = ["artifacts.py"]
-    for m in range(MODULES):
-        (root / f"mod{m}.py").write_text(_module(m))
-        files.append(f"mod{m}.py")
-    for name, plugins in (("plain.ini", ""), ("plugin.ini", "plugins = mypy_plugin\n")):
-        (root / name).write_text(
-            "[mypy]\npython_version = 3.11\nstrict = True\n"
-            + plugins
-            + "[mypy-harness.*]\nfollow_imports = silent\n"
-        )
-    return files
+class Project:
+    """One generated code base: its files, its configs, and the module the edits touch."""
+
+    def __init__(self, root: Path, thinkers: int) -> None:
+        self.root = root
+        self.modules = max(1, thinkers // THINKERS_PER_MODULE)
+        self.thinkers = self.modules * THINKERS_PER_MODULE
+        self.tools = self.modules * TOOLS_PER_MODULE
+        self.edited = self.modules // 2
+        self.edits = 0
+        root.mkdir(parents=True)
+        highest = CHAIN_SPREAD + TOOLS_PER_MODULE + 1
+        classes = "".join(ARTIFACT.format(n=n) for n in range(highest))
+        (root / "artifacts.py").write_text(ARTIFACTS.format(classes=classes))
+        self.files = ["artifacts.py"]
+        for m in range(self.modules):
+            (root / f"mod{m}.py").write_text(_module(m))
+            self.files.append(f"mod{m}.py")
+        self.original = (root / f"mod{self.edited}.py").read_text()
+        for label, plugins in (("plain", ""), ("plugin", "plugins = mypy_plugin\n")):
+            (root / f"{label}.ini").write_text(
+                "[mypy]\npython_version = 3.11\nstrict = True\n"
+                + plugins
+                + "[mypy-harness.*]\nfollow_imports = silent\n"
+            )
+
+    def edit(self) -> None:
+        """Add a tool class to the edited module, or take it out again (alternately): each
+        edit changes the module's interface, so its importer is re-checked too."""
+        self.edits += 1
+        text = self.original
+        if self.edits % 2 == 1:
+            chain = _chain(self.edited)
+            text += EDIT.format(m=self.edited, i=chain[0], o=chain[1])
+        (self.root / f"mod{self.edited}.py").write_text(text)
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ, PYTHONPATH=str(REPO), MYPYPATH=str(REPO))
 
 
-def _run(root: Path, config: str, cache: Path, files: list[str]) -> float:
-    env = dict(os.environ, PYTHONPATH=str(REPO), MYPYPATH=str(REPO))
-    command = [sys.executable, "-m", "mypy", "--config-file", config, "--cache-dir", str(cache)]
+def _timed(project: Project, command: list[str], what: str) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [*command, *files], cwd=root, env=env, capture_output=True, text=True, check=False
+        command, cwd=project.root, env=project.env(), capture_output=True, text=True, check=False
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"mypy failed on the synthetic project:\n{done.stdout}{done.stderr}")
+        raise SystemExit(f"{what} failed on the generated code base:\n{done.stdout}{done.stderr}")
     return elapsed
 
 
-def _alternating(repeat: int) -> list[tuple[int, str, str]]:
-    """``(round, label, config)`` for each run: plain and plugin alternate, and which goes
-    first alternates too (plain first in even rounds), so neither always runs on a cold disk
-    cache or a warm CPU."""
-    pairs = [("plain", "plain.ini"), ("plugin", "plugin.ini")]
-    out: list[tuple[int, str, str]] = []
-    for n in range(repeat):
-        for label, config in pairs if n % 2 == 0 else pairs[::-1]:
-            out.append((n, label, config))
-    return out
+def _mypy(project: Project, label: str, cache: str) -> float:
+    command = [sys.executable, "-m", "mypy", "--config-file", f"{label}.ini"]
+    command += ["--cache-dir", cache, *project.files]
+    return _timed(project, command, f"mypy ({label})")
+
+
+def _dmypy(project: Project, label: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "mypy.dmypy", "--status-file", f"dmypy-{label}.json", *args]
+
+
+def _order(round_: int) -> tuple[str, str]:
+    """Plain first in even rounds, the plugin first in odd ones."""
+    return ("plain", "plugin") if round_ % 2 == 0 else ("plugin", "plain")
+
+
+def _summary(times: dict[str, list[float]]) -> dict[str, object]:
+    plain, plugin = times["plain"], times["plugin"]
+    paired = sorted(b / a for a, b in zip(plain, plugin, strict=True))
+    ratio = statistics.median(plugin) / statistics.median(plain)
+    return {
+        "plain_s": plain,
+        "plugin_s": plugin,
+        "repeats": len(plain),
+        "ratio_of_medians": ratio,
+        "ratio_of_minimums": min(plugin) / min(plain),
+        "paired_ratios": {
+            "min": paired[0],
+            "median": statistics.median(paired),
+            "max": paired[-1],
+        },
+    }
+
+
+def measure(
+    project: Project, repeat: int, modes: tuple[str, ...]
+) -> dict[str, dict[str, list[float]]]:
+    """Time every mode for one code base: the plain and plugin times by mode."""
+    times: dict[str, dict[str, list[float]]] = {m: {"plain": [], "plugin": []} for m in modes}
+    if "cold" in modes or "warm" in modes:
+        for n in range(repeat):  # cold: a fresh cache each run
+            for label in _order(n):
+                cache = f"cache-{label}-{n}"
+                elapsed = _mypy(project, label, cache)
+                if "cold" in modes:
+                    times["cold"][label].append(elapsed)
+                if n > 0:
+                    shutil.rmtree(project.root / cache, ignore_errors=True)
+    if "warm" in modes:
+        for n in range(repeat):  # warm: round 0's cache, one module edited each round
+            project.edit()
+            for label in _order(n):
+                times["warm"][label].append(_mypy(project, label, f"cache-{label}-0"))
+    if "dmypy first" in modes or "dmypy edit" in modes:
+        try:
+            for label in _order(0):
+                flags = ["--config-file", f"{label}.ini", "--cache-dir", f"dcache-{label}"]
+                command = _dmypy(project, label, "run", "--timeout", "3600", "--", *flags)
+                elapsed = _timed(project, [*command, *project.files], f"dmypy run ({label})")
+                times.setdefault("dmypy first", {"plain": [], "plugin": []})[label].append(elapsed)
+            for n in range(repeat):
+                project.edit()
+                for label in _order(n):
+                    command = [*_dmypy(project, label, "check"), *project.files]
+                    elapsed = _timed(project, command, f"dmypy check ({label})")
+                    times.setdefault("dmypy edit", {"plain": [], "plugin": []})[label].append(
+                        elapsed
+                    )
+        finally:
+            for label in ("plain", "plugin"):
+                subprocess.run(
+                    _dmypy(project, label, "stop"),
+                    cwd=project.root,
+                    env=project.env(),
+                    capture_output=True,
+                    check=False,
+                )
+    return {mode: times[mode] for mode in modes if mode in times}
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return -1.0
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of sizes: {text!r}, e.g. 40,160") from None
+    if not sizes or any(size < THINKERS_PER_MODULE for size in sizes):
+        raise argparse.ArgumentTypeError(f"each size must be at least {THINKERS_PER_MODULE}")
+    return sizes
+
+
+def _modes(text: str) -> tuple[str, ...]:
+    wanted = {part.strip() for part in text.split(",")}
+    expanded = set()
+    for part in wanted:
+        if part == "dmypy":
+            expanded |= {"dmypy first", "dmypy edit"}
+        elif part in MODES:
+            expanded.add(part)
+        else:
+            raise argparse.ArgumentTypeError(f"unknown mode {part!r}: cold, warm or dmypy")
+    return tuple(mode for mode in MODES if mode in expanded)
 
 
 def main() -> None:
-    """Generate, time, print the figures and the ratios."""
+    """Generate, time, print the ratios by size and mode, write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated project")
+    parser.add_argument(
+        "--sizes", type=_sizes, default=SIZES, help="thinkers per code base, e.g. 40,160,640"
+    )
+    parser.add_argument("--modes", type=_modes, default=MODES, help="cold,warm,dmypy (default all)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure and config")
+    parser.add_argument("--smoke", action="store_true", help=f"{SMOKE_SIZE} thinkers, one run")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--keep", action="store_true", help="keep the generated code bases")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    sizes: tuple[int, ...] = (SMOKE_SIZE,) if args.smoke else args.sizes
+    repeat = 1 if args.smoke else args.repeat
     root = Path(tempfile.mkdtemp(prefix="harness-plugin-bench-"))
+    load_before = _load()
+    results: dict[str, dict[str, object]] = {}
+    seconds: dict[str, float] = {}
+    targets: list[dict[str, object]] = []
+    print(f"plugin over plain mypy, {repeat} run(s) per figure and config, alternating ({root})")
     try:
-        files = generate(root)
-        times: dict[str, list[float]] = {}
-        for n, label, config in _alternating(args.repeat):  # cold: a fresh cache each run
-            cache = root / f"cache-{label}-{n}"
-            times.setdefault(f"cold {label}", []).append(_run(root, config, cache, files))
-        for _, label, config in _alternating(args.repeat):  # warm no-op: round 0's cache
-            cache = root / f"cache-{label}-0"
-            times.setdefault(f"warm {label}", []).append(_run(root, config, cache, files))
-        figures = {name: min(runs) for name, runs in times.items()}
-        print(f"synthetic project: {MODULES * TOOLS_PER_MODULE} tools, ", end="")
-        print(f"{MODULES * THINKERS_PER_MODULE} palettes over {MODULES} modules ({root})")
-        print(f"best of {args.repeat} runs per figure, plain and plugin runs alternating")
-        for name in ("cold plain", "cold plugin", "warm plain", "warm plugin"):
-            print(f"  {name:<14} {figures[name]:7.3f} s")
-        cold_ratio = figures["cold plugin"] / figures["cold plain"]
-        warm_ratio = figures["warm plugin"] / figures["warm plain"]
-        print(f"  cold ratio     {cold_ratio:7.3f}x  (target <= 1.10x)")
-        print(f"  warm ratio     {warm_ratio:7.3f}x  (target <= 1.05x)")
+        for size in sizes:
+            started = time.perf_counter()
+            project = Project(root / f"thinkers-{size}", size)
+            times = measure(project, repeat, args.modes)
+            seconds[str(size)] = time.perf_counter() - started
+            figures = {mode: _summary(runs) for mode, runs in times.items()}
+            results[str(size)] = {
+                "thinkers": project.thinkers,
+                "tools": project.tools,
+                "modules": project.modules + 1,
+                "modes": figures,
+            }
+            shown = f"{project.thinkers} thinkers, {project.tools} tools"
+            print(f"{shown}, {project.modules + 1} files")
+            for mode, runs in times.items():
+                plain, plugin = runs["plain"], runs["plugin"]
+                paired = sorted(b / a for a, b in zip(plain, plugin, strict=True))
+                ratio = statistics.median(plugin) / statistics.median(plain)
+                print(
+                    f"  {mode:<12} plain {statistics.median(plain):8.3f} s (min {min(plain):.3f})"
+                    f"  plugin {statistics.median(plugin):8.3f} s (min {min(plugin):.3f})"
+                    f"  ratio {ratio:5.3f}x (min {min(plugin) / min(plain):.3f}x;"
+                    f" per round {paired[0]:.3f}..{paired[-1]:.3f}x)"
+                )
+                targets.append(
+                    {
+                        "name": f"{mode} at {project.thinkers} thinkers",
+                        "ratio": ratio,
+                        "direction": "<=",
+                        "limit": LIMIT,
+                        "met": ratio <= LIMIT,
+                    }
+                )
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
+    load_after = _load()
+    print(f"load average {load_before:.1f} before, {load_after:.1f} after; target <= {LIMIT}x")
+    if args.json is not None:
+        from mypy.version import __version__ as mypy_version
+
+        document = {
+            "benchmark": "plugin",
+            "conditions": {
+                "cpus": os.cpu_count() or 0,
+                "load_average_before": load_before,
+                "load_average_after": load_after,
+                "python": platform.python_version(),
+                "mypy": mypy_version,
+                "repeat": repeat,
+                "sizes": {"thinkers": list(sizes), "modes": list(args.modes)},
+                "seconds_by_size": seconds,
+            },
+            "figures": results,
+            "targets": targets,
+        }
+        args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
