@@ -168,7 +168,12 @@ class Project:
         (self.root / f"mod{self.edited}.py").write_text(text)
 
     def env(self) -> dict[str, str]:
-        return dict(os.environ, PYTHONPATH=str(REPO), MYPYPATH=str(REPO))
+        """The repository on the path, and byte code written (beside the code bases, not in the
+        repository) and read: an installed plugin and harness are compiled once, not per run."""
+        env = dict(os.environ, PYTHONPATH=str(REPO), MYPYPATH=str(REPO))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(self.root.parent / "pycache")
+        return env
 
 
 def _children_cpu() -> float:
