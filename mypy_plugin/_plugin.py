@@ -25,6 +25,7 @@ from mypy_plugin._names import (
     TOOL_NAME,
     TOOL_NAME_CALL,
 )
+from mypy_plugin._record import record_other_decorator, record_tool_name
 
 __all__ = ["PLUGIN_VERSION", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
@@ -52,22 +53,10 @@ def _source_digest() -> str:
 SOURCE_DIGEST: Final = _source_digest()
 
 
-# The checks import harness (the shared rules) only when a hook first fires: a run that meets no
-# tool and no thinker, such as a warm no-op run, never pays for importing the runtime.
-
-
-def record_tool_name(ctx: ClassDefContext) -> bool:
-    """See :func:`mypy_plugin._definition.record_tool_name`."""
-    from mypy_plugin._definition import record_tool_name as hook
-
-    return hook(ctx)
-
-
-def record_other_decorator(ctx: ClassDefContext) -> None:
-    """See :func:`mypy_plugin._definition.record_other_decorator`."""
-    from mypy_plugin._definition import record_other_decorator as hook
-
-    hook(ctx)
+# The checks import harness (the shared rules) only when a type-checking hook first fires: a run
+# that re-checks no tool and no thinker, such as a warm run after an edit elsewhere, never pays
+# for importing the runtime. The semantic-analysis hooks (``_record``) import nothing of harness:
+# the decorator hook runs for every class mypy analyses, stdlib and third-party ones included.
 
 
 def note_thinker_input(ctx: FunctionContext) -> Type:

@@ -20,6 +20,7 @@ import mypy_plugin
 import mypy_plugin._definition
 import mypy_plugin._palette_site
 import mypy_plugin._plugin
+import mypy_plugin._record
 from mypy_plugin._codes import ERROR_CODES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -152,7 +153,7 @@ def test_a_surprise_at_a_palette_is_an_error_not_a_traceback(
 def test_a_surprise_while_recording_a_name_is_an_error_not_a_traceback(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mypy_plugin._definition, "_literal_name", _boom)
+    monkeypatch.setattr(mypy_plugin._record, "_literal_name", _boom)
     stdout, stderr, status = _run(project, "surprise_name.py", TOOL)
     _assert_internal(stdout, stderr, status, 'the tool "Copy"')
     assert "surprise_name.py:5: error:" in stdout  # at the decorator

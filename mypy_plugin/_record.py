@@ -1,0 +1,190 @@
+"""Semantic analysis of tool classes: what ``@tool_name`` names, and a class's other decorators.
+
+Both are recorded in the class's metadata (JSON, so they reach the cache and other modules'
+palette checks); the checks themselves run later, in :mod:`mypy_plugin._definition`. Kept apart
+from the checks because these hooks run for every decorated class (and the decorator hook for
+every class mypy analyses): they import nothing of harness, so a run that re-checks no tool and
+no thinker never loads the runtime's rules.
+
+The name is also declared as the class variable the runtime decorator sets
+(``__harness_tool_name__: str``, its literal value kept in the type), so the daemon's
+fine-grained dependencies see a changed name. A class decorated twice takes the outermost name,
+as at run time.
+"""
+
+from __future__ import annotations
+
+from mypy.errorcodes import ErrorCode
+from mypy.nodes import (
+    CallExpr,
+    ClassDef,
+    Context,
+    Expression,
+    MemberExpr,
+    MypyFile,
+    NameExpr,
+    PlaceholderNode,
+    RefExpr,
+    StrExpr,
+    Var,
+)
+from mypy.options import Options
+from mypy.plugin import ClassDefContext, SemanticAnalyzerPluginInterface
+from mypy.plugins.common import add_attribute_to_class
+from mypy.semanal import SemanticAnalyzer
+from mypy.types import LiteralType
+
+from mypy_plugin._codes import ERROR_CODES
+from mypy_plugin._names import METADATA_KEY, NAME_ATTR, OTHER_DECORATORS_KEY, TOOL_NAME
+from mypy_plugin._report import SURPRISE_NOTE, Fail, reporting_surprises
+
+__all__ = [
+    "literal_name",
+    "name_argument",
+    "record_other_decorator",
+    "record_tool_name",
+    "tool_name_calls",
+]
+
+_NOT_READY = object()  # a named constant still being analysed: call the hook again
+
+
+def _name_argument(call: CallExpr) -> Expression | None:
+    for expr, name in zip(call.args, call.arg_names, strict=False):
+        if name in (None, "name"):
+            return expr
+    return None
+
+
+def _tool_name_calls(defn: ClassDef) -> list[CallExpr]:
+    """The class's ``@tool_name(...)`` decorators, outermost first (the one that wins)."""
+    return [
+        expr
+        for expr in defn.decorators
+        if isinstance(expr, CallExpr)
+        and isinstance(expr.callee, RefExpr)
+        and expr.callee.fullname == TOOL_NAME
+    ]
+
+
+def _may_still_resolve(arg: RefExpr) -> bool:
+    if isinstance(arg, NameExpr):
+        return True
+    return isinstance(arg, MemberExpr) and (
+        isinstance(arg.expr, RefExpr) and isinstance(arg.expr.node, MypyFile)
+    )
+
+
+def _literal_name(call: Expression, final_iteration: bool) -> str | object | None:
+    """The name a decorator gives when it is a literal or a ``Final`` constant (also one reached
+    through a module, ``consts.NAME``); ``None`` when computed at run time; :data:`_NOT_READY`."""
+    arg = _name_argument(call) if isinstance(call, CallExpr) else None
+    if isinstance(arg, StrExpr):
+        return arg.value
+    if isinstance(arg, RefExpr):
+        node = arg.node
+        if node is None or isinstance(node, PlaceholderNode):
+            return _NOT_READY if _may_still_resolve(arg) and not final_iteration else None
+        if isinstance(node, Var) and isinstance(node.final_value, str):
+            return node.final_value
+    return None
+
+
+def _disabled_codes(options: Options) -> list[str]:
+    """The harness codes disabled in the module being analysed (config and inline comments)."""
+    return sorted(
+        name for name, code in ERROR_CODES.items() if code in options.disabled_error_codes
+    )
+
+
+def _declare_name(api: SemanticAnalyzerPluginInterface, defn: ClassDef, name: str | None) -> None:
+    existing = defn.info.names.get(NAME_ATTR)
+    if existing is not None and not existing.plugin_generated:
+        return  # the class spells it out itself
+    text = api.named_type("builtins.str", [])
+    if name is not None:
+        text = text.copy_modified(last_known_value=LiteralType(name, text))
+    add_attribute_to_class(
+        api,
+        defn,
+        NAME_ATTR,
+        text,
+        override_allow_incompatible=True,
+        is_classvar=True,
+        overwrite_existing=True,
+    )
+
+
+def _semanal_fail(api: SemanticAnalyzerPluginInterface) -> Fail:
+    def fail(message: str, context: Context, code: ErrorCode) -> None:
+        api.fail(message, context, code=code)
+        if isinstance(api, SemanticAnalyzer):
+            api.note(SURPRISE_NOTE, context, code=code)
+
+    return fail
+
+
+def _record(ctx: ClassDefContext) -> bool:
+    calls = _tool_name_calls(ctx.cls)
+    if calls and ctx.reason is not calls[0]:
+        return True  # an inner @tool_name: the outermost one's name wins at run time
+    name = _literal_name(ctx.reason, ctx.api.final_iteration)
+    if name is _NOT_READY:
+        return False
+    literal = name if isinstance(name, str) else None
+    ctx.cls.info.metadata[METADATA_KEY] = {
+        "name": literal,
+        "dynamic": literal is None,
+        "line": ctx.cls.line,  # a class read from the cache has no line of its own
+        "disabled": _disabled_codes(ctx.api.options),
+    }
+    _declare_name(ctx.api, ctx.cls, literal)
+    return True
+
+
+def record_tool_name(ctx: ClassDefContext) -> bool:
+    """Semantic analysis: store the literal name (or that it is not literal) on the class.
+
+    Returns ``False`` (call again) while a named constant is still a placeholder, except on the
+    final iteration, where deferring would crash mypy.
+    """
+    done = True  # after an internal surprise (reported): nothing recorded, no second try
+    with reporting_surprises(_semanal_fail(ctx.api), ctx.reason, f'the tool "{ctx.cls.name}"'):
+        done = _record(ctx)
+    return done
+
+
+def _decorator_name(expr: Expression) -> str | None:
+    callee = expr.callee if isinstance(expr, CallExpr) else expr
+    if isinstance(callee, NameExpr | MemberExpr):
+        return callee.name
+    return None
+
+
+def record_other_decorator(ctx: ClassDefContext) -> None:
+    """Semantic analysis of a class (before its MRO): record its decorators other than
+    ``@tool_name``, so a tool without a visible ``@tool_name`` is reported as undecidable (a
+    decorator may name it at run time, e.g. a library's ``@register("...")``), never as
+    unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
+    decorators = ctx.cls.decorators
+    if not decorators:  # most classes (this hook sees every class mypy analyses): no work
+        if OTHER_DECORATORS_KEY in ctx.cls.info.metadata:
+            del ctx.cls.info.metadata[OTHER_DECORATORS_KEY]
+        return
+    names = [_decorator_name(expr) for expr in decorators]
+    others = [name for name in names if name is not None and name != "tool_name"]
+    if not others or "tool_name" in names:
+        ctx.cls.info.metadata.pop(OTHER_DECORATORS_KEY, None)
+        return
+    ctx.cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
+
+
+#: Public names for :mod:`mypy_plugin._definition` (the checks read the same decorators).
+name_argument = _name_argument
+tool_name_calls = _tool_name_calls
+
+
+def literal_name(call: Expression) -> str | None:
+    """The literal name a decorator gives (after semantic analysis), else ``None``."""
+    name = _literal_name(call, final_iteration=True)
+    return name if isinstance(name, str) else None
