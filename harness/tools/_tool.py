@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import abc
-import keyword
-import re
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from harness.artifacts import Artifact
 from harness.scope import Identifiable, Identity
+from harness.tools._names import RESERVED_TOOL_NAMES, validate_tool_name
 
 if TYPE_CHECKING:
     from harness.jobs import JobContext
@@ -23,9 +22,6 @@ __all__ = [
 
 I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
 O_co = TypeVar("O_co", bound=Artifact, covariant=True)
-
-RESERVED_TOOL_NAMES = frozenset({"finish"})
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 NAME_ATTR = "__harness_tool_name__"
 DESCRIPTION_ATTR = "__harness_tool_description__"
@@ -56,17 +52,6 @@ class DecisionTool(Generic[I_contra, O_co], abc.ABC):
     async def execute(self, input: I_contra, context: JobContext) -> O_co:
         """Run the tool on ``input``. Raise an ``LLMReadableError`` for a failure the model
         should read; anything else fails the run."""
-
-
-def validate_tool_name(name: object) -> str | None:
-    """Why ``name`` is not a valid tool name, or ``None`` when it is."""
-    if not isinstance(name, str):
-        return f"a tool name is a string, not {type(name).__name__}"
-    if not _NAME.match(name) or keyword.iskeyword(name):
-        return f"tool name {name!r} is not a Python identifier"
-    if name in RESERVED_TOOL_NAMES:
-        return f"tool name {name!r} is reserved for the thinker's own move"
-    return None
 
 
 _C = TypeVar("_C", bound=type[Any])  # any class: a non-tool is refused at run time, by name
