@@ -1,0 +1,79 @@
+"""``benchmarks/plugin.py`` keeps measuring what it reports: every size and mode, both configs.
+
+Runs the benchmark in its smoke size (one tiny code base, one run per figure: about a minute,
+most of it mypy analysing harness cold) and checks the structure of the JSON it writes: each
+mode present with plain and plugin times, ratios that were measured (finite, above zero) and
+targets that say whether they are met. The times themselves are never compared: they belong to
+the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MODES = ("cold", "warm", "dmypy first", "dmypy edit")
+
+
+@pytest.mark.slow
+def test_the_plugin_benchmark_reports_each_mode_by_size(tmp_path: Path) -> None:
+    out = tmp_path / "plugin.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), "--smoke", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["benchmark"] == "plugin"
+    conditions = results["conditions"]
+    assert conditions["repeat"] == 1
+    assert conditions["sizes"]["thinkers"] == [4]
+    figures = results["figures"]
+    assert sorted(figures) == ["4"]
+    size = figures["4"]
+    assert (size["thinkers"], size["tools"], size["modules"]) == (4, 32, 3)
+    assert tuple(size["modes"]) == MODES
+    for mode, summary in size["modes"].items():
+        assert summary["repeats"] == 1, mode
+        for kind in ("cpu", "wall"):
+            part = summary[kind]
+            assert len(part["plain_s"]) == len(part["plugin_s"]) == 1, (mode, kind)
+            assert all(t > 0 for t in part["plain_s"] + part["plugin_s"]), (mode, kind)
+            for ratio in (part["ratio_of_medians"], part["ratio_of_minimums"]):
+                assert math.isfinite(ratio), (mode, kind)
+                assert ratio > 0, (mode, kind)
+            paired = part["paired_ratios"]
+            assert paired["min"] <= paired["median"] <= paired["max"], (mode, kind)
+    targets = results["targets"]
+    assert [t["name"].split(" at ")[0] for t in targets] == list(MODES)
+    for target in targets:
+        assert target["direction"] == "<="
+        assert target["limit"] == 1.05
+        assert target["met"] is (target["ratio"] <= target["limit"])
+    printed = done.stdout
+    for mode in MODES:
+        assert f"  {mode}" in printed, mode
+
+
+def test_a_wrong_size_is_one_line_and_exit_2() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), "--sizes", "forty"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "not a list of sizes: 'forty', e.g. 40,160" in done.stderr
+    assert "Traceback" not in done.stderr
