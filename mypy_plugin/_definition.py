@@ -39,7 +39,7 @@ from harness.palette._rules import (
     tool_verdicts,
     undecidable_name_verdict,
 )
-from mypy_plugin._dependencies import class_triggers, depend_on
+from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
 from mypy_plugin._facts import facts_of, own_name_record, tool_base
 from mypy_plugin._names import DECISION_TOOL
 from mypy_plugin._record import literal_name, name_argument, tool_name_calls
@@ -109,7 +109,8 @@ def _node_for(verdict: Verdict, defn: ClassDef, decorator: Context) -> Context:
 def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
     info = defn.info
     outermost: Context = calls[0] if calls else defn
-    depend_on(ctx.api, class_triggers(info.mro[1:]))  # inherited bases and constructors
+    if wants_dependencies(ctx.api):
+        depend_on(ctx.api, class_triggers(info.mro[1:]))  # inherited bases and constructors
     facts = facts_of(info, ctx.api.options)
     if facts.not_a_tool is not None:
         report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), outermost)

@@ -23,7 +23,7 @@ from mypy.server.trigger import make_trigger
 
 from mypy_plugin._names import NAME_ATTR
 
-__all__ = ["class_triggers", "depend_on"]
+__all__ = ["class_triggers", "depend_on", "wants_dependencies"]
 
 
 def class_triggers(infos: Iterable[TypeInfo]) -> list[str]:
@@ -32,6 +32,17 @@ def class_triggers(infos: Iterable[TypeInfo]) -> list[str]:
     for info in infos:
         out += [info.fullname, f"{info.fullname}.__init__", f"{info.fullname}.{NAME_ATTR}"]
     return out
+
+
+def wants_dependencies(api: CheckerPluginInterface) -> bool:
+    """Whether anyone reads fine-grained dependencies in this run: the daemon, or a run writing
+    them into the cache for a daemon (``--cache-fine-grained``). An ordinary run re-checks a
+    module whose imports changed anyway, so it skips collecting them (every palette check
+    would walk the MRO of every class involved for nothing)."""
+    options = api.options
+    return isinstance(api, TypeChecker) and (
+        options.fine_grained_incremental or options.cache_fine_grained
+    )
 
 
 def depend_on(api: CheckerPluginInterface, fullnames: Iterable[str]) -> None:

@@ -30,7 +30,7 @@ each verdict once at the narrowest node) reads the same call site (``_Site``) an
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from mypy import errorcodes as codes
@@ -84,7 +84,7 @@ from harness.palette._rules import (
     unknown_entry_verdict,
 )
 from mypy_plugin._codes import code_for
-from mypy_plugin._dependencies import class_triggers, depend_on
+from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
 from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
 from mypy_plugin._names import DECISION_TOOL, THINKER
 from mypy_plugin._report import checker_fail, report, reporting_surprises
@@ -125,7 +125,9 @@ def _final_attribute(api: object, expr: MemberExpr) -> bool:
     return found is not None and isinstance(found.node, Var) and found.node.is_final
 
 
-def _unprovable(role: str, expr: Expression, shown: str, api: object = None) -> Verdict | None:
+def _unprovable(
+    role: str, expr: Expression, shown: Callable[[], str], api: object = None
+) -> Verdict | None:
     """Why the class an argument names cannot be proved from its expression, if so: read
     from a class attribute a subclass may override, or from a container or a call (mypy only
     knows the join of what it may hold)."""
@@ -139,10 +141,15 @@ def _unprovable(role: str, expr: Expression, shown: str, api: object = None) -> 
         base = expr.base.node if isinstance(expr.base, RefExpr) else None
         typ = get_proper_type(base.type) if isinstance(base, Var) and base.type else None
         if not isinstance(typ, TupleType):  # a tuple's item keeps its own class
-            return container_entry_verdict(role, shown, "a container")
+            return container_entry_verdict(role, shown(), "a container")
     if isinstance(expr, CallExpr) and not _is_class_ref(expr.callee):
-        return container_entry_verdict(role, shown, "a call")
+        return container_entry_verdict(role, shown(), "a call")
     return None
+
+
+def _shown(typ: Type, options: Options) -> Callable[[], str]:
+    """The type as a message shows it, rendered when a message needs it."""
+    return lambda: format_type(typ, options)
 
 
 def _is_class_ref(expr: Expression) -> bool:
@@ -196,13 +203,12 @@ def _palette_entries(site: _Site, typ: Type, expr: Expression) -> list[_Entry] |
     for index, item in enumerate(items):
         own = literal[index] if literal and len(literal) == len(items) else None
         node: Context = own if own is not None else expr
-        shown = format_type(item, options)
+        show = _shown(item, options)  # rendered only for a message: format_type is not cheap
         info = _class_of(item)
-        unknown = (
-            _unprovable("Palette entry", own, shown, site.ctx.api) if own is not None else None
-        )
+        unknown = _unprovable("Palette entry", own, show, site.ctx.api) if own is not None else None
         if unknown is None and info is not None and info.fullname == DECISION_TOOL:
-            unknown = container_entry_verdict("Palette entry", shown, "a container or a join")
+            unknown = container_entry_verdict("Palette entry", show(), "a container or a join")
+        shown = show() if unknown is None and info is None else ""  # read only in that case
         entries.append(_Entry(None if unknown else info, node, shown, unknown))
     return entries
 
@@ -408,7 +414,7 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     objective_type, objective_expr = site.argument("objective")
     filed: list[_Filed] = []
     key_info = _class_of(key_type)
-    key_unknown = _unprovable("Key tool", key_expr, format_type(key_type, options), api)
+    key_unknown = _unprovable("Key tool", key_expr, _shown(key_type, options), api)
     if key_unknown is None and key_info is not None and key_info.fullname == DECISION_TOOL:
         key_unknown = container_entry_verdict(
             "Key tool", format_type(key_type, options), "a container or a join"
@@ -416,7 +422,7 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     if key_unknown is not None:
         filed.append(("error", key_unknown, key_expr, None, None))
         return filed
-    palette_unknown = _unprovable("Palette", palette_expr, format_type(palette_type, options), api)
+    palette_unknown = _unprovable("Palette", palette_expr, _shown(palette_type, options), api)
     if palette_unknown is not None:
         filed.append(("error", palette_unknown, palette_expr, None, None))
         return filed
@@ -506,7 +512,8 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
             node = objective_expr
         filed.append(("error", verdict, node, None, None))
 
-    depend_on(api, _names_involved(infos.values(), [*palette_facts, key_facts], site))
+    if wants_dependencies(api):
+        depend_on(api, _names_involved(infos.values(), [*palette_facts, key_facts], site))
     return filed
 
 
@@ -549,9 +556,11 @@ def _names_involved(
     nodes: list[MypyType] = []
     for fact in facts:
         nodes += [n for n in (fact.input_node, fact.output_node) if n is not None]
+    walked: set[Instance] = set()  # tools of one palette share most artifact types
     for node in nodes:
         current: MypyType | None = node
-        while current is not None:
+        while current is not None and current.typ not in walked:
+            walked.add(current.typ)
             names += [base.fullname for base in current.typ.type.mro]
             current = current.iterand()
     if site.thinker_args:
