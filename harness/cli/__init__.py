@@ -81,6 +81,14 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
+def _usage_problem(error: Exception) -> bool:
+    """Whether ``error`` is a mistake in the user's ``MODULE:CLASS`` (a
+    :class:`harness.runs.TargetError`, the same line and exit code from every command)."""
+    from harness.runs import TargetError  # loaded already when one was raised
+
+    return isinstance(error, TargetError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``harness`` command; returns the exit code."""
     given = list(sys.argv[1:] if argv is None else argv)
@@ -103,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_FAILED
     except Exception as error:
+        if _usage_problem(error):  # the user's MODULE:CLASS, from any command
+            print(f"{name}: error: {error}", file=sys.stderr, flush=True)
+            return EXIT_USAGE
         if debugging():
             traceback.print_exc()
         else:

@@ -16,9 +16,8 @@ import asyncio
 import json
 from collections.abc import Sequence
 
-from harness.artifacts import ListArtifact, from_json
+from harness.artifacts import from_json
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
-from harness.cli._run import import_tool
 from harness.deciding import DecisionTurn
 from harness.llm import DecisionClient, client_for
 from harness.llm._override import _AsEntry, override
@@ -35,7 +34,7 @@ from harness.record import (
     move_line,
     record_run,
 )
-from harness.tools import Workflow, runtime_class, tool_types
+from harness.runs import build_target, import_target, target_input_type
 
 __all__ = ["add_parser", "replay"]
 
@@ -116,28 +115,20 @@ def _replay_entry(record: RunRecord) -> CatalogEntry:
 
 def replay(args: argparse.Namespace) -> int:
     """Load, replay, compare, report."""
+    tool_class = import_target(args.target)  # the target first: its mistakes read as in `run`
+    input_type = target_input_type(tool_class, args.target)
+    tool = build_target(tool_class, args.target)
     try:
         record = load_record(args.file)
         cassette = cassette_from_record(record, args.file)
     except (RecordError, CassetteError) as error:
         raise CliError(str(error)) from None
-    tool_class = import_tool(args.target)
-    try:
-        input_type, _ = tool_types(tool_class)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"{args.target}: cannot read its input type: {error}") from None
-    if issubclass(runtime_class(input_type), ListArtifact):
-        raise CliError(f"{args.target} takes a list; harness replay builds one artifact from JSON")
     try:
         given = from_json(input_type, _input_text(args, record))
     except (TypeError, ValueError) as error:
         raise CliError(f"bad input for {args.target}: {error}") from None
     if args.record is not None:
         check_record_path(args.record)
-    try:
-        tool = tool_class(Workflow())
-    except Exception as error:  # the user's own constructor: nothing ran
-        raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
     entry = _replay_entry(record)
     catalog = Catalog([entry], {"decision": entry.id})
     fallback = _fallback(args)

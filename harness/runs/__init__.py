@@ -17,20 +17,36 @@ from harness.runs._result import Usage as Usage
 from harness.runs._run import ThinkerFactory as ThinkerFactory
 from harness.runs._run import run as run
 from harness.runs._run import run_sync as run_sync
+from harness.runs._target import TARGET_ERRORS as TARGET_ERRORS
+from harness.runs._target import TargetError as TargetError
+from harness.runs._target import build_target as build_target
+from harness.runs._target import import_module as import_module
+from harness.runs._target import import_object as import_object
+from harness.runs._target import import_target as import_target
+from harness.runs._target import require_extra as require_extra
+from harness.runs._target import target_input_type as target_input_type
 
 __all__ = [
     "CLIENT_ENTRY",
+    "TARGET_ERRORS",
     "ModelChoice",
     "RunFailedError",
     "RunResult",
     "Seat",
+    "TargetError",
     "ThinkerFactory",
     "Usage",
+    "build_target",
+    "import_module",
+    "import_object",
+    "import_target",
+    "require_extra",
     "run",
     "run_sync",
     "seat_for",
+    "target_input_type",
 ]
 
-for _name in ("RunFailedError", "RunResult", "Usage", "Seat"):
+for _name in ("RunFailedError", "RunResult", "Usage", "Seat", "TargetError"):
     globals()[_name].__module__ = __name__  # tracebacks and reprs say harness.runs.RunResult
 del _name

@@ -54,8 +54,8 @@ def test_a_missing_module_is_refused(capsys: pytest.CaptureFixture[str]) -> None
     ("target", "message"),
     [
         ("tests.cli.words", "is not MODULE:CLASS"),
-        ("tests.cli.words:Nothing", "has no attribute 'Nothing'"),
-        ("tests.cli.words:NotATool", "is not a thinker or tool class"),
+        ("tests.cli.words:Nothing", "has no class 'Nothing' (it has: CrashingFinder,"),
+        ("tests.cli.words:NotATool", "is the class NotATool, not a thinker or tool class"),
     ],
 )
 def test_a_target_that_is_not_a_tool_class_is_refused(
