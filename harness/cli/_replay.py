@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from harness.artifacts import from_json
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
-from harness.deciding import DecisionTurn
+from harness.deciding import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
 from harness.llm import DecisionClient, client_for
 from harness.llm._override import _AsEntry, override
 from harness.llm._replay import ReplayClient, ReplayMissError
@@ -129,6 +129,8 @@ def replay(args: argparse.Namespace) -> int:
         raise CliError(f"bad input for {args.target}: {error}") from None
     if args.record is not None:
         check_record_path(args.record)
+    for line in _use_recorded_settings(tool, record, args.target):
+        say(line)
     entry = _replay_entry(record)
     catalog = Catalog([entry], {"decision": entry.id})
     fallback = _fallback(args)
@@ -166,6 +168,35 @@ def replay(args: argparse.Namespace) -> int:
     for asked in client.misses:
         say(f"not in the record, answered by entry {args.fallback!r}: {asked.headline}")
     return code
+
+
+def _use_recorded_settings(tool: object, record: RunRecord, target: str) -> list[str]:
+    """Give the thinker the settings it ran with (a ``--max-turns 3`` demo replays 3 turns);
+    one line per setting that differs from what ``target`` builds."""
+    if not isinstance(tool, DecisionThinker):
+        return []
+    said = []
+    wanted = record.settings
+    attributes = {
+        "max_turns": "max_turns",
+        "selection_threshold": "selection_threshold",
+        "question_scheme": "scheme",
+    }
+    for key, attribute in attributes.items():
+        value = wanted.get(key)
+        if value is None or getattr(tool, attribute) == value:
+            continue
+        if key == "question_scheme" and value not in QUESTION_SCHEME_VERSIONS:
+            raise CliError(
+                f"record {record.command!r} names question scheme {value!r}, which this harness "
+                f"does not know ({', '.join(QUESTION_SCHEME_VERSIONS)}): re-record the run"
+            )
+        said.append(
+            f"harness replay: {key} {value!r} as recorded ({target} builds "
+            f"{getattr(tool, attribute)!r})"
+        )
+        setattr(tool, attribute, value)
+    return said
 
 
 def _turn_json(turns: Sequence[DecisionTurn], index: int) -> object:

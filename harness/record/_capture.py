@@ -38,6 +38,7 @@ from harness.tools import DecisionTool, Workflow
 
 __all__ = [
     "RecordedRun",
+    "thinker_settings",
     "RecordingDispatcher",
     "RunFailedError",
     "pinned_copy",
@@ -100,6 +101,18 @@ def _recorded(made: ModelCall, body: object) -> RecordedCall:
         body=body,
         cost=made.cost,
     )
+
+
+def thinker_settings(tool: object) -> dict[str, object]:
+    """What a record keeps of a thinker's settings so a replay takes the same turns and a page
+    draws the same threshold (empty for a plain tool)."""
+    if not isinstance(tool, DecisionThinker):
+        return {}
+    return {
+        "max_turns": tool.max_turns,
+        "selection_threshold": tool.selection_threshold,
+        "question_scheme": tool.scheme,
+    }
 
 
 class RunFailedError(HarnessError):
@@ -224,6 +237,7 @@ async def record_run(
         model_seconds=sum(call.latency for call in calls),
         failure=None if failure is None else _failure_text(failure, entry),
         threshold=tool.selection_threshold if isinstance(tool, DecisionThinker) else None,
+        settings=thinker_settings(tool),
     )
     if failure is not None:
         raise RunFailedError(failure, record) from failure

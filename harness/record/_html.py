@@ -28,7 +28,7 @@ from typing import Final
 
 from harness.deciding import DecisionTurn
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
-from harness.record._text import counted, move_line, ordered_options
+from harness.record._text import billed_text, counted, move_line, ordered_options
 
 __all__ = ["BAR_PIXELS", "render_html", "usage_line"]
 
@@ -171,18 +171,11 @@ def _turn(record: RunRecord, turn: DecisionTurn, answer: frozenset[str]) -> str:
 def _tokens(calls: Sequence[RecordedCall]) -> tuple[str, str, str]:
     """Billed input tokens, counted input tokens and cost, as the usage block shows them."""
     billed = [call.input_tokens for call in calls if call.input_tokens is not None]
-    if not calls:
-        billed_text = "0"
-    elif not billed:
-        billed_text = "not reported by the model"
-    elif len(billed) < len(calls):
-        billed_text = f"{sum(billed):,} ({len(billed)} of {len(calls)} calls reported)"
-    else:
-        billed_text = f"{sum(billed):,}"
+    billed_line = billed_text(len(calls), len(billed), sum(billed))
     counted_tokens = sum(call.counted_input_tokens or 0 for call in calls)
     costs = [call.cost for call in calls if call.cost is not None]
     cost_text = f"{sum(costs):.6f}".rstrip("0").rstrip(".") if costs else "unpriced"
-    return billed_text, f"{counted_tokens:,}", cost_text
+    return billed_line, f"{counted_tokens:,}", cost_text
 
 
 def usage_line(record: RunRecord) -> str:

@@ -20,7 +20,7 @@ from harness.artifacts import (
 from harness.deciding import FINISH, DecisionTurn
 from harness.decision import ModelCall
 from harness.models import CatalogEntry
-from harness.record import RecordedAnswer, RecordedCall, RunRecord
+from harness.record import RecordedAnswer, RecordedCall, RunRecord, billed_text
 from harness.record import RunFailedError as _RecordRunFailedError
 
 __all__ = ["RunFailedError", "RunResult", "Usage"]
@@ -47,6 +47,8 @@ class Usage:
     cost: float | None
     model_seconds: float
     wall_seconds: float
+    reported_calls: int | None = None
+    """Of ``decisions``, the calls whose server reported a billed count (``None``: unknown)."""
 
     @classmethod
     def of(cls, calls: tuple[ModelCall, ...], *, retries: int, wall_seconds: float) -> Usage:
@@ -62,6 +64,7 @@ class Usage:
             cost=sum(costs) if priced else None,
             model_seconds=sum(c.latency for c in calls),
             wall_seconds=wall_seconds,
+            reported_calls=len(billed),
         )
 
     @property
@@ -70,7 +73,10 @@ class Usage:
         return "no price" if self.cost is None else f"${self.cost:.6f}"
 
     def __str__(self) -> str:
-        billed = "not reported" if self.input_tokens is None else str(self.input_tokens)
+        reported = self.reported_calls
+        if reported is None:  # built by hand: all or nothing
+            reported = 0 if self.input_tokens is None else self.decisions
+        billed = billed_text(self.decisions, reported, self.input_tokens or 0)
         return (
             f"{self.decisions} decision{'' if self.decisions == 1 else 's'} "
             f"({self.retries} retr{'y' if self.retries == 1 else 'ies'}), "
@@ -102,6 +108,10 @@ class RunResult(Generic[O]):
     failure: str | None = None
     bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
     """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
+    recorded: tuple[RecordedCall, ...] = attrs.field(default=(), eq=False)
+    """Each call as the record keeps it (cost; with the bodies, the replies a replay needs)."""
+    settings: Mapping[str, object] = attrs.field(factory=dict, eq=False)
+    """The thinker's settings (``max_turns``, ``selection_threshold``, ``question_scheme``)."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -146,19 +156,22 @@ class RunResult(Generic[O]):
             )
             for item in self.items
         )
-        bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
-        calls = tuple(
-            RecordedCall(
-                success=c.success,
-                latency=c.latency,
-                model=c.model,
-                input_tokens=c.input_tokens,
-                counted_input_tokens=c.counted_input_tokens,
-                reason=c.reason,
-                body=body,
+        calls = self.recorded
+        if len(calls) != len(self.calls):  # built by hand: from the job records alone
+            bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
+            calls = tuple(
+                RecordedCall(
+                    success=c.success,
+                    latency=c.latency,
+                    model=c.model,
+                    input_tokens=c.input_tokens,
+                    counted_input_tokens=c.counted_input_tokens,
+                    reason=c.reason,
+                    body=body,
+                    cost=c.cost,
+                )
+                for c, body in zip(self.calls, bodies, strict=True)
             )
-            for c, body in zip(self.calls, bodies, strict=True)
-        )
         entry = self.entry
         return RunRecord(
             command=command,
@@ -180,6 +193,8 @@ class RunResult(Generic[O]):
             wall_seconds=self.usage.wall_seconds,
             model_seconds=self.usage.model_seconds,
             failure=self.failure,
+            threshold=_threshold(self.settings.get("selection_threshold")),
+            settings=self.settings,
         )
 
     def write_record(self, path: str | os.PathLike[str], *, command: str = "api") -> Path:
@@ -196,6 +211,10 @@ class RunResult(Generic[O]):
             f"RunResult({self.thinker} on {self.entry.id}: answer [{shown}], "
             f"{len(self.turns)} turns, {self.usage}{state})"
         )
+
+
+def _threshold(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 class RunFailedError(_RecordRunFailedError):

@@ -21,7 +21,7 @@ from harness.decision import ModelCall
 from harness.errors import SyncRunInLoopError
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent
 from harness.models import Catalog
-from harness.record import RecordingDispatcher
+from harness.record import RecordingDispatcher, thinker_settings
 from harness.runs._model import ModelChoice, seat_for
 from harness.runs._result import RunFailedError, RunResult, Usage
 from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflow
@@ -97,6 +97,7 @@ async def run(
         made = decision.record.calls
         calls.extend(made)
         retries += max(0, len(made) - 1)
+    recorded = dispatcher.recorded_calls(keep_bodies=keep_bodies)
     thinking = tool if isinstance(tool, DecisionThinker) else None
     registry = thinking.registry if thinking is not None else ArtifactRegistry()
     if not len(registry):
@@ -124,9 +125,9 @@ async def run(
         registry=registry,
         formatters=thinking.formatters if thinking is not None else TextFormatterRegistry(),
         failure=None if failure is None else f"{type(failure).__name__}: {failure}",
-        bodies=tuple(c.body for c in dispatcher.recorded_calls(keep_bodies=True))
-        if keep_bodies
-        else None,
+        bodies=tuple(c.body for c in recorded) if keep_bodies else None,
+        recorded=recorded,
+        settings=thinker_settings(tool),
     )
     if failure is not None:
         raise RunFailedError(failure, result) from failure  # type: ignore[arg-type]  # RunResult[O] is a RunResult[Artifact]: O is only read

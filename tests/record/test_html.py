@@ -132,7 +132,8 @@ def test_usage_and_cost_come_first(key_record: RunRecord, stressed: RunRecord) -
     assert f"<dd>{counted:,}</dd>" in block
     billed = sum(call.input_tokens or 0 for call in stressed.calls)
     reported = len(stressed.calls) - 1
-    assert f"<dd>{billed:,} ({reported} of {len(stressed.calls)} calls reported)</dd>" in block
+    calls = len(stressed.calls)
+    assert f"<dd>{billed:,} on {reported} of {calls} calls (1 not reported)</dd>" in block
     assert "<dd>0.000084</dd>" in block
     assert "unpriced" in render_html(key_record)  # no call of the fake entry has a price
     line = usage_line(stressed)
