@@ -38,12 +38,12 @@ from harness.tools import DecisionTool, Workflow
 
 __all__ = [
     "RecordedRun",
-    "thinker_settings",
     "RecordingDispatcher",
     "RunFailedError",
     "pinned_copy",
     "provider_client",
     "record_run",
+    "thinker_settings",
 ]
 
 R = TypeVar("R")

@@ -11,7 +11,7 @@ import pytest
 from harness.batch import BatchError, BatchSpec, run_batch_async
 from harness.models import Catalog
 from harness.models._adaptive import AdaptiveAdmission, AdaptiveLimit
-from harness.testing import Fault, FakeSystemOneServer
+from harness.testing import FakeSystemOneServer, Fault
 from tests.batch.conftest import read_results, write_inputs
 
 TARGET = "tests.batch.thinkers:EchoTickets"
