@@ -89,7 +89,8 @@ def test_a_cassette_miss_reads_in_five_lines(outcome: list[str]) -> None:
     assert shown[0].startswith("ReplayMissError (via RunFailedError): request ")
     assert "is not in cassette" in first
     assert "pytest --harness-record=new" in first  # the fix
-    assert "at test_words.py:" in first and "run_sync(WordFinder" in first  # the test's line
+    assert "at test_words.py:" in first  # the test's own line
+    assert "run_sync(WordFinder" in first
     assert not any("harness/jobs" in line or "asyncio" in line for line in shown)
 
 
