@@ -129,10 +129,10 @@ def real_model_hint(wire_model_id: str, max_turns: int) -> list[str]:
 
 
 def _shown(answer: Sequence[RecordedAnswer]) -> list[RecordedAnswer]:
-    if len(answer) <= SHOWN_ANSWERS:
-        return list(answer)
-    ranked = sorted(answer, key=lambda item: -(item.probability or 0.0))[:SHOWN_ANSWERS]
-    return sorted(ranked, key=answer.index)  # the most probable, in the answer's own order
+    """The answer most probable first (ties in the answer's order); the first
+    :data:`SHOWN_ANSWERS` of a longer one."""
+    ranked = sorted(answer, key=lambda item: -(item.probability or 0.0))
+    return ranked[:SHOWN_ANSWERS]
 
 
 def _say_answer(record: RunRecord, folder: str) -> None:

@@ -113,13 +113,15 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     assert 0.0 < record.model_seconds <= record.wall_seconds
 
     # The answer in the record is the answer printed (its most probable items when long):
-    # statements, selected at >= 0.5, in the answer's order.
+    # statements, selected at >= 0.5, printed most probable first.
     assert len(record.answer) == count
     selection = record.turns[-1].selection
     assert isinstance(record.input_value, dict)
     folder = str(record.input_value["path"])
     ranked = sorted(record.answer, key=lambda item: -(item.probability or 0.0))[:shown]
-    printed_items = [item for item in record.answer if item in ranked]
+    printed_items = ranked
+    shown_probabilities = [float(line.split()[0]) for line in answer_lines]
+    assert shown_probabilities == sorted(shown_probabilities, reverse=True)
     for item, line in zip(printed_items, answer_lines, strict=True):
         assert item.alias == "statement"
         assert item.probability == selection[item.ref]
