@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Final
 
+import attrs
+
 from harness.cli._common import (
     DEFAULT_RECORD,
     CliError,
@@ -150,13 +152,16 @@ def _say_answer(record: RunRecord, folder: str) -> None:
         say(f"  {probability}  {source}: {value.get('text', '')}")
 
 
-def _say_score(record: RunRecord, args: argparse.Namespace) -> None:
+def _say_score(record: RunRecord, args: argparse.Namespace) -> str | None:
+    """Print the answer's score against the folder's key; return it (``None``: no key)."""
     key = answer_key()
     if args.folder is not None or args.objective != key.objective:
         say("score: no answer key for this folder and objective (the key covers the shipped one)")
-        return
+        return None
     score = score_answer(answer_statements(record), key)
-    say(f"score against the folder's answer key: {score.line()}")
+    line = f"score against the folder's answer key: {score.line()}"
+    say(line)
+    return line
 
 
 def _entry_id(args: argparse.Namespace) -> str | None:
@@ -211,7 +216,7 @@ def demo(args: argparse.Namespace) -> int:
         return report_failed_run("demo", failed, args.record)
     record = run.record
     _say_answer(record, folder)
-    _say_score(record, args)
+    record = attrs.evolve(record, score=_say_score(record, args))  # the page shows it too
     record.write(args.record)
     say(
         f"record: {args.record} ({counted(len(record.turns), 'turn')}, "

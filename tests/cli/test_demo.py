@@ -137,6 +137,7 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     # It scores itself against the key, exactly as the record's answer scores.
     expected = score_answer(answer_statements(record), answer_key())
     assert score_line == f"score against the folder's answer key: {expected.line()}"
+    assert record.score == score_line  # the record page shows it with the answer
     assert re.search(r"found \d of 7 planted decisions", score_line)
 
     # It says what the embedded model is and how to run the demo on a real one.
