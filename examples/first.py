@@ -1,9 +1,9 @@
 """A first program: run the example thinker on the embedded model, print the answer and its cost.
 
-python examples/first.py
+python examples/first.py (from any folder: the example thinker ships with harness)
 """
 
-from examples import triage
+from harness.demo import triage
 from harness import run_sync
 
 note = triage.Note("pay the invoice today; water the plants; call the bank now")

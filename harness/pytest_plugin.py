@@ -318,12 +318,20 @@ class CassetteRun:
     def _recording(self, entry: CatalogEntry, installed: _Installed) -> DecisionClient:
         return self.client.with_fallback(installed(entry))
 
-    def finish(self) -> None:
-        """Write the cassette when recording brought something new (always under ``all``)."""
+    def finish(self) -> str | None:
+        """Write the cassette when recording brought something new (always under ``all``);
+        returns a line saying what was written (``None``: nothing)."""
         if self.mode == "none":
-            return
+            return None
         if self.mode == "all" or self.client.new_interactions or not self.path.exists():
-            self.client.cassette(keep_recorded=self.mode == "new").write(self.path)
+            cassette = self.client.cassette(keep_recorded=self.mode == "new")
+            cassette.write(self.path)
+            new = len(self.client.new_interactions)
+            return (
+                f"wrote {self.path} ({len(cassette.interactions)} interactions, {new} new); "
+                "commit it, and the test replays it with no key"
+            )
+        return None
 
 
 if TYPE_CHECKING:
@@ -333,6 +341,16 @@ if TYPE_CHECKING:
 
 
 _RUN = pytest.StashKey["CassetteRun"]()
+_WRITTEN = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a recording run: each cassette written, its path and size."""
+    written = terminalreporter.config.stash.get(_WRITTEN, [])
+    if written:
+        terminalreporter.section("harness cassettes")
+        for line in written:
+            terminalreporter.write_line(line)
 
 
 def _cassette_path(node: pytest.Item, marker: pytest.Mark | None) -> Path:
@@ -362,7 +380,9 @@ def harness_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteRun]:
     node.stash[_RUN] = run
     with run.override:
         yield run
-    run.finish()
+    said = run.finish()
+    if said is not None:
+        request.config.stash.setdefault(_WRITTEN, []).append(said)
 
 
 @pytest.fixture(autouse=True)

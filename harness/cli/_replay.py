@@ -30,6 +30,7 @@ from harness.record import (
     RunFailedError,
     RunRecord,
     cassette_from_record,
+    counted,
     load_record,
     move_line,
     record_run,
@@ -228,9 +229,10 @@ def _report(
     same_answer = _answer_key(record.answer) == _answer_key(replayed.answer)
     if diverged is None and same_end and same_answer:
         say(
-            f"harness replay: same turns and answer as {source} ({len(new_turns)} turns, "
-            f"{client.played} decisions answered from the record, "
-            f"{len(replayed.answer)} answer items)"
+            f"harness replay: same turns and answer as {source} "
+            f"({counted(len(new_turns), 'turn')}, "
+            f"{counted(client.played, 'decision')} answered from the record, "
+            f"{counted(len(replayed.answer), 'answer item')})"
         )
         return 0
     if diverged is None:
