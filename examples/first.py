@@ -3,8 +3,8 @@
 python examples/first.py (from any folder: the example thinker ships with harness)
 """
 
-from harness.demo import triage
 from harness import run_sync
+from harness.demo import triage
 
 note = triage.Note("pay the invoice today; water the plants; call the bank now")
 result = run_sync(triage.Triage, note, model="embedded")
