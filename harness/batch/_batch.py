@@ -11,8 +11,8 @@ from typing import Literal, TextIO
 
 import attrs
 
-from harness.llm import DecisionClient
-from harness.models import Catalog
+from harness.catalog import Catalog
+from harness.providers import DecisionClient
 from harness.runs import build_target, import_target, require_extra, target_input_type
 
 from ._errors import BatchError
@@ -70,7 +70,7 @@ def _ping_redis(url: str) -> None:
     from redis import Redis
     from redis.exceptions import RedisError
 
-    from harness.models._redis_admission import shown_url
+    from harness.admission._redis_admission import shown_url
 
     try:
         client = Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=2.0)

@@ -17,25 +17,24 @@ import json
 from collections.abc import Sequence
 
 from harness.artifacts import from_json
+from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
-from harness.deciding import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
-from harness.llm import DecisionClient, client_for
-from harness.llm._override import _AsEntry, override
-from harness.llm._replay import ReplayClient, ReplayMissError
-from harness.models import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
+from harness.providers import DecisionClient, client_for
 from harness.record import (
-    CassetteError,
     RecordedAnswer,
     RecordError,
     RunFailedError,
     RunRecord,
-    cassette_from_record,
     counted,
     load_record,
     move_line,
     record_run,
 )
+from harness.replay import CassetteError, cassette_from_record
+from harness.replay._client import ReplayClient, ReplayMissError
+from harness.replay._override import _AsEntry, override
 from harness.runs import build_target, import_target, target_input_type
+from harness.thinker import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
 
 __all__ = ["add_parser", "replay"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
 from harness.errors import InvalidInputError
 from harness.jobs import JobContext
 from harness.scope import Identifiable
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, tool_name
 
 __all__ = ["JudgeNote", "Note", "SplitNote", "Triage", "Verdict"]

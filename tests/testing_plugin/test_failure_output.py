@@ -17,7 +17,7 @@ import pytest
 
 from harness import run_sync
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
+from harness.thinker import DecisionThinker
 from harness.jobs import JobContext
 from harness.tools import DecisionTool, Identifiable, tool_name
 
