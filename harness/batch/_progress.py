@@ -2,7 +2,8 @@
 
 It counts as the summary does: inputs finished of those to do, by outcome (``completed``,
 ``failed``, ``invalid``). The rate is of inputs run (a line that is not an input takes no time
-and does not count in it), shown once a second has passed, so the first line is not a burst.
+and does not count in it), shown once a second has passed, so the first line is not a burst;
+the last line gives the time taken and the rate.
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ class Progress:
         took = now - self._began
         ran = self.counts["completed"] + self.counts["failed"]
         left = self.total - self.done
-        if took >= _RATE_AFTER and ran:
+        if not left:  # the last line: the time taken, and the rate when inputs ran
+            speed = f"{took:.1f} s" + (f", {ran / max(took, 1e-9):.1f}/s" if ran else "")
+        elif took >= _RATE_AFTER and ran:
             rate = ran / took
-            eta = f", ETA {left / rate:.0f} s" if left else ""
-            speed = f"{rate:.1f}/s{eta}"
+            speed = f"{rate:.1f}/s, ETA {left / rate:.0f} s"
         else:
-            speed = "rate: measuring" if left else f"{took:.1f} s"
+            speed = "rate: measuring"
         outcomes = ", ".join(f"{n} {status}" for status, n in self.counts.items() if n)
         counts = f"{self.done}/{self.total}"
         tail = f"({outcomes}), {speed}" if outcomes else speed

@@ -43,14 +43,46 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-SKIPPED: dict[tuple[str, str], str] = {
-    ("scale.md", "sh"): "needs a Ray cluster and a Redis at redis.internal",
+SKIPPED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("scale.md", "needs a Ray cluster and a Redis at redis.internal"),
+        ("observability.md", "needs opentelemetry-exporter-otlp and a collector to send to"),
+    }
+)
+"""The blocks that do not run: their page and the reason the page gives."""
+
+FRAGMENTS: dict[str, str] = {
+    "plugin.md": "fragments shown for the verdict each draws from the plugin (not programs): "
+    "each must parse",
 }
-"""The blocks that do not run, by page and language, with the reason the page gives."""
+"""Pages whose python blocks are fragments: each is parsed, none runs (listed, with why)."""
+
+RUNNER = """
+import ast, asyncio, doctest, sys
+
+namespace = {"__name__": "__main__"}
+for path in sys.argv[1:]:
+    source = open(path, encoding="utf-8").read()
+    if source.lstrip().startswith(">>>"):
+        test = doctest.DocTestParser().get_doctest(source, namespace, path, path, 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        runner.run(test, clear_globs=False)
+        namespace.update(test.globs)  # the test ran on a copy
+        if runner.failures:
+            sys.exit(f"{path}: {runner.failures} doctest example(s) failed")
+        continue
+    code = compile(source, path, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    result = eval(code, namespace)
+    if asyncio.iscoroutine(result):
+        asyncio.run(result)
+"""
+"""Runs a page's python blocks in order in one namespace: a block with a top-level ``await``
+runs in an event loop of its own, a block of ``>>>`` examples as a doctest."""
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*(file:|docs-test: skip)\s*(.*?)\s*-->\s*$")
 ENV_ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
+HARNESS_LINE = re.compile(r"^\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*harness\s")
 CONFIGURATION = (
     "HARNESS_CATALOG",
     "HARNESS_SERVE_API_KEY",
@@ -130,6 +162,8 @@ def console_commands(block: Block, page: str) -> list[Command]:
             entries[-1][1].append(line)
     commands = []
     for number, (line, printed) in enumerate(entries):
+        if not HARNESS_LINE.match(line):
+            continue  # another program (curl, jevcompat): not run
         words, env = _parse(line)
         if not words or words[0] != "harness":
             continue
@@ -150,6 +184,8 @@ def sh_commands(block: Block, page: str) -> list[Command]:
     joined = block.text.replace("\\\n", " ")
     commands = []
     for line in joined.splitlines():
+        if not HARNESS_LINE.match(line):
+            continue
         words, env = _parse(line)
         if words and words[0] == "harness":
             commands.append(Command(words, env, [], 0, f"{page}:{block.line}: {line.strip()}"))
@@ -200,8 +236,10 @@ class Installed:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
-        + ["-w", str(base / "dist"), str(ROOT)],
+        [
+            *(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"),
+            *("--no-index", "-w", str(base / "dist"), str(ROOT)),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -298,14 +336,17 @@ def check_printed(command: Command, printed: list[str]) -> None:
 
 def run_page(page: Path, folder: Path, installed: Installed) -> Iterator[str]:
     """Run what ``page`` shows in ``folder``; yields what ran (for the count)."""
-    script: list[str] = []
+    script: list[Block] = []
     for block in blocks(page):
         if block.skip is not None:
-            key = (page.name, block.language)
-            assert SKIPPED.get(key) == block.skip, (
+            assert (page.name, block.skip) in SKIPPED, (
                 f"{page.name}:{block.line} is marked skipped ({block.skip!r}): list it in "
                 "SKIPPED with its reason, or make it run"
             )
+            continue
+        if page.name in FRAGMENTS and block.language in ("python", "py"):
+            compile(block.text, f"{page.name}:{block.line}", "exec")
+            yield f"{page.name}:{block.line} parsed"
             continue
         if block.file is not None:
             target = folder / block.file
@@ -313,7 +354,7 @@ def run_page(page: Path, folder: Path, installed: Installed) -> Iterator[str]:
             target.write_text(block.text, encoding="utf-8")
             yield f"file {block.file}"
         elif block.language in ("python", "py"):
-            script.append(f"# {page.name}:{block.line}\n{block.text}")
+            script.append(block)
         elif block.language == "console":
             for command in console_commands(block, page.name):
                 if command.words[:2] == ["harness", "serve"]:
@@ -327,10 +368,14 @@ def run_page(page: Path, folder: Path, installed: Installed) -> Iterator[str]:
                 run_command(command, folder, installed)
                 yield command.where
     if script:
-        program = folder / f"_{page.stem}_blocks.py"
-        program.write_text("\n\n".join(script), encoding="utf-8")
+        names = []
+        for block in script:
+            name = f"_{page.stem}_line_{block.line}.py"
+            (folder / name).write_text(block.text, encoding="utf-8")
+            names.append(name)
+        (folder / "_run_blocks.py").write_text(RUNNER, encoding="utf-8")
         done = subprocess.run(
-            [str(installed.bin / "python"), program.name],
+            [str(installed.bin / "python"), "_run_blocks.py", *names],
             cwd=folder,
             env=installed.env({}),
             capture_output=True,
@@ -352,7 +397,7 @@ def test_the_page_runs_as_written(
 
 def test_the_skipped_blocks_are_few_and_each_says_why() -> None:
     marked = {
-        (page.name, block.language): block.skip
+        (page.name, block.skip)
         for page in PAGES
         for block in blocks(page)
         if block.skip is not None
@@ -360,8 +405,10 @@ def test_the_skipped_blocks_are_few_and_each_says_why() -> None:
     assert marked == SKIPPED
     assert len(marked) <= 3
     print("blocks the docs test does not run:")  # listed, never silently skipped
-    for (page, language), reason in sorted(marked.items()):
-        print(f"  {page} ({language}): {reason}")
+    for page, reason in sorted(marked):
+        print(f"  {page}: {reason}")
+    for page, reason in sorted(FRAGMENTS.items()):
+        print(f"  {page} (python blocks parsed only): {reason}")
 
 
 def test_the_parser_reads_commands_files_and_markers(tmp_path: Path) -> None:
