@@ -110,13 +110,20 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     try:
         catalog = load_catalog(args.catalog)
         if args.entry is not None:
-            from harness.runs._model import seat_for  # entry ids and model strings alike
+            from harness.runs import seat_for  # entry ids and model strings alike
 
             catalog = seat_for(args.entry, catalog).catalog
         catalog.pinned(DECISION)
     except (CatalogError, TokenizerError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(_for_the_command_line(str(error))) from None
     return catalog
+
+
+def _for_the_command_line(message: str) -> str:
+    """The run API's message, minus what only Python can pass (a client object)."""
+    return message.replace(
+        "'openai:<model>', or a DecisionClient", "or 'openai:<model>' (see `harness models`)"
+    )
 
 
 def check_record_path(path: str) -> None:

@@ -30,9 +30,14 @@ from harness.record import (
     move_line,
     record_run,
 )
-from harness.replay import CassetteError, cassette_from_record
-from harness.replay._client import ReplayClient, ReplayMissError
-from harness.replay._override import _AsEntry, override
+from harness.replay import (
+    CassetteError,
+    ReplayClient,
+    ReplayMissError,
+    cassette_from_record,
+    override,
+)
+from harness.replay._override import _AsEntry
 from harness.runs import build_target, import_target, target_input_type
 from harness.thinker import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
 

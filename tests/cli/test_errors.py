@@ -104,3 +104,13 @@ def test_in_a_subprocess_the_errors_carry_no_traceback(tmp_path: pathlib.Path) -
         assert "Traceback" not in done.stderr
         assert done.stderr.count("\n") == 1  # one line
         assert done.stderr.startswith(f"harness {args[0]}: error: ")
+
+
+def test_an_unknown_model_on_the_command_line_is_not_told_to_pass_a_client(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    code, err = run_main(["demo", "--model", "nosuch", "--record", str(tmp_path / "r.json")], capsys)
+    assert code == 2
+    assert "unknown catalog entry id 'nosuch'" in err
+    assert "or 'openai:<model>' (see `harness models`)" in err
+    assert "DecisionClient" not in err
