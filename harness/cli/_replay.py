@@ -31,13 +31,13 @@ from harness.record import (
     record_run,
 )
 from harness.replay import (
+    AsEntry,
     CassetteError,
     ReplayClient,
     ReplayMissError,
     cassette_from_record,
     override,
 )
-from harness.replay._override import _AsEntry
 from harness.runs import build_target, import_target, target_input_type
 from harness.thinker import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
 
@@ -91,7 +91,7 @@ def _fallback(args: argparse.Namespace) -> DecisionClient | None:
         target = load_catalog(args.catalog).entry(args.fallback)
     except (CatalogError, TokenizerError) as error:
         raise CliError(str(error)) from None
-    return _AsEntry(client_for(target), target, owns=True)
+    return AsEntry(client_for(target), target, owns=True)
 
 
 def _input_text(args: argparse.Namespace, record: RunRecord) -> str:

@@ -109,7 +109,9 @@ def test_in_a_subprocess_the_errors_carry_no_traceback(tmp_path: pathlib.Path) -
 def test_an_unknown_model_on_the_command_line_is_not_told_to_pass_a_client(
     capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
 ) -> None:
-    code, err = run_main(["demo", "--model", "nosuch", "--record", str(tmp_path / "r.json")], capsys)
+    code, err = run_main(
+        ["demo", "--model", "nosuch", "--record", str(tmp_path / "r.json")], capsys
+    )
     assert code == 2
     assert "unknown catalog entry id 'nosuch'" in err
     assert "or 'openai:<model>' (see `harness models`)" in err
