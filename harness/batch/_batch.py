@@ -66,11 +66,19 @@ def preflight(spec: BatchSpec, *, ray: str | None = None) -> None:
         _ping_redis(spec.admission_url)
 
 
+def shown_url(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"
+
+
 def _ping_redis(url: str) -> None:
     from redis import Redis
     from redis.exceptions import RedisError
-
-    from harness.admission._redis_admission import shown_url
 
     try:
         client = Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=2.0)

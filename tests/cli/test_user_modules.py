@@ -112,3 +112,13 @@ def test_a_batch_whose_redis_is_down_stops_before_running_anything(
     assert "the shared admission at redis://127.0.0.1:9 cannot be reached" in line
     assert "start Redis there, or drop --admission" in line
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_redis_password_never_shows_in_the_preflight_line(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "in.jsonl").write_text(json.dumps({"text": "alpha"}) + "\n", encoding="utf-8")
+    url = "redis://user:s3cret-pw@127.0.0.1:9/0"
+    args = commands("tests.cli.words:WordFinder")["batch"] + ["--admission", url]
+    result = harness(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "redis://user:***@127.0.0.1:9/0 cannot be reached" in one_line(result, "batch")
+    assert "s3cret-pw" not in result.stderr
