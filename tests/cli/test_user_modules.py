@@ -49,6 +49,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 
 def commands(target: str) -> dict[str, list[str]]:
+    """Each command that runs a user's MODULE:CLASS, with arguments that are otherwise fine (a
+    command added later, such as ``eval``, belongs here too)."""
     return {
         "run": ["run", target, "--input", '{"text": "alpha"}'],
         "batch": ["batch", target, "in.jsonl", "--out", "out.jsonl"],

@@ -86,6 +86,12 @@ def test_record_once_with_the_key_then_replay_in_ci_without_it(
             "-p", "no:cacheprovider", "--harness-record=new", "tests/test_prices.py"
         )
         recorded.assert_outcomes(passed=1)
+        recorded.stdout.fnmatch_lines(  # recording says what it wrote
+            [
+                "*harness cassettes*",
+                "wrote *test_finds_the_price_decisions_in_the_mail.json (* interactions, * new);*",
+            ]
+        )
         asked = server.requests
     assert asked >= 3
     assert all(h.get("Authorization") == f"Bearer {KEY}" for h in server.headers)
