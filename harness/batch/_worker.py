@@ -157,6 +157,7 @@ class BatchWorker:
                 "calls": len(calls),
                 "retries": len(calls) - len(answered) if status == "completed" else None,
                 "billed_input_tokens": sum(billed) if billed else None,
+                "billed_calls": len(billed),  # of "calls", those that reported a billed count
                 "counted_input_tokens": sum(counted),
                 "cost": cost,
                 "model_seconds": round(record.model_seconds, 6),

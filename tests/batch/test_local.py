@@ -42,6 +42,7 @@ async def test_every_input_gets_one_result_line_and_a_rerun_runs_nothing(tmp_pat
         assert isinstance(usage, dict)
         assert usage["decisions"] >= 1
         assert usage["counted_input_tokens"] > 0
+        assert usage["billed_calls"] == usage["calls"]  # the fake server reports every count
         assert usage["cost"] > 0
         assert await asyncio.to_thread(Path(str(first["record"])).is_file)
         again = await run_batch_async(spec, inputs, out, catalog=catalog)
