@@ -33,6 +33,11 @@ Its types (:class:`CassetteRun`, :class:`ModelSwitch`) are also at
   ``@pytest.mark.harness_real_model``, ``--harness-allow-real-model``, or recording a cassette
   (``--harness-record=new`` / ``all`` allow them in cassette tests). Servers on loopback and
   the embedded model are not real calls in this sense: they need no key and no network.
+* Short failures: a test failing with an error raised through harness (a cassette miss, a
+  blocked real model, a run that failed) reports the cause's type and message first (its fix is
+  in the message), then the lines of the test's own code it came through; harness's frames are
+  hidden and a run's failure is summarised (``via RunFailedError``), not chained in full.
+  ``pytest --full-trace`` shows everything. A recording run lists the cassettes it wrote.
 """
 
 from __future__ import annotations
@@ -193,13 +198,16 @@ def _own_frames(error: BaseException, root: Path) -> list[str]:
 def _short_failure(item: pytest.Item, error: BaseException) -> str | None:
     """A failure raised through harness as a few lines: the error (type and message, wrapped),
     what caused it when a run failed, and the lines of the test's own code it passed through;
-    ``None`` for a failure that did not come through harness (pytest's report stays)."""
+    ``None`` for a failure that did not come through harness, or in harness's own test suite
+    (pytest's report stays)."""
     import textwrap
 
+    root = item.config.rootpath
+    if Path(_HARNESS_DIR).is_relative_to(root):
+        return None  # harness's own tests: its frames are the ones to read
     chain = _causes(error)
     if not any(_is_harness(e) for e in chain):
         return None
-    root = item.config.rootpath
     cause = chain[-1]
     through = ", ".join(type(e).__name__ for e in chain[:-1])
     head = f"{type(cause).__name__}{f' (via {through})' if through else ''}: {cause}"
