@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import pathlib
+import sys
+from collections.abc import Iterator
 
 import pytest
 
+from harness.cli import main
 from harness.runs import TARGET_ERRORS
 from tests.cli.runs import harness
 
@@ -58,8 +61,7 @@ def commands(target: str) -> dict[str, list[str]]:
     }
 
 
-def one_line(result: object, command: str) -> str:
-    err = getattr(result, "stderr", "")
+def one_line(err: str, command: str) -> str:
     lines = err.splitlines()
     assert len(lines) == 1, f"harness {command}: {err}"
     assert "Traceback" not in err
@@ -72,19 +74,40 @@ def test_every_kind_of_the_table_is_covered() -> None:
     assert covered == set(TARGET_ERRORS)
 
 
+@pytest.fixture
+def inside(project: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pathlib.Path]:
+    """The current folder is the project (as a user runs `harness` there)."""
+    monkeypatch.chdir(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delenv("HARNESS_CATALOG", raising=False)
+    yield project
+    for name in ("broken", "needs", "raises", "plain"):
+        sys.modules.pop(name, None)
+
+
 @pytest.mark.parametrize(("kind", "target", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_the_same_mistake_reads_the_same_from_every_command(
-    kind: str, target: str, expected: str, project: pathlib.Path
+    kind: str, target: str, expected: str, inside: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: dict[str, str] = {}
     for command, args in commands(target).items():
-        result = harness(*args, cwd=project)
-        assert result.returncode == 2, f"harness {command}: {result.stderr}"
-        seen[command] = one_line(result, command)
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert code == 2, f"harness {command}: {err}"
+        seen[command] = one_line(err, command)
         assert expected in seen[command], seen[command]
-        assert result.stdout == ""
+        assert out == ""
     assert len(set(seen.values())) == 1, seen
-    assert not (project / "out.jsonl").exists()  # a batch that cannot start writes nothing
+    assert not (inside / "out.jsonl").exists()  # a batch that cannot start writes nothing
+
+
+def test_in_a_process_of_its_own_too_it_is_one_line_and_no_traceback(
+    project: pathlib.Path,
+) -> None:
+    for command, args in commands("broken:Triage").items():
+        result = harness(*args, cwd=project)
+        assert result.returncode == 2, result.stderr
+        assert "syntax error in module 'broken'" in one_line(result.stderr, command)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +123,7 @@ def test_a_missing_optional_dependency_names_the_extra_to_install(
     args = commands("tests.cli.words:WordFinder")["batch"] + option
     result = harness(*args, cwd=project)
     assert result.returncode == 2, result.stderr
-    assert expected in one_line(result, "batch")
+    assert expected in one_line(result.stderr, "batch")
 
 
 def test_a_batch_whose_redis_is_down_stops_before_running_anything(
@@ -110,7 +133,7 @@ def test_a_batch_whose_redis_is_down_stops_before_running_anything(
     args = commands("tests.cli.words:WordFinder")["batch"] + ["--admission", "redis://127.0.0.1:9"]
     result = harness(*args, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    line = one_line(result, "batch")
+    line = one_line(result.stderr, "batch")
     assert "the shared admission at redis://127.0.0.1:9 cannot be reached" in line
     assert "start Redis there, or drop --admission" in line
     assert not (tmp_path / "out.jsonl").exists()
@@ -122,5 +145,5 @@ def test_a_redis_password_never_shows_in_the_preflight_line(tmp_path: pathlib.Pa
     args = commands("tests.cli.words:WordFinder")["batch"] + ["--admission", url]
     result = harness(*args, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert "redis://user:***@127.0.0.1:9/0 cannot be reached" in one_line(result, "batch")
+    assert "redis://user:***@127.0.0.1:9/0 cannot be reached" in one_line(result.stderr, "batch")
     assert "s3cret-pw" not in result.stderr
