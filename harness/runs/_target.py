@@ -144,6 +144,13 @@ def import_module(module_name: str) -> ModuleType:
         missing = error.name or module_name
         if _missing_is_the_target(missing, module_name):
             raise TargetError.of("no-module", module=module_name, missing=missing) from None
+        if missing.split(".")[0] == module_name.split(".")[0]:  # a module of your own package
+            raise TargetError.of(
+                "import-failed",
+                module=module_name,
+                place=_place_in(error, module_name),
+                detail=f"it imports {missing!r}, which does not exist in your package",
+            ) from None
         raise TargetError.of(
             "no-package", module=module_name, missing=missing, package=missing.split(".")[0]
         ) from None

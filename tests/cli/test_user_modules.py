@@ -19,6 +19,8 @@ MODULES = {
     "needs.py": "import nosuch_package_xyz\n",
     "raises.py": "raise RuntimeError('the module is not ready')\n",
     "plain.py": "def helper() -> int:\n    return 1\n",
+    "mine/__init__.py": "",
+    "mine/triage.py": "import mine.helpers\n",
     # An optional dependency that is missing: a package shadowing it that cannot import.
     "redis/__init__.py": "raise ImportError('No module named redis (simulated)')\n",
     "ray/__init__.py": "raise ImportError('No module named ray (simulated)')\n",
@@ -34,6 +36,12 @@ CASES = [
         "(pip install nosuch_package_xyz",
     ),
     ("import-failed", "raises:Triage", "importing module 'raises' failed (raises.py:1)"),
+    (
+        "import-failed",
+        "mine.triage:Triage",
+        "importing module 'mine.triage' failed (mine/triage.py:1): it imports 'mine.helpers', "
+        "which does not exist in your package",
+    ),
     ("no-class", "tests.cli.words:Nope", "module 'tests.cli.words' has no class 'Nope' (it has:"),
     ("not-a-tool", "plain:helper", "plain:helper is a function, not a thinker or tool class"),
     ("palette", "tests.cli.words:IllegalFinder", "has an illegal palette:"),
@@ -81,11 +89,11 @@ def inside(project: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[p
     monkeypatch.syspath_prepend(str(project))
     monkeypatch.delenv("HARNESS_CATALOG", raising=False)
     yield project
-    for name in ("broken", "needs", "raises", "plain"):
+    for name in ("broken", "needs", "raises", "plain", "mine", "mine.triage"):
         sys.modules.pop(name, None)
 
 
-@pytest.mark.parametrize(("kind", "target", "expected"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("kind", "target", "expected"), CASES, ids=[c[1] for c in CASES])
 def test_the_same_mistake_reads_the_same_from_every_command(
     kind: str, target: str, expected: str, inside: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
