@@ -1,5 +1,6 @@
-"""A mistake in the user's ``MODULE:CLASS`` reads the same from every command: one line (the
-same line), exit code 2, no traceback (``harness.runs.import_target``'s table)."""
+"""A mistake in the user's ``MODULE:CLASS`` reads the same from every command (``run``, ``batch``,
+``replay``, ``eval``): one line (the same line), exit code 2, no traceback
+(``harness.runs.import_target``'s table)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
         (root / name).parent.mkdir(exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     (root / "in.jsonl").write_text(json.dumps({"text": "alpha"}) + "\n", encoding="utf-8")
+    case = {"name": "one", "input": {"text": "alpha"}, "expected": []}
+    (root / "cases.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
     return root
 
 
@@ -66,6 +69,7 @@ def commands(target: str) -> dict[str, list[str]]:
         "run": ["run", target, "--input", '{"text": "alpha"}'],
         "batch": ["batch", target, "in.jsonl", "--out", "out.jsonl"],
         "replay": ["replay", "no-record.json", target],
+        "eval": ["eval", target, "cases.jsonl", "--out", "eval-out"],
     }
 
 
@@ -107,6 +111,7 @@ def test_the_same_mistake_reads_the_same_from_every_command(
         assert out == ""
     assert len(set(seen.values())) == 1, seen
     assert not (inside / "out.jsonl").exists()  # a batch that cannot start writes nothing
+    assert not (inside / "eval-out" / "report.json").exists()
 
 
 def test_in_a_process_of_its_own_too_it_is_one_line_and_no_traceback(
