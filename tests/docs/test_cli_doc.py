@@ -28,14 +28,25 @@ def summary() -> str:
 
 def usage_of(name: str) -> str:
     """A command's usage lines in the summary (its line and the indented ones after it)."""
-    lines = summary().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"harness {name} "))
-    taken = [lines[start]]
-    for line in lines[start + 1 :]:
-        if not line.startswith(" "):
-            break
-        taken.append(line)
+    taken: list[str] = []
+    inside = False
+    for line in summary().splitlines():
+        if line.startswith(f"harness {name} "):
+            inside = True
+        elif not line.startswith(" "):
+            inside = False
+        if inside:
+            taken.append(line)
+    assert taken, f"docs/cli.md's summary has no line for `harness {name}`"
     return "\n".join(taken)
+
+
+def section_of(name: str) -> str:
+    """The command's own section (its heading to the next ``## ``)."""
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(rf"^## `harness {name}\b.*?(?=^## |\Z)", text, re.DOTALL | re.MULTILINE)
+    assert found is not None, f"docs/cli.md has no section '## `harness {name} ...`'"
+    return found.group(0)
 
 
 def test_the_summary_names_the_global_options() -> None:
@@ -49,17 +60,20 @@ def test_every_command_has_its_usage_and_its_section(name: str) -> None:
         f"docs/cli.md has no section '## `harness {name} ...`'"
     )
     usage = usage_of(name)
+    documented = usage + "\n" + section_of(name)
     parser = subcommands()[name]
     for action in parser._actions:
         for option in action.option_strings:
             if option in ("-h", "--help"):
                 continue
-            assert re.search(rf"{re.escape(option)}\b", usage), (
-                f"docs/cli.md's summary line for `harness {name}` lacks {option}"
+            assert re.search(rf"{re.escape(option)}(?![\w-])", documented), (
+                f"docs/cli.md names {option} of `harness {name}` neither in its summary line nor "
+                "in its section"
             )
         if not action.option_strings and action.dest not in ("help",):
-            shown = action.metavar or action.dest.upper()
-            assert str(shown) in usage, f"`harness {name}` takes {shown}: show it in the summary"
+            shown = str(action.metavar or action.dest.upper())
+            for part in shown.split("|"):  # a choice of forms: each one shown
+                assert part in usage, f"`harness {name}` takes {part}: show it in the summary"
 
 
 def test_the_walk_sees_every_command_the_parser_has() -> None:
