@@ -5,7 +5,8 @@ text says.
 Per page, in an empty folder of its own, in the page's order:
 
 * a block right after ``<!-- file: NAME -->`` is a file the reader saves: it is written there;
-* every other ``python``/``py`` block runs, the page's blocks in one script, in order;
+* every other ``python``/``py`` block runs when the page reaches it, the page's blocks in one
+  process and namespace;
 * in ``console`` blocks each ``$ harness ...`` line runs (``VAR=value`` before it is its
   environment); the lines after it up to the next ``$`` are what it prints: each must match a
   line it printed (numbers may differ; ``...`` stands for anything), and its exit code is ``0``,
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,10 +60,12 @@ FRAGMENTS: dict[str, str] = {
 """Pages whose python blocks are fragments: each is parsed, none runs (listed, with why)."""
 
 RUNNER = """
-import ast, asyncio, doctest, sys
+import ast, asyncio, doctest, os, sys, traceback
 
 namespace = {"__name__": "__main__"}
-for path in sys.argv[1:]:
+
+
+def run(path):
     source = open(path, encoding="utf-8").read()
     if source.lstrip().startswith(">>>"):
         test = doctest.DocTestParser().get_doctest(source, namespace, path, path, 0)
@@ -69,15 +73,79 @@ for path in sys.argv[1:]:
         runner.run(test, clear_globs=False)
         namespace.update(test.globs)  # the test ran on a copy
         if runner.failures:
-            sys.exit(f"{path}: {runner.failures} doctest example(s) failed")
-        continue
+            raise AssertionError(f"{path}: {runner.failures} doctest example(s) failed")
+        return
     code = compile(source, path, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     result = eval(code, namespace)
     if asyncio.iscoroutine(result):
         asyncio.run(result)
+
+
+for line in sys.stdin:
+    path = line.strip()
+    try:
+        run(path)
+        status = "ok"
+    except BaseException:
+        status = traceback.format_exc()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(path + ".part", "w", encoding="utf-8") as done:
+        done.write(status)
+    os.replace(path + ".part", path + ".done")  # whole, or not there
 """
-"""Runs a page's python blocks in order in one namespace: a block with a top-level ``await``
-runs in an event loop of its own, a block of ``>>>`` examples as a doctest."""
+"""Runs a page's python blocks one by one as the page reaches them (so a command after a block
+sees the files it wrote), in one namespace: a block with a top-level ``await`` runs in an event
+loop of its own, a block of ``>>>`` examples as a doctest."""
+
+
+class Blocks:
+    """The page's python process: each block runs when the page reaches it."""
+
+    def __init__(self, folder: Path, installed: Installed, page: Path) -> None:
+        self.folder = folder
+        self.page = page
+        (folder / "_run_blocks.py").write_text(RUNNER, encoding="utf-8")
+        self.log = (folder / "_blocks.log").open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [str(installed.bin / "python"), "_run_blocks.py"],
+            cwd=folder,
+            env=installed.env({}),
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def run(self, block: Block) -> None:
+        name = f"_{self.page.stem}_line_{block.line}.py"
+        (self.folder / name).write_text(block.text, encoding="utf-8")
+        assert self.process.stdin is not None
+        self.process.stdin.write(name + "\n")
+        self.process.stdin.flush()
+        done = self.folder / (name + ".done")
+        deadline = time.monotonic() + 900
+        while not done.exists():
+            assert self.process.poll() is None, self.output()
+            assert time.monotonic() < deadline, f"{self.page.name}:{block.line} ran 900 s"
+            time.sleep(0.05)
+        status = done.read_text(encoding="utf-8")
+        assert status == "ok", f"{self.page.name}:{block.line}:\n{status}\n{self.output()}"
+
+    def output(self) -> str:
+        self.log.flush()
+        return (self.folder / "_blocks.log").read_text(encoding="utf-8")[-4000:]
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.log.close()
+
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*(file:|docs-test: skip)\s*(.*?)\s*-->\s*$")
@@ -336,7 +404,14 @@ def check_printed(command: Command, printed: list[str]) -> None:
 
 def run_page(page: Path, folder: Path, installed: Installed) -> Iterator[str]:
     """Run what ``page`` shows in ``folder``; yields what ran (for the count)."""
-    script: list[Block] = []
+    python = Blocks(folder, installed, page)
+    try:
+        yield from _run_blocks(page, folder, installed, python)
+    finally:
+        python.close()
+
+
+def _run_blocks(page: Path, folder: Path, installed: Installed, python: Blocks) -> Iterator[str]:
     for block in blocks(page):
         if block.skip is not None:
             assert (page.name, block.skip) in SKIPPED, (
@@ -354,7 +429,8 @@ def run_page(page: Path, folder: Path, installed: Installed) -> Iterator[str]:
             target.write_text(block.text, encoding="utf-8")
             yield f"file {block.file}"
         elif block.language in ("python", "py"):
-            script.append(block)
+            python.run(block)
+            yield f"{page.name}:{block.line} ran"
         elif block.language == "console":
             for command in console_commands(block, page.name):
                 if command.words[:2] == ["harness", "serve"]:
@@ -367,23 +443,6 @@ def run_page(page: Path, folder: Path, installed: Installed) -> Iterator[str]:
             for command in sh_commands(block, page.name):
                 run_command(command, folder, installed)
                 yield command.where
-    if script:
-        names = []
-        for block in script:
-            name = f"_{page.stem}_line_{block.line}.py"
-            (folder / name).write_text(block.text, encoding="utf-8")
-            names.append(name)
-        (folder / "_run_blocks.py").write_text(RUNNER, encoding="utf-8")
-        done = subprocess.run(
-            [str(installed.bin / "python"), "_run_blocks.py", *names],
-            cwd=folder,
-            env=installed.env({}),
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        assert done.returncode == 0, f"{page.name}'s python blocks:\n{done.stdout}{done.stderr}"
-        yield f"{len(script)} python blocks"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
