@@ -14,7 +14,7 @@ from harness.jobs import (
     Requirements,
     RetryPolicy,
 )
-from harness.llm import ObservableDecisionClient
+from harness.llm import ObservableDecisionClient, calibrated
 from harness.models import CatalogEntry
 from harness.tools import Identifiable
 
@@ -75,11 +75,12 @@ class DecisionCall(Job[DecisionResponse]):
         return Requirements((DecisionBinding(pinned=self._pinned, request=self.request),))
 
     async def run(self, context: JobContext) -> DecisionResponse:
-        """Send the request to the resolved entry through an observable client."""
+        """Send the request to the resolved entry through an observable client (which records
+        the model's answers), applying the entry's calibration when it has one."""
         assert self.request is not None
         (resolved,) = context.resolved
         client = ObservableDecisionClient(
-            context.client_for(resolved),
+            calibrated(context.client_for(resolved), resolved.entry),
             context.record,
             counted_input_tokens=resolved.reservation.input_tokens,
             counted_by=resolved.reservation.counted_by,

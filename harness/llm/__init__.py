@@ -1,5 +1,8 @@
 """Decision clients: the protocol, the providers, the recording wrapper and the fake model."""
 
+from harness.llm._calibrated import CalibratedDecisionClient as CalibratedDecisionClient
+from harness.llm._calibrated import CalibratedResponse as CalibratedResponse
+from harness.llm._calibrated import calibrated as calibrated
 from harness.llm._client import DecisionClient as DecisionClient
 from harness.llm._fake import FakeDecisionModel as FakeDecisionModel
 from harness.llm._fake import ScriptExhaustedError as ScriptExhaustedError

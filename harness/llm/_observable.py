@@ -8,6 +8,7 @@ import time
 from types import MappingProxyType
 
 from harness.decision import DecisionRequest, DecisionResponse, JobRecord, ModelCall
+from harness.llm._calibrated import CalibratedResponse
 from harness.llm._client import DecisionClient
 from harness.llm._redact import Redaction
 from harness.models import CatalogEntry
@@ -75,6 +76,7 @@ class ObservableDecisionClient:
     ) -> None:
         billed = response.input_tokens if response is not None else None
         answered = response is not None and response.success
+        calibrated = response if isinstance(response, CalibratedResponse) else None
         # A call is priced by what the server billed, else by harness's own count of the body it
         # answered; a call that failed is never priced.
         tokens = billed if billed is not None else self._counted
@@ -84,7 +86,13 @@ class ObservableDecisionClient:
                 entry_id=entry.id,
                 provider=entry.provider,
                 success=answered,
-                answers=response.answers if response is not None else MappingProxyType({}),
+                answers=(
+                    calibrated.raw_answers
+                    if calibrated is not None
+                    else response.answers
+                    if response is not None
+                    else MappingProxyType({})
+                ),
                 reason=reason,
                 input_tokens=billed,
                 counted_input_tokens=self._counted,
@@ -93,6 +101,7 @@ class ObservableDecisionClient:
                 request_id=request_id,
                 cost=cost,
                 counted_by=self._counted_by,
+                calibrated=calibrated.answers if calibrated is not None else None,
             )
         )
 

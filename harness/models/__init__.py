@@ -7,6 +7,16 @@ from ._admission import Admission as Admission
 from ._admission import Demand as Demand
 from ._admission import Permit as Permit
 from ._bucket import TokenBucket as TokenBucket
+from ._calibration import CALIBRATION_ROLES as CALIBRATION_ROLES
+from ._calibration import Calibration as Calibration
+from ._calibration import IsotonicMap as IsotonicMap
+from ._calibration import PlattMap as PlattMap
+from ._calibration import RoleMap as RoleMap
+from ._calibration import TemperatureMap as TemperatureMap
+from ._calibration import calibration_from_table as calibration_from_table
+from ._calibration import logit as logit
+from ._calibration import role_of as role_of
+from ._calibration import sigmoid as sigmoid
 from ._catalog import CATALOG_ENV as CATALOG_ENV
 from ._catalog import DECISION as DECISION
 from ._catalog import Catalog as Catalog

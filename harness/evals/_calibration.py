@@ -1,0 +1,432 @@
+"""Fitting a catalog entry's calibration from labelled decisions, and measuring what it did.
+
+The maps themselves (and their application) live with the catalog entry
+(:class:`harness.models.Calibration`); this module fits them on a dev split and reports them on
+a held-out one:
+
+* :func:`fit_temperature` (choices, scores): the temperature minimising the log loss of the
+  right option, found by golden-section search on ``log T`` (the loss is convex in ``1 / T``);
+* :func:`fit_platt` (nouls): logistic regression of the outcome on ``logit(p)``, by Newton's
+  method with a tiny ridge so a separable sample still converges;
+* :func:`fit_isotonic` (nouls): pool-adjacent-violators, the points at the pooled blocks' mean
+  probabilities;
+* :func:`fit_noul` chooses Platt or isotonic by cross-validated log loss *within* the dev split;
+* :func:`fit_calibration` fits every role of a set of labelled decisions; :func:`best_threshold`
+  the selection threshold of best F1 on calibrated probabilities; :func:`calibration_report`
+  the held-out ECE before and after, with bootstrap intervals resampled by case.
+
+Everything here is plain Python and deterministic (a seed for the folds and the bootstrap).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, Literal
+
+import attrs
+
+from harness.evals.metrics import Estimate, bootstrap, ece, log_loss
+from harness.models import (
+    CALIBRATION_ROLES,
+    Calibration,
+    IsotonicMap,
+    PlattMap,
+    RoleMap,
+    TemperatureMap,
+    logit,
+    sigmoid,
+)
+
+__all__ = [
+    "CalibrationReport",
+    "LabelledDecision",
+    "RoleReport",
+    "best_threshold",
+    "calibration_report",
+    "fit_calibration",
+    "fit_isotonic",
+    "fit_noul",
+    "fit_platt",
+    "fit_temperature",
+    "mapped_distribution",
+]
+
+NoulMethod = Literal["auto", "platt", "isotonic"]
+
+FOLDS: Final = 5
+"""Folds of the dev split's cross-validation when :func:`fit_noul` chooses a method."""
+MIN_FIT: Final = 10
+"""Fewer labelled decisions than this for a role and it is left uncalibrated."""
+RIDGE: Final = 1e-3
+"""The L2 penalty on Platt's slope and intercept (keeps a separable sample finite)."""
+
+
+@attrs.frozen
+class LabelledDecision:
+    """One answered question and its label, for fitting and measuring.
+
+    ``distribution`` is the model's probabilities over the options (a noul's is
+    ``(p_yes, 1 - p_yes)``), ``label`` the index of the right one (a noul: 0 when true), ``role``
+    the question's role (:func:`harness.models.role_of`), ``case`` the case it came from (the
+    unit the bootstrap resamples: the decisions of one run are correlated).
+    """
+
+    role: str
+    distribution: tuple[float, ...]
+    label: int
+    case: str
+
+    @property
+    def kind(self) -> str:
+        """The kind of question the role is: ``choice``, ``noul`` or ``score``."""
+        return CALIBRATION_ROLES.get(self.role, "choice")
+
+    @property
+    def p_yes(self) -> float:
+        """A noul's probability of true."""
+        return self.distribution[0]
+
+    @property
+    def outcome(self) -> bool:
+        """A noul's truth."""
+        return self.label == 0
+
+
+# -- the fits --------------------------------------------------------------------------------
+
+
+def _choice_nll(beta: float, distributions: Sequence[Sequence[float]], labels: Sequence[int]) -> float:
+    total = 0.0
+    for distribution, label in zip(distributions, labels, strict=True):
+        logs = [beta * math.log(max(1e-6, p)) for p in distribution]
+        top = max(logs)
+        total -= logs[label] - (top + math.log(sum(math.exp(v - top) for v in logs)))
+    return total / len(labels)
+
+
+def fit_temperature(
+    distributions: Sequence[Sequence[float]], labels: Sequence[int]
+) -> TemperatureMap:
+    """The temperature minimising the mean log loss of the right options (``T`` in
+    [e^-5, e^5])."""
+    if not labels:
+        raise ValueError("fit_temperature needs at least one labelled decision")
+    low, high = -5.0, 5.0  # log(1 / T)
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = high - ratio * (high - low), low + ratio * (high - low)
+    fa = _choice_nll(math.exp(a), distributions, labels)
+    fb = _choice_nll(math.exp(b), distributions, labels)
+    for _ in range(80):
+        if fa < fb:
+            high, b, fb = b, a, fa
+            a = high - ratio * (high - low)
+            fa = _choice_nll(math.exp(a), distributions, labels)
+        else:
+            low, a, fa = a, b, fb
+            b = low + ratio * (high - low)
+            fb = _choice_nll(math.exp(b), distributions, labels)
+    return TemperatureMap(temperature=1.0 / math.exp((low + high) / 2))
+
+
+def fit_platt(probabilities: Sequence[float], outcomes: Sequence[bool]) -> PlattMap:
+    """``sigmoid(a * logit(p) + b)`` fitted by maximum likelihood (Newton's method)."""
+    if not outcomes:
+        raise ValueError("fit_platt needs at least one labelled decision")
+    z = [logit(p) for p in probabilities]
+    y = [1.0 if o else 0.0 for o in outcomes]
+    n = len(y)
+
+    def loss(a: float, b: float) -> float:
+        total = RIDGE / 2 * ((a - 1.0) ** 2 + b * b)
+        for zi, yi in zip(z, y, strict=True):
+            s = a * zi + b  # -log sigmoid(s) for a true outcome, -log sigmoid(-s) for a false
+            total += (_softplus(-s) if yi else _softplus(s)) / n
+        return total
+
+    a, b = 1.0, 0.0
+    current = loss(a, b)
+    for _ in range(100):
+        ga = RIDGE * (a - 1.0)
+        gb = RIDGE * b
+        haa, hab, hbb = RIDGE, 0.0, RIDGE
+        for zi, yi in zip(z, y, strict=True):
+            q = sigmoid(a * zi + b)
+            w = q * (1 - q)
+            ga += (q - yi) * zi / n
+            gb += (q - yi) / n
+            haa += w * zi * zi / n
+            hab += w * zi / n
+            hbb += w / n
+        det = haa * hbb - hab * hab
+        step_a = (hbb * ga - hab * gb) / det
+        step_b = (haa * gb - hab * ga) / det
+        scale = 1.0
+        while scale > 1e-6:  # damped: halve the step until the loss falls
+            tried = loss(a - scale * step_a, b - scale * step_b)
+            if tried <= current:
+                break
+            scale /= 2
+        else:
+            break
+        a, b, current = a - scale * step_a, b - scale * step_b, tried
+        if abs(scale * step_a) < 1e-9 and abs(scale * step_b) < 1e-9:
+            break
+    return PlattMap(a=a, b=b)
+
+
+def _softplus(s: float) -> float:
+    """``log(1 + exp(s))``, stable."""
+    return s + math.log1p(math.exp(-s)) if s > 0 else math.log1p(math.exp(s))
+
+
+def fit_isotonic(probabilities: Sequence[float], outcomes: Sequence[bool]) -> IsotonicMap:
+    """The non-decreasing step map of least squares (pool-adjacent-violators): one point per
+    pooled block, at its mean probability, valued at its outcome rate."""
+    if not outcomes:
+        raise ValueError("fit_isotonic needs at least one labelled decision")
+    order = sorted(range(len(probabilities)), key=lambda i: probabilities[i])
+    # blocks: [sum of p, sum of y, count]; equal probabilities always share a block
+    blocks: list[list[float]] = []
+    for i in order:
+        p, y = probabilities[i], 1.0 if outcomes[i] else 0.0
+        if blocks and blocks[-1][0] / blocks[-1][2] == p:
+            blocks[-1][0] += p
+            blocks[-1][1] += y
+            blocks[-1][2] += 1
+        else:
+            blocks.append([p, y, 1.0])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            last = blocks.pop()
+            for k in range(3):
+                blocks[-1][k] += last[k]
+    x = [block[0] / block[2] for block in blocks]
+    values = [block[1] / block[2] for block in blocks]
+    return IsotonicMap(x=x, y=values)
+
+
+def _noul_loss(found: RoleMap, probabilities: Sequence[float], outcomes: Sequence[bool]) -> float:
+    assert not isinstance(found, TemperatureMap)
+    mapped = [[q, 1 - q] for q in (found.probability(p) for p in probabilities)]
+    return log_loss(mapped, [0 if o else 1 for o in outcomes])
+
+
+def fit_noul(
+    probabilities: Sequence[float],
+    outcomes: Sequence[bool],
+    *,
+    method: NoulMethod = "auto",
+    seed: int = 0,
+) -> PlattMap | IsotonicMap:
+    """A noul's map: Platt or isotonic as asked, or (``"auto"``) the one of lower log loss in a
+    :data:`FOLDS`-fold cross-validation on the same (dev) decisions."""
+    if method == "platt":
+        return fit_platt(probabilities, outcomes)
+    if method == "isotonic":
+        return fit_isotonic(probabilities, outcomes)
+    indices = list(range(len(outcomes)))
+    random.Random(seed).shuffle(indices)
+    losses = {"platt": 0.0, "isotonic": 0.0}
+    for fold in range(FOLDS):
+        held = set(indices[fold::FOLDS])
+        train = [i for i in indices if i not in held]
+        if not held or not train:
+            continue
+        for name, fit in (("platt", fit_platt), ("isotonic", fit_isotonic)):
+            found = fit([probabilities[i] for i in train], [outcomes[i] for i in train])
+            losses[name] += _noul_loss(
+                found, [probabilities[i] for i in held], [outcomes[i] for i in held]
+            ) * len(held)
+    if losses["isotonic"] < losses["platt"]:
+        return fit_isotonic(probabilities, outcomes)
+    return fit_platt(probabilities, outcomes)
+
+
+def fit_calibration(
+    decisions: Iterable[LabelledDecision],
+    *,
+    noul_method: NoulMethod = "auto",
+    fitted_on: str | None = None,
+    selection_threshold: bool = True,
+    roles: Sequence[str] | None = None,
+) -> Calibration:
+    """A calibration fitted on ``decisions`` (the dev split): a temperature per choice or score
+    role, a Platt or isotonic map per noul role, each role with at least :data:`MIN_FIT`
+    decisions (``roles`` limits which). With ``selection_threshold``, the ``select`` role's
+    threshold of best F1 on its calibrated probabilities is fitted too."""
+    by_role: dict[str, list[LabelledDecision]] = {}
+    for decision in decisions:
+        by_role.setdefault(decision.role, []).append(decision)
+    fitted: dict[str, RoleMap] = {}
+    for role in CALIBRATION_ROLES:
+        found = by_role.get(role, [])
+        if len(found) < MIN_FIT or (roles is not None and role not in roles):
+            continue
+        if CALIBRATION_ROLES[role] == "noul":
+            fitted[role] = fit_noul(
+                [d.p_yes for d in found], [d.outcome for d in found], method=noul_method
+            )
+        else:
+            fitted[role] = fit_temperature(
+                [d.distribution for d in found], [d.label for d in found]
+            )
+    threshold = None
+    selections = by_role.get("select", [])
+    if selection_threshold and len(selections) >= MIN_FIT:
+        select_map = fitted.get("select")
+        threshold = best_threshold(
+            [mapped_p_yes(select_map, d.p_yes) for d in selections],
+            [d.outcome for d in selections],
+        )
+    return Calibration(fitted, fitted_on=fitted_on, selection_threshold=threshold)
+
+
+def mapped_p_yes(found: RoleMap | None, p: float) -> float:
+    """A noul's probability after ``found`` (unchanged without a map)."""
+    if found is None or isinstance(found, TemperatureMap):
+        return p
+    return found.probability(p)
+
+
+def mapped_distribution(calibration: Calibration | None, decision: LabelledDecision) -> list[float]:
+    """``decision``'s distribution after ``calibration``'s map for its role (or its kind's)."""
+    if calibration is None:
+        return list(decision.distribution)
+    found = calibration.roles.get(decision.role) or calibration.roles.get(decision.kind)
+    if found is None:
+        return list(decision.distribution)
+    if isinstance(found, TemperatureMap):
+        return found.distribution(list(decision.distribution))
+    q = found.probability(decision.p_yes)
+    return [q, 1 - q]
+
+
+def best_threshold(probabilities: Sequence[float], outcomes: Sequence[bool]) -> float:
+    """The selection threshold of best F1 on these decisions: selecting ``p >= t``, ``t``
+    between the best cut's probability and the next lower one (the midpoint), ties broken
+    toward the higher threshold. Undefined with no true outcome."""
+    positives = sum(1 for o in outcomes if o)
+    if positives == 0:
+        raise ValueError("best_threshold needs at least one true outcome")
+    ranked = sorted(zip(probabilities, outcomes, strict=True), key=lambda po: -po[0])
+    best_f1, best_t = -1.0, 1.0
+    tp = fp = 0
+    for index, (p, outcome) in enumerate(ranked):
+        tp += outcome
+        fp += not outcome
+        if index + 1 < len(ranked) and ranked[index + 1][0] == p:
+            continue  # a cut lies between distinct probabilities only
+        f1 = 2 * tp / (2 * tp + fp + (positives - tp))
+        if f1 > best_f1:
+            best_f1 = f1
+            lower = ranked[index + 1][0] if index + 1 < len(ranked) else 0.0
+            best_t = (p + lower) / 2
+    return best_t
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RoleReport:
+    """One role's held-out figures before and after calibration (95 % bootstrap intervals
+    resampled by case)."""
+
+    role: str
+    method: str | None
+    decisions: int
+    cases: int
+    ece_before: Estimate
+    ece_after: Estimate
+    log_loss_before: Estimate
+    log_loss_after: Estimate
+
+
+@attrs.frozen
+class CalibrationReport:
+    """What a calibration did on held-out decisions, per role."""
+
+    roles: tuple[RoleReport, ...]
+
+    def lines(self) -> list[str]:
+        """One line per role: ECE and log loss before -> after, with intervals."""
+        return [
+            f"{r.role} ({r.method or 'none'}, {r.decisions} decisions, {r.cases} cases): "
+            f"ECE {r.ece_before} -> {r.ece_after}; log loss {r.log_loss_before} -> "
+            f"{r.log_loss_after}"
+            for r in self.roles
+        ]
+
+
+def _top(distribution: Sequence[float], label: int, kind: str) -> tuple[float, bool]:
+    """The (probability, outcome) pair an ECE reads: a noul's p_yes and truth, a choice's or a
+    score's top probability and whether the top option is the right one."""
+    if kind == "noul":
+        return distribution[0], label == 0
+    top = max(range(len(distribution)), key=distribution.__getitem__)
+    return distribution[top], top == label
+
+
+def _figures(
+    decisions: Sequence[LabelledDecision], calibration: Calibration | None, seed: int
+) -> tuple[Estimate, Estimate]:
+    cases: dict[str, list[LabelledDecision]] = {}
+    for decision in decisions:
+        cases.setdefault(decision.case, []).append(decision)
+    groups = list(cases.values())
+
+    def pairs(sample: Sequence[list[LabelledDecision]]) -> list[tuple[list[float], int, str]]:
+        return [
+            (mapped_distribution(calibration, d), d.label, d.kind) for group in sample for d in group
+        ]
+
+    def ece_of(sample: Sequence[list[LabelledDecision]]) -> float:
+        tops = [_top(dist, label, kind) for dist, label, kind in pairs(sample)]
+        return ece([p for p, _ in tops], [o for _, o in tops], bins=10, strategy="mass")
+
+    def loss_of(sample: Sequence[list[LabelledDecision]]) -> float:
+        found = pairs(sample)
+        return log_loss([dist for dist, _, _ in found], [label for _, label, _ in found])
+
+    n = len(decisions)
+    return (
+        bootstrap(groups, ece_of, n=n, seed=seed),
+        bootstrap(groups, loss_of, n=n, seed=seed),
+    )
+
+
+def calibration_report(
+    decisions: Iterable[LabelledDecision], calibration: Calibration, *, seed: int = 0
+) -> CalibrationReport:
+    """``calibration``'s held-out figures on ``decisions`` (the test split), per role it maps:
+    ECE with equal-mass bins and log loss, before and after, each with its interval."""
+    by_role: dict[str, list[LabelledDecision]] = {}
+    for decision in decisions:
+        by_role.setdefault(decision.role, []).append(decision)
+    reports: list[RoleReport] = []
+    for role, found in by_role.items():
+        mapped = calibration.roles.get(role) or calibration.roles.get(CALIBRATION_ROLES[role])
+        ece_before, loss_before = _figures(found, None, seed)
+        ece_after, loss_after = _figures(found, calibration, seed)
+        reports.append(
+            RoleReport(
+                role=role,
+                method=None if mapped is None else mapped.method,
+                decisions=len(found),
+                cases=len({d.case for d in found}),
+                ece_before=ece_before,
+                ece_after=ece_after,
+                log_loss_before=loss_before,
+                log_loss_after=loss_after,
+            )
+        )
+    return CalibrationReport(tuple(sorted(reports, key=lambda r: r.role)))
+
+
+def role_counts(decisions: Iterable[LabelledDecision]) -> Mapping[str, int]:
+    """How many decisions each role has."""
+    counts: dict[str, int] = {}
+    for decision in decisions:
+        counts[decision.role] = counts.get(decision.role, 0) + 1
+    return counts
