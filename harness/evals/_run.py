@@ -1,0 +1,396 @@
+"""Running an eval: a thinker over a dataset's cases through the batch engine, then scored.
+
+The cases' inputs go to ``<out>/inputs.jsonl`` and run as a batch (:mod:`harness.batch`): each
+case is a recorded run through a dispatcher, ``concurrency`` at a time (or on Ray), its result a
+line of ``<out>/results.jsonl`` written once. Started again on the same folder, an eval runs only
+the cases without a result, so a killed eval resumes where it stopped and counts each case once.
+Each result line carries the thinker's output candidates with their selection probabilities and
+values, which the dataset's key labels: every run yields labelled ``select_`` decisions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from harness.artifacts import Artifact
+from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
+from harness.deciding import DecisionThinker
+from harness.errors import HarnessError
+from harness.evals import metrics as m
+from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
+from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
+from harness.evals._score import baseline_figures, figures, reliability_bins
+from harness.models import Catalog
+from harness.runs import ModelChoice, seat_for
+from harness.tools import DecisionTool
+
+__all__ = ["EvalError", "evaluate", "evaluate_async", "import_thinker", "target_of"]
+
+I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
+O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
+
+Thinker = type[DecisionTool[Any, Any]] | str  # Any: any thinker's types; or its MODULE:CLASS
+
+
+class EvalError(HarnessError, ValueError):
+    """An eval that cannot start or be read: the message says what is wrong and the fix."""
+
+
+def import_thinker(target: str) -> type[DecisionTool[Any, Artifact]]:  # any thinker's types
+    """The thinker class ``MODULE:CLASS`` names (the one importer every command shares)."""
+    from harness.batch._target import import_target  # the shared importer, once it lands
+
+    try:
+        return import_target(target)
+    except BatchError as error:
+        raise EvalError(str(error)) from None
+
+
+def target_of(thinker: Thinker) -> str:
+    """``MODULE:CLASS`` of a thinker class (checked importable), or the string given."""
+    if isinstance(thinker, str):
+        import_thinker(thinker)
+        return thinker
+    module = getattr(thinker, "__module__", None)
+    qualname = getattr(thinker, "__qualname__", "")
+    if module is None or "<locals>" in qualname or module == "__main__":
+        raise EvalError(
+            f"{qualname or thinker!r} is not importable by name (defined in a function or in "
+            "__main__): define the thinker at the top level of a module, as a batch imports it"
+        )
+    target = f"{module}:{qualname}"
+    if import_thinker(target) is not thinker:
+        raise EvalError(f"{target} does not name the thinker class given")
+    return target
+
+
+def _model_name(model: ModelChoice) -> str:
+    if model is None or isinstance(model, str):
+        return model or "default"
+    return type(model).__qualname__
+
+
+def _prepare(target: str, dataset: Dataset[Any, Any], out: Path, model: str) -> tuple[Path, Path]:
+    """Write the inputs and the eval's identity to ``out``; refuse a folder of another eval."""
+    out.mkdir(parents=True, exist_ok=True)
+    identity = {"target": target, "dataset": dataset.digest(), "model": model}
+    stamp = out / "eval.json"
+    if stamp.exists():
+        try:
+            found = json.loads(stamp.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            found = None
+        if found != identity:
+            raise EvalError(
+                f"{out} holds another eval (another thinker, model or dataset): give another "
+                "--out folder, or delete it to start over"
+            )
+    else:
+        stamp.write_text(json.dumps(identity, sort_keys=True) + "\n", encoding="utf-8")
+    inputs = out / "inputs.jsonl"
+    from harness.artifacts import to_json
+
+    inputs.write_text("".join(to_json(case.input) + "\n" for case in dataset), encoding="utf-8")
+    return inputs, out / "results.jsonl"
+
+
+async def evaluate_async(
+    thinker: Thinker,
+    dataset: Dataset[I, O],
+    *,
+    model: ModelChoice = None,
+    catalog: Catalog | None = None,
+    out: str | os.PathLike[str] | None = None,
+    concurrency: int = 8,
+    records: bool = True,
+    progress: TextIO | None = None,
+    split: str = "all",
+    seed: int = 0,
+    resamples: int = m.BOOTSTRAP_RESAMPLES,
+) -> EvalReport:
+    """:func:`evaluate` in async code (the local engine only)."""
+    return await _evaluate(
+        thinker,
+        dataset,
+        model=model,
+        catalog=catalog,
+        out=out,
+        concurrency=concurrency,
+        records=records,
+        progress=progress,
+        split=split,
+        seed=seed,
+        resamples=resamples,
+        ray=None,
+    )
+
+
+def evaluate(
+    thinker: Thinker,
+    dataset: Dataset[I, O],
+    *,
+    model: ModelChoice = None,
+    catalog: Catalog | None = None,
+    out: str | os.PathLike[str] | None = None,
+    concurrency: int = 8,
+    records: bool = True,
+    progress: TextIO | None = None,
+    ray: str | None = None,
+    split: str = "all",
+    seed: int = 0,
+    resamples: int = m.BOOTSTRAP_RESAMPLES,
+) -> EvalReport:
+    """Run ``thinker`` on every case of ``dataset`` and score its answers; the report.
+
+    ``model`` is anything the run API takes (an entry id, ``"embedded"``, a
+    :class:`~harness.llm.DecisionClient` such as a fake model or a replay; default: the
+    catalog's pin); a cassette of the pytest plugin or :func:`harness.override` answers as
+    well. ``out`` keeps the eval's folder (inputs, results, records, ``report.json``) so it
+    resumes when started again; without it a temporary folder is used. ``ray`` runs the cases
+    on a Ray cluster (``auto``, an address or ``local``; ``model`` then an entry id).
+    ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
+    ``seed`` and ``resamples`` fix the bootstrap.
+    """
+    return asyncio.run(
+        _evaluate(
+            thinker,
+            dataset,
+            model=model,
+            catalog=catalog,
+            out=out,
+            concurrency=concurrency,
+            records=records,
+            progress=progress,
+            split=split,
+            seed=seed,
+            resamples=resamples,
+            ray=ray,
+        )
+    )
+
+
+async def _evaluate(
+    thinker: Thinker,
+    dataset: Dataset[I, O],
+    *,
+    model: ModelChoice,
+    catalog: Catalog | None,
+    out: str | os.PathLike[str] | None,
+    concurrency: int,
+    records: bool,
+    progress: TextIO | None,
+    split: str,
+    seed: int,
+    resamples: int,
+    ray: str | None,
+) -> EvalReport:
+    target = target_of(thinker)
+    thinker_class = import_thinker(target)
+    if not issubclass(thinker_class, DecisionThinker):
+        raise EvalError(f"{target} is not a DecisionThinker: an eval scores a thinker's answers")
+    started = time.perf_counter()
+    scratch = None
+    if out is None:
+        scratch = tempfile.TemporaryDirectory(prefix="harness-eval-")
+        folder = Path(scratch.name)
+    else:
+        folder = Path(out)
+    try:
+        name = _model_name(model)
+        inputs, results = _prepare(target, dataset, folder, name)
+        seat = seat_for(model, catalog)
+        spec = BatchSpec(
+            target,
+            entry_id=model if ray is not None and isinstance(model, str) else None,
+            records_dir=str(folder / "records") if records else None,
+            concurrency=concurrency,
+            candidates=True,
+        )
+        try:
+            if ray is None:
+                await run_batch_async(
+                    spec,
+                    inputs,
+                    results,
+                    catalog=seat.catalog,
+                    clients=seat.clients,
+                    progress=progress,
+                )
+            else:
+                if not (model is None or isinstance(model, str)):
+                    raise EvalError("an eval on Ray takes model= as an entry id, not a client")
+                await asyncio.to_thread(
+                    run_batch, spec, inputs, results, ray=ray, progress=progress
+                )
+        except BatchError as error:
+            raise EvalError(str(error)) from None
+        lines = _read_results(results)
+        model_seconds = sum(_model_seconds(line) for line in lines.values())
+        cases = tuple(
+            _case_result(dataset, number, case_, lines.get(number), folder)
+            for number, case_ in enumerate(dataset.cases, start=1)
+        )
+        ran = time.perf_counter() - started
+        report = score(
+            cases,
+            subject=target,
+            dataset=dataset.name,
+            model=name,
+            split=split,
+            seed=seed,
+            resamples=resamples,
+            runs=True,
+        )
+        report = _with_timings(
+            report,
+            {"eval_seconds": ran, "model_seconds": model_seconds},
+        )
+        if scratch is None:
+            report.write_json(folder / "report.json")
+        return report
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+
+
+def _with_timings(report: EvalReport, timings: dict[str, float]) -> EvalReport:
+    import attrs
+
+    return attrs.evolve(report, timings={**report.timings, **timings})
+
+
+def score(
+    cases: Sequence[CaseResult],
+    *,
+    subject: str,
+    dataset: str,
+    model: str,
+    split: str = "all",
+    seed: int = 0,
+    resamples: int = m.BOOTSTRAP_RESAMPLES,
+    runs: bool = True,
+    threshold: float | None = None,
+) -> EvalReport:
+    """The report of ``cases``: every figure, the baselines and the reliability bins (timed:
+    ``timings["metric_seconds"]``)."""
+    began = time.perf_counter()
+    if threshold is None:
+        threshold = next(
+            (d.threshold for c in cases for d in c.decisions if d.threshold is not None), None
+        )
+    found = figures(cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples)
+    baselines = baseline_figures(
+        cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples
+    )
+    bins = reliability_bins(cases)
+    return EvalReport(
+        subject=subject,
+        dataset=dataset,
+        model=model,
+        threshold=threshold,
+        split=split,
+        cases=tuple(cases),
+        metrics=found,
+        baselines=baselines,
+        reliability=bins,
+        seed=seed,
+        resamples=resamples,
+        timings={"metric_seconds": time.perf_counter() - began},
+    )
+
+
+def _model_seconds(line: dict[str, object]) -> float:
+    usage = line.get("usage")
+    seconds = usage.get("model_seconds") if isinstance(usage, dict) else None
+    return float(seconds) if isinstance(seconds, int | float) else 0.0
+
+
+def _read_results(path: Path) -> dict[int, dict[str, object]]:
+    found: dict[int, dict[str, object]] = {}
+    if not path.exists():
+        return found
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        if raw.strip():
+            line = json.loads(raw)
+            found[int(line["line"])] = line
+    return found
+
+
+def _case_result(
+    dataset: Dataset[I, O],
+    number: int,
+    case: Any,  # Any: a Case of the dataset's types
+    line: dict[str, object] | None,
+    folder: Path,
+) -> CaseResult:
+    expected = tuple(dataset.keys(case.expected))
+    if line is None:
+        return CaseResult(case.name, case.tags, "failed", expected, (), error="no result")
+    status = str(line["status"])
+    threshold_raw = line.get("threshold")
+    threshold = float(threshold_raw) if isinstance(threshold_raw, int | float) else 0.5
+    wanted = set(expected)
+
+    def key_of(value: object) -> str:
+        try:
+            item = structure_item(value, dataset.output_type, "item")
+        except _RowError:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return key_text(dataset.key_of(item))
+
+    raw_candidates = line.get("candidates") or []
+    assert isinstance(raw_candidates, list)
+    candidates = []
+    for raw in raw_candidates:
+        key = key_of(raw["value"])
+        candidates.append(
+            Candidate(
+                ref=str(raw["ref"]),
+                value=raw["value"],
+                key=key,
+                probability=float(raw["probability"]),
+                expected=key in wanted,
+            )
+        )
+    decisions = tuple(
+        ScoredDecision(
+            case=case.name,
+            question=f"select_{c.ref}",
+            kind="noul",
+            options=("yes", "no"),
+            probabilities=(c.probability, 1.0 - c.probability),
+            chosen=0 if c.probability >= threshold else 1,
+            label=0 if c.expected else 1,
+            threshold=threshold,
+        )
+        for c in candidates
+    )
+    answer = line.get("answer") or []
+    assert isinstance(answer, list)
+    answered = tuple(dict.fromkeys(key_of(value) for value in answer))
+    record = line.get("record")
+    shown_record = None
+    if isinstance(record, str):
+        try:
+            shown_record = os.path.relpath(record, folder)
+        except ValueError:
+            shown_record = record
+    error = line.get("error")
+    return CaseResult(
+        name=case.name,
+        tags=case.tags,
+        status=status if status in ("completed", "failed", "invalid") else "failed",  # type: ignore[arg-type]  # narrowed by the check
+        expected=expected,
+        answered=answered,
+        candidates=tuple(candidates),
+        decisions=decisions,
+        record=shown_record,
+        error=None if error is None else str(error),
+    )

@@ -1,0 +1,64 @@
+"""A small thinker and fake models for the eval tests: a note split into sentences, the answer
+the sentences worth keeping (those about a refund)."""
+
+from __future__ import annotations
+
+import attrs
+
+from harness.artifacts import Artifact, ListArtifact
+from harness.deciding import FINISH, DecisionThinker
+from harness.decision import Answer, Choice, DecisionRequest, Noul
+from harness.jobs import JobContext
+from harness.testing import choose, default_answers, digest_of, yes
+from harness.tools import DecisionTool, Identifiable, tool_name
+
+
+@attrs.frozen
+class Note(Artifact, alias="note"):
+    text: str
+
+
+@attrs.frozen
+class Sentence(Artifact, alias="sentence"):
+    text: str
+
+
+@tool_name("split_note")
+class SplitNote(DecisionTool[Note, ListArtifact[Sentence]]):
+    """Splits a note into its sentences (at each period)."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Sentence]:
+        parts = [p.strip() for p in input.text.split(".") if p.strip()]
+        return ListArtifact.of(Sentence, [Sentence(p) for p in parts])
+
+
+@tool_name("keep_sentences")
+class KeepSentences(DecisionThinker[Note, Sentence]):
+    """Keeps the sentences of a note that ask for a refund."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Sentence,
+            key_tool=SplitNote,
+            palette=(),
+            objective="Keep the sentences that ask for a refund",
+        )
+
+
+def refund_policy(yes_if: float = 0.9, yes_else: float = 0.2):  # type: ignore[no-untyped-def]  # a test helper returning a policy
+    """A policy splitting the note, then finishing, saying yes to sentences about a refund with
+    ``yes_if`` and to others with ``yes_else``."""
+
+    def policy(request: DecisionRequest) -> dict[str, Answer]:
+        answers = default_answers(request)
+        for question_id, question in request.questions.items():
+            if question_id == "next" and isinstance(question, Choice):
+                move = FINISH if FINISH in question.options else "split_note"
+                answers[question_id] = choose(question, move, probability=0.9)
+            elif isinstance(question, Noul):
+                words = digest_of(request, question_id.removeprefix("select_"))
+                answers[question_id] = yes(yes_if if "refund" in words else yes_else)
+        return answers
+
+    return policy
