@@ -27,6 +27,7 @@ from typing import Final, Literal
 
 import attrs
 
+from harness.evals._report import ScoredDecision
 from harness.evals.metrics import Estimate, bootstrap, ece, log_loss
 from harness.models import (
     CALIBRATION_ROLES,
@@ -41,10 +42,10 @@ from harness.models import (
 
 __all__ = [
     "CalibrationReport",
-    "LabelledDecision",
     "RoleReport",
     "best_threshold",
     "calibration_report",
+    "calibration_role",
     "fit_calibration",
     "fit_isotonic",
     "fit_noul",
@@ -63,35 +64,24 @@ RIDGE: Final = 1e-3
 """The L2 penalty on Platt's slope and intercept (keeps a separable sample finite)."""
 
 
-@attrs.frozen
-class LabelledDecision:
-    """One answered question and its label, for fitting and measuring.
+def calibration_role(decision: ScoredDecision) -> str:
+    """The calibration role of a scored decision (:func:`harness.models.role_of`): ``next``,
+    ``input``, ``select``, else its kind (a pack's questions)."""
+    if decision.question == "next" and decision.kind == "choice":
+        return "next"
+    if decision.question.endswith("_input") and decision.kind == "choice":
+        return "input"
+    if decision.question.startswith("select_") and decision.kind == "noul":
+        return "select"
+    return decision.kind
 
-    ``distribution`` is the model's probabilities over the options (a noul's is
-    ``(p_yes, 1 - p_yes)``), ``label`` the index of the right one (a noul: 0 when true), ``role``
-    the question's role (:func:`harness.models.role_of`), ``case`` the case it came from (the
-    unit the bootstrap resamples: the decisions of one run are correlated).
-    """
 
-    role: str
-    distribution: tuple[float, ...]
-    label: int
-    case: str
+def _p_yes(decision: ScoredDecision) -> float:
+    return decision.probabilities[0]
 
-    @property
-    def kind(self) -> str:
-        """The kind of question the role is: ``choice``, ``noul`` or ``score``."""
-        return CALIBRATION_ROLES.get(self.role, "choice")
 
-    @property
-    def p_yes(self) -> float:
-        """A noul's probability of true."""
-        return self.distribution[0]
-
-    @property
-    def outcome(self) -> bool:
-        """A noul's truth."""
-        return self.label == 0
+def _truth(decision: ScoredDecision) -> bool:
+    return decision.label == 0
 
 
 # -- the fits --------------------------------------------------------------------------------
@@ -131,7 +121,11 @@ def fit_temperature(
 
 
 def fit_platt(probabilities: Sequence[float], outcomes: Sequence[bool]) -> PlattMap:
-    """``sigmoid(a * logit(p) + b)`` fitted by maximum likelihood (Newton's method)."""
+    """``sigmoid(a * logit(p) + b)`` fitted by maximum likelihood (damped Newton's method).
+
+    The map stays monotone (``a >= 0``): a sample whose best slope is negative (the model ranks
+    backwards there) gets ``a = 0``, every answer mapped to the sample's base rate, since
+    reversing a model's ranking is not calibrating it."""
     if not outcomes:
         raise ValueError("fit_platt needs at least one labelled decision")
     z = [logit(p) for p in probabilities]
@@ -173,6 +167,9 @@ def fit_platt(probabilities: Sequence[float], outcomes: Sequence[bool]) -> Platt
         a, b, current = a - scale * step_a, b - scale * step_b, tried
         if abs(scale * step_a) < 1e-9 and abs(scale * step_b) < 1e-9:
             break
+    if a < 0:
+        rate = (sum(y) + RIDGE) / (n + 2 * RIDGE)
+        a, b = 0.0, logit(rate)
     return PlattMap(a=a, b=b)
 
 
@@ -244,7 +241,7 @@ def fit_noul(
 
 
 def fit_calibration(
-    decisions: Iterable[LabelledDecision],
+    decisions: Iterable[ScoredDecision],
     *,
     noul_method: NoulMethod = "auto",
     fitted_on: str | None = None,
@@ -255,9 +252,9 @@ def fit_calibration(
     role, a Platt or isotonic map per noul role, each role with at least :data:`MIN_FIT`
     decisions (``roles`` limits which). With ``selection_threshold``, the ``select`` role's
     threshold of best F1 on its calibrated probabilities is fitted too."""
-    by_role: dict[str, list[LabelledDecision]] = {}
+    by_role: dict[str, list[ScoredDecision]] = {}
     for decision in decisions:
-        by_role.setdefault(decision.role, []).append(decision)
+        by_role.setdefault(calibration_role(decision), []).append(decision)
     fitted: dict[str, RoleMap] = {}
     for role in CALIBRATION_ROLES:
         found = by_role.get(role, [])
@@ -265,19 +262,19 @@ def fit_calibration(
             continue
         if CALIBRATION_ROLES[role] == "noul":
             fitted[role] = fit_noul(
-                [d.p_yes for d in found], [d.outcome for d in found], method=noul_method
+                [_p_yes(d) for d in found], [_truth(d) for d in found], method=noul_method
             )
         else:
             fitted[role] = fit_temperature(
-                [d.distribution for d in found], [d.label for d in found]
+                [d.probabilities for d in found], [d.label for d in found]
             )
     threshold = None
     selections = by_role.get("select", [])
     if selection_threshold and len(selections) >= MIN_FIT:
         select_map = fitted.get("select")
         threshold = best_threshold(
-            [mapped_p_yes(select_map, d.p_yes) for d in selections],
-            [d.outcome for d in selections],
+            [mapped_p_yes(select_map, _p_yes(d)) for d in selections],
+            [_truth(d) for d in selections],
         )
     return Calibration(fitted, fitted_on=fitted_on, selection_threshold=threshold)
 
@@ -289,16 +286,16 @@ def mapped_p_yes(found: RoleMap | None, p: float) -> float:
     return found.probability(p)
 
 
-def mapped_distribution(calibration: Calibration | None, decision: LabelledDecision) -> list[float]:
+def mapped_distribution(calibration: Calibration | None, decision: ScoredDecision) -> list[float]:
     """``decision``'s distribution after ``calibration``'s map for its role (or its kind's)."""
     if calibration is None:
-        return list(decision.distribution)
-    found = calibration.roles.get(decision.role) or calibration.roles.get(decision.kind)
+        return list(decision.probabilities)
+    found = calibration.roles.get(calibration_role(decision))
     if found is None:
-        return list(decision.distribution)
+        return list(decision.probabilities)
     if isinstance(found, TemperatureMap):
-        return found.distribution(list(decision.distribution))
-    q = found.probability(decision.p_yes)
+        return found.distribution(list(decision.probabilities))
+    q = found.probability(_p_yes(decision))
     return [q, 1 - q]
 
 
@@ -369,23 +366,23 @@ def _top(distribution: Sequence[float], label: int, kind: str) -> tuple[float, b
 
 
 def _figures(
-    decisions: Sequence[LabelledDecision], calibration: Calibration | None, seed: int
+    decisions: Sequence[ScoredDecision], calibration: Calibration | None, seed: int
 ) -> tuple[Estimate, Estimate]:
-    cases: dict[str, list[LabelledDecision]] = {}
+    cases: dict[str, list[ScoredDecision]] = {}
     for decision in decisions:
         cases.setdefault(decision.case, []).append(decision)
     groups = list(cases.values())
 
-    def pairs(sample: Sequence[list[LabelledDecision]]) -> list[tuple[list[float], int, str]]:
+    def pairs(sample: Sequence[list[ScoredDecision]]) -> list[tuple[list[float], int, str]]:
         return [
             (mapped_distribution(calibration, d), d.label, d.kind) for group in sample for d in group
         ]
 
-    def ece_of(sample: Sequence[list[LabelledDecision]]) -> float:
+    def ece_of(sample: Sequence[list[ScoredDecision]]) -> float:
         tops = [_top(dist, label, kind) for dist, label, kind in pairs(sample)]
         return ece([p for p, _ in tops], [o for _, o in tops], bins=10, strategy="mass")
 
-    def loss_of(sample: Sequence[list[LabelledDecision]]) -> float:
+    def loss_of(sample: Sequence[list[ScoredDecision]]) -> float:
         found = pairs(sample)
         return log_loss([dist for dist, _, _ in found], [label for _, label, _ in found])
 
@@ -397,16 +394,16 @@ def _figures(
 
 
 def calibration_report(
-    decisions: Iterable[LabelledDecision], calibration: Calibration, *, seed: int = 0
+    decisions: Iterable[ScoredDecision], calibration: Calibration, *, seed: int = 0
 ) -> CalibrationReport:
     """``calibration``'s held-out figures on ``decisions`` (the test split), per role it maps:
     ECE with equal-mass bins and log loss, before and after, each with its interval."""
-    by_role: dict[str, list[LabelledDecision]] = {}
+    by_role: dict[str, list[ScoredDecision]] = {}
     for decision in decisions:
-        by_role.setdefault(decision.role, []).append(decision)
+        by_role.setdefault(calibration_role(decision), []).append(decision)
     reports: list[RoleReport] = []
     for role, found in by_role.items():
-        mapped = calibration.roles.get(role) or calibration.roles.get(CALIBRATION_ROLES[role])
+        mapped = calibration.roles.get(role)
         ece_before, loss_before = _figures(found, None, seed)
         ece_after, loss_after = _figures(found, calibration, seed)
         reports.append(
@@ -424,9 +421,3 @@ def calibration_report(
     return CalibrationReport(tuple(sorted(reports, key=lambda r: r.role)))
 
 
-def role_counts(decisions: Iterable[LabelledDecision]) -> Mapping[str, int]:
-    """How many decisions each role has."""
-    counts: dict[str, int] = {}
-    for decision in decisions:
-        counts[decision.role] = counts.get(decision.role, 0) + 1
-    return counts

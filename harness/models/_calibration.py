@@ -12,7 +12,8 @@ embedded model's yes/no answers all sit near 0.55). A calibration maps them, per
 
 The roles are ``next`` (the thinker's move), ``input`` (a ``<tool>_input`` choice), ``select``
 (a ``select_<ref>`` noul), and for any other question its kind: ``choice``, ``noul``, ``score``.
-A thinker's role with no map of its own falls back to its kind's. In a catalog::
+A role with no map is left as answered (a thinker's roles never borrow their kind's map: a map is
+only applied where it was fitted). In a catalog::
 
     [entries.calibration]
     fitted_on = "harness/evals/data, dev split"
@@ -246,9 +247,7 @@ class Calibration:
 
     def map_for(self, question_id: str, question: Question) -> RoleMap | None:
         """The map a question's answer goes through, or ``None`` (left as answered)."""
-        role = role_of(question_id, question)
-        found = self.roles.get(role)
-        return found if found is not None else self.roles.get(question.kind)
+        return self.roles.get(role_of(question_id, question))
 
     def apply(self, request: DecisionRequest, answers: Mapping[str, Answer]) -> dict[str, Answer]:
         """The answers to ``request`` after their roles' maps (refusals and unmapped roles as

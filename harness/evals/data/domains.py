@@ -44,6 +44,9 @@ __all__ = [
     "SplitLog",
     "Ticket",
     "VegetarianFinder",
+    "VerbosePageFinder",
+    "VerboseRefundFinder",
+    "VerboseVegetarianFinder",
 ]
 
 MIN_SPLIT: Final = 4
@@ -208,6 +211,27 @@ class PageFinder(DecisionThinker[LogFile, LogEntry]):
             objective="Keep the log entries that need an engineer to act now",
             max_turns=6,
         )
+
+
+# -- the same thinkers under the verbose question scheme (to weigh the two schemes) ------------
+
+
+class VerboseRefundFinder(RefundFinder):
+    """:class:`RefundFinder` asking under the verbose question scheme."""
+
+    question_scheme = "verbose"
+
+
+class VerboseVegetarianFinder(VegetarianFinder):
+    """:class:`VegetarianFinder` asking under the verbose question scheme."""
+
+    question_scheme = "verbose"
+
+
+class VerbosePageFinder(PageFinder):
+    """:class:`PageFinder` asking under the verbose question scheme."""
+
+    question_scheme = "verbose"
 
 
 DOMAIN_THINKERS: Final[dict[str, type[DecisionThinker[Artifact, Artifact]]]] = {

@@ -11,15 +11,16 @@ together from fragments written for that attribute, so every label is known by c
 
 * ``decisions.jsonl``: labelled decisions (one request, one question each): per item a
   ``Choice`` (team / course / component), a ``Noul`` (refund / vegetarian / page) and a
-  ``Score`` (urgency / effort / severity), labelled with the right option, the truth and the
-  level. Items are split ``dev`` / ``test`` (half each, per domain), all of an item's questions
+  ``Score`` (urgency / effort / severity), asked under the ids ``choice``, ``noul`` and
+  ``score``, labelled with the right option, the truth and the level. Items are split ``dev`` / ``test`` (half each, per domain), all of an item's questions
   in the same split.
 * ``runs-<domain>.jsonl``: labelled runs of that domain's thinker
   (:mod:`harness.evals.data.domains`): a batch of items as the input, the items its objective
   asks for as the expected answer; split ``dev`` / ``test`` the same way.
 
-Every line holds ``name``, ``split``, ``domain`` and ``tags`` beside its content. Written by
-hand for harness and released with it under the project's license.
+Each line is a :class:`harness.evals.DecisionPack` decision or a :class:`harness.evals.Dataset`
+case; its ``tags`` are its split (``dev`` or ``test``), its domain and (a decision) its question's
+kind. Written by hand for harness and released with it under the project's license.
 """
 
 from __future__ import annotations
@@ -295,10 +296,7 @@ def decision_lines(seed: int = SEED) -> list[dict[str, object]]:
                 lines.append(
                     {
                         "name": f"{domain}-{index + 1:03d}-{kind}",
-                        "split": _split(index, len(items)),
-                        "domain": domain,
-                        "case": f"{domain}-{index + 1:03d}",
-                        "tags": [domain, kind],
+                        "tags": [_split(index, len(items)), domain, kind],
                         "request": {
                             "state": {str(spec["state_key"]): item["text"]},
                             "questions": {kind: _wire_question(kind, spec)},
@@ -331,9 +329,7 @@ def run_lines(domain: str, seed: int = SEED) -> list[dict[str, object]]:
         lines.append(
             {
                 "name": f"{domain}-run-{index + 1:02d}",
-                "split": _split(index, RUNS_PER_DOMAIN),
-                "domain": domain,
-                "tags": [domain],
+                "tags": [_split(index, RUNS_PER_DOMAIN), domain],
                 "input": {"text": "\n".join(str(item["text"]) for item in items)},
                 "expected": expected,
             }
