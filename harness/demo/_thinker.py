@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.artifacts import TextFormatterRegistry
-from harness.deciding import DecisionThinker
+from harness.deciding import DEFAULT_SELECTION_THRESHOLD, DecisionThinker
 from harness.demo._artifacts import Folder, Statement, register_formatters
 from harness.demo._tools import ListFolder, ReadStatements
 from harness.tools import Identifiable, tool_name
@@ -50,6 +50,7 @@ class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
         *,
         objective: str = DEMO_OBJECTIVE,
         max_turns: int = DEMO_MAX_TURNS,
+        selection_threshold: float = DEFAULT_SELECTION_THRESHOLD,
     ) -> None:
         super().__init__(
             parent,
@@ -58,5 +59,6 @@ class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
             palette=(ListFolder,),
             objective=objective,
             max_turns=max_turns,
+            selection_threshold=selection_threshold,
             formatters=demo_formatters(),
         )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Literal
 
 import attrs
@@ -87,7 +87,9 @@ def _truth(decision: ScoredDecision) -> bool:
 # -- the fits --------------------------------------------------------------------------------
 
 
-def _choice_nll(beta: float, distributions: Sequence[Sequence[float]], labels: Sequence[int]) -> float:
+def _choice_nll(
+    beta: float, distributions: Sequence[Sequence[float]], labels: Sequence[int]
+) -> float:
     total = 0.0
     for distribution, label in zip(distributions, labels, strict=True):
         logs = [beta * math.log(max(1e-6, p)) for p in distribution]
@@ -375,7 +377,9 @@ def _figures(
 
     def pairs(sample: Sequence[list[ScoredDecision]]) -> list[tuple[list[float], int, str]]:
         return [
-            (mapped_distribution(calibration, d), d.label, d.kind) for group in sample for d in group
+            (mapped_distribution(calibration, d), d.label, d.kind)
+            for group in sample
+            for d in group
         ]
 
     def ece_of(sample: Sequence[list[ScoredDecision]]) -> float:
@@ -419,5 +423,3 @@ def calibration_report(
             )
         )
     return CalibrationReport(tuple(sorted(reports, key=lambda r: r.role)))
-
-

@@ -293,7 +293,7 @@ def _map_from_table(table: object, role: str) -> RoleMap:
     if not isinstance(table, dict):
         raise ValueError(
             f"calibration.{role} must be a table like "
-            '{ method = "platt", a = 1.0, b = 0.0 } or { method = "temperature", temperature = 1.0 }'
+            '{ method = "platt", a = 1.0, b = 0.0 } or { method = "temperature", temperature = 1 }'
         )
     method = table.get("method")
     chosen = _METHODS.get(method) if isinstance(method, str) else None

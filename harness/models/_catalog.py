@@ -228,7 +228,7 @@ def _calibration(table: object, where: str, base: Traversable | Path | None) -> 
         name = table["file"]
         if set(table) != {"file"} or not isinstance(name, str) or not name.strip():
             raise CatalogError(
-                f'{where}: calibration.file must be the only key, a path string (file = '
+                f"{where}: calibration.file must be the only key, a path string (file = "
                 '"calibration.toml"): put the maps in that file or in the table, not both'
             )
         if base is None or os.path.isabs(name):
@@ -316,9 +316,7 @@ def _parse(text: str, source: str, base: Traversable | Path | None = None) -> Ca
     return Catalog(entries, pins, source=source)
 
 
-def _read(
-    file: Traversable | Path, source: str, base: Traversable | Path | None = None
-) -> Catalog:
+def _read(file: Traversable | Path, source: str, base: Traversable | Path | None = None) -> Catalog:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -67,11 +67,11 @@ def _catalog(calibration: Calibration | None) -> Catalog:
 
 async def ask_pack(split: str) -> list[ScoredDecision]:
     """The shipped decisions of ``split`` asked of the embedded model with no calibration."""
-    from harness.llm import EmbeddedDecisionClient
+    from harness.llm import client_for
 
     pack = DecisionPack.load(data_path("decisions.jsonl"))
     entry = _catalog(None).entry(ENTRY)
-    client = EmbeddedDecisionClient()
+    client = client_for(entry)
     found: list[ScoredDecision] = []
     try:
         for decision in pack:
@@ -89,20 +89,36 @@ def _scored(case: str, qid: str, answer: object, label: str | bool) -> ScoredDec
     if isinstance(answer, NoulAnswer):
         p = answer.probability
         return ScoredDecision(
-            case, qid, "noul", ("yes", "no"), (p, 1 - p), 0 if p >= 0.5 else 1,
-            0 if label is True else 1, 0.5,
+            case,
+            qid,
+            "noul",
+            ("yes", "no"),
+            (p, 1 - p),
+            0 if p >= 0.5 else 1,
+            0 if label is True else 1,
+            0.5,
         )
     if isinstance(answer, ChoiceAnswer):
         options = tuple(answer.probabilities)
         probabilities = tuple(answer.probabilities.values())
         return ScoredDecision(
-            case, qid, "choice", options, probabilities, options.index(answer.choice),
+            case,
+            qid,
+            "choice",
+            options,
+            probabilities,
+            options.index(answer.choice),
             options.index(str(label)),
         )
     assert isinstance(answer, ScoreAnswer)
     top = max(range(len(answer.probabilities)), key=answer.probabilities.__getitem__)
     return ScoredDecision(
-        case, qid, "score", answer.levels, answer.probabilities, top,
+        case,
+        qid,
+        "score",
+        answer.levels,
+        answer.probabilities,
+        top,
         answer.levels.index(str(label)),
     )
 
@@ -113,7 +129,7 @@ async def run_reports(
     """One report pooling the three domains' runs of ``split`` on the embedded model."""
     catalog = _catalog(calibration)
     reports = []
-    with open(os.devnull, "w", encoding="utf-8") as quiet:
+    with open(os.devnull, "w", encoding="utf-8") as quiet:  # noqa: ASYNC230 - opening /dev/null
         for domain in DOMAINS:
             input_type, output_type = _TYPES[domain]
             dataset: Dataset[Any, Any] = Dataset.load(
@@ -121,8 +137,12 @@ async def run_reports(
             ).tagged(split)
             reports.append(
                 await evaluate_async(
-                    _THINKERS[scheme][domain], dataset, catalog=catalog, records=False,
-                    progress=quiet, split=split,
+                    _THINKERS[scheme][domain],
+                    dataset,
+                    catalog=catalog,
+                    records=False,
+                    progress=quiet,
+                    split=split,
                 )
             )
     cases = tuple(case for report in reports for case in report.cases)
@@ -159,7 +179,9 @@ def _between(value: float, report: EvalReport) -> float:
     """``value`` (a candidate's own probability) moved halfway down to the next lower candidate
     probability (or 0): the same selection on the dev split, and no float's last digit can flip
     a candidate sitting exactly at the threshold."""
-    lower = [c.probability for case in report.cases for c in case.candidates if c.probability < value]
+    lower = [
+        c.probability for case in report.cases for c in case.candidates if c.probability < value
+    ]
     return (value + max(lower, default=0.0)) / 2
 
 
@@ -203,14 +225,13 @@ async def fit() -> dict[str, object]:
         maps,
         selection_threshold=_between(threshold.value, calibrated_dev),
         fitted_on=(
-            f"the shipped data's dev split: {len(pack_dev)} decisions, {len(dev.cases)} runs "
-            "(python -m harness.evals.data.fit)"
+            f"the shipped data's dev split ({len(pack_dev)} decisions, {len(dev.cases)} runs)"
         ),
     )
     calibrated_test = await run_reports("test", calibration=calibration)
     held_out = threshold.on(calibrated_test).held_out
     before = run_figures(test.cases, threshold=0.5)
-    report = calibration_report([*pack_test, *_select(test)], calibration)
+    measured = calibration_report([*pack_test, *_select(test)], calibration)
     return {
         "calibration": calibration.to_table(),
         "fitted_on": {"split": "dev", "decisions": len(pack_dev), "runs": len(dev.cases)},
@@ -226,19 +247,20 @@ async def fit() -> dict[str, object]:
                 "log_loss_before": _as_json(r.log_loss_before),
                 "log_loss_after": _as_json(r.log_loss_after),
             }
-            for r in report.roles
+            for r in measured.roles
         },
         "runs": {
             "before": {k: _as_json(before[k]) for k in ("recall", "precision", "f1")},
             "after": {k: _as_json(held_out[k]) for k in ("recall", "precision", "f1")},
         },
-        "report": report.lines(),
+        "report": measured.lines(),
     }
 
 
 CALIBRATION_BLOCK: Final = re.compile(
-    r"\n# Calibration fitted by python -m harness.evals.data.fit.*?(?=\n\n|\n#|\Z)", re.DOTALL
+    r"\n# Calibration fitted by python -m harness.evals.data.fit.*?\n(?=\n)", re.DOTALL
 )
+"""The fitted block in the catalog: from its first comment line to the blank line after it."""
 
 
 def calibration_toml(table: dict[str, object]) -> str:
@@ -272,7 +294,7 @@ def write_catalog(table: dict[str, object]) -> Path:
     """Put the fitted calibration under the embedded entry of ``harness/catalog.toml``."""
     path = Path(str(resources.files("harness").joinpath("catalog.toml")))
     text = path.read_text(encoding="utf-8")
-    text = CALIBRATION_BLOCK.sub("", text)
+    text = CALIBRATION_BLOCK.sub("", text, count=1)
     anchor = "max_levels = 10\n"
     at = text.index(anchor) + len(anchor)  # the embedded entry's last line comes first
     text = text[:at] + "\n" + calibration_toml(table) + "\n" + text[at:]

@@ -12,8 +12,8 @@ together from fragments written for that attribute, so every label is known by c
 * ``decisions.jsonl``: labelled decisions (one request, one question each): per item a
   ``Choice`` (team / course / component), a ``Noul`` (refund / vegetarian / page) and a
   ``Score`` (urgency / effort / severity), asked under the ids ``choice``, ``noul`` and
-  ``score``, labelled with the right option, the truth and the level. Items are split ``dev`` / ``test`` (half each, per domain), all of an item's questions
-  in the same split.
+  ``score``, labelled with the right option, the truth and the level. Items are split
+  ``dev`` / ``test`` (half each, per domain), all of an item's questions in the same split.
 * ``runs-<domain>.jsonl``: labelled runs of that domain's thinker
   (:mod:`harness.evals.data.domains`): a batch of items as the input, the items its objective
   asks for as the expected answer; split ``dev`` / ``test`` the same way.
@@ -33,7 +33,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-__all__ = ["DATA", "SEED", "decision_lines", "files", "main", "run_lines"]
+import attrs
+
+__all__ = ["DATA", "SEED", "DomainQuestions", "decision_lines", "files", "main", "run_lines"]
 
 SEED: Final = 20261201
 DATA: Final = Path(__file__).resolve().parent
@@ -149,8 +151,7 @@ def _recipe_item(rng: random.Random) -> Item:
     effort = rng.choice(("quick", "medium", "long"))
     dish = rng.choice(DISHES[(course, vegetarian)])
     text = (
-        f"{dish[0].upper()}{dish[1:]}: {rng.choice(METHODS[course])}. "
-        f"{rng.choice(EFFORT[effort])}"
+        f"{dish[0].upper()}{dish[1:]}: {rng.choice(METHODS[course])}. {rng.choice(EFFORT[effort])}"
     )
     return {"text": text, "choice": course, "noul": vegetarian, "score": effort}
 
@@ -193,68 +194,75 @@ def _log_item(rng: random.Random) -> Item:
         "table": rng.choice(("orders", "users", "events")),
     }
     message = rng.choice(MESSAGES[(component, severity)]).format(**slots)
-    stamp = f"2027-03-{rng.randrange(1, 29):02d} {rng.randrange(0, 24):02d}:{rng.randrange(0, 60):02d}"
+    day, hour, minute = rng.randrange(1, 29), rng.randrange(0, 24), rng.randrange(0, 60)
+    stamp = f"2027-03-{day:02d} {hour:02d}:{minute:02d}"
     text = f"{stamp} {severity.upper()} {message}" + (RECOVERED if recovered else "")
     return {"text": text, "choice": component, "noul": page, "score": severity}
 
 
 # -- the questions ---------------------------------------------------------------------------
 
-QUESTIONS: Final[dict[str, dict[str, object]]] = {
-    "support": {
-        "state_key": "ticket",
-        "choice": (
-            "Which team should handle this support ticket?",
-            {
-                "billing": "charges, invoices and prices",
-                "technical": "the product does not work as it should",
-                "account": "logins, passwords and who may use the account",
-                "shipping": "parcels, delivery and addresses",
-            },
-        ),
-        "noul": (
-            "Does the customer ask for a refund?",
-            "the customer wants money back",
-            "the customer does not ask for money back",
-        ),
-        "score": ("How urgent is this ticket?", ["low", "medium", "high"]),
-    },
-    "recipes": {
-        "state_key": "recipe",
-        "choice": (
-            "Which course is this recipe?",
-            {
-                "starter": "a small first course",
-                "main": "the main dish of a meal",
-                "dessert": "a sweet course after the meal",
-                "drink": "something to drink",
-            },
-        ),
-        "noul": (
-            "Is this recipe vegetarian?",
-            "it has no meat and no fish",
-            "it contains meat or fish",
-        ),
-        "score": ("How long does this recipe take?", ["quick", "medium", "long"]),
-    },
-    "logs": {
-        "state_key": "log_entry",
-        "choice": (
-            "Which component does this log entry concern?",
-            {
-                "database": "the database server",
-                "network": "links, routes and hosts",
-                "disk": "storage and file systems",
-                "auth": "logins, users and tokens",
-            },
-        ),
-        "noul": (
-            "Does this log entry need an engineer to act now?",
-            "someone must act now",
-            "it can wait or needs nothing",
-        ),
-        "score": ("How severe is this log entry?", ["info", "warning", "error", "critical"]),
-    },
+
+@attrs.frozen
+class DomainQuestions:
+    """What a domain's decisions ask: the state's key, and the choice, noul and score."""
+
+    state_key: str
+    choice: str
+    options: dict[str, str]
+    noul: str
+    when_true: str
+    when_false: str
+    score: str
+    levels: tuple[str, ...]
+
+
+QUESTIONS: Final[dict[str, DomainQuestions]] = {
+    "support": DomainQuestions(
+        state_key="ticket",
+        choice="Which team should handle this support ticket?",
+        options={
+            "billing": "charges, invoices and prices",
+            "technical": "the product does not work as it should",
+            "account": "logins, passwords and who may use the account",
+            "shipping": "parcels, delivery and addresses",
+        },
+        noul="Does the customer ask for a refund?",
+        when_true="the customer wants money back",
+        when_false="the customer does not ask for money back",
+        score="How urgent is this ticket?",
+        levels=("low", "medium", "high"),
+    ),
+    "recipes": DomainQuestions(
+        state_key="recipe",
+        choice="Which course is this recipe?",
+        options={
+            "starter": "a small first course",
+            "main": "the main dish of a meal",
+            "dessert": "a sweet course after the meal",
+            "drink": "something to drink",
+        },
+        noul="Is this recipe vegetarian?",
+        when_true="it has no meat and no fish",
+        when_false="it contains meat or fish",
+        score="How long does this recipe take?",
+        levels=("quick", "medium", "long"),
+    ),
+    "logs": DomainQuestions(
+        state_key="log_entry",
+        choice="Which component does this log entry concern?",
+        options={
+            "database": "the database server",
+            "network": "links, routes and hosts",
+            "disk": "storage and file systems",
+            "auth": "logins, users and tokens",
+        },
+        noul="Does this log entry need an engineer to act now?",
+        when_true="someone must act now",
+        when_false="it can wait or needs nothing",
+        score="How severe is this log entry?",
+        levels=("info", "warning", "error", "critical"),
+    ),
 }
 
 MAKERS: Final[dict[str, Callable[[random.Random], Item]]] = {
@@ -268,19 +276,16 @@ def _split(index: int, count: int) -> str:
     return "dev" if index < count // 2 else "test"
 
 
-def _wire_question(kind: str, spec: dict[str, object]) -> dict[str, object]:
+def _wire_question(kind: str, spec: DomainQuestions) -> dict[str, object]:
     if kind == "choice":
-        instructions, options = spec["choice"]  # type: ignore[misc]  # a pair by construction
-        return {"instructions": instructions, "type": "choice", "criteria": options}
+        return {"instructions": spec.choice, "type": "choice", "criteria": spec.options}
     if kind == "noul":
-        instructions, true, false = spec["noul"]  # type: ignore[misc]
         return {
-            "instructions": instructions,
+            "instructions": spec.noul,
             "type": "noul",
-            "criteria": {"true": true, "false": false},
+            "criteria": {"true": spec.when_true, "false": spec.when_false},
         }
-    instructions, levels = spec["score"]  # type: ignore[misc]
-    return {"instructions": instructions, "type": "score", "criteria": levels}
+    return {"instructions": spec.score, "type": "score", "criteria": list(spec.levels)}
 
 
 def decision_lines(seed: int = SEED) -> list[dict[str, object]]:
@@ -298,7 +303,7 @@ def decision_lines(seed: int = SEED) -> list[dict[str, object]]:
                         "name": f"{domain}-{index + 1:03d}-{kind}",
                         "tags": [_split(index, len(items)), domain, kind],
                         "request": {
-                            "state": {str(spec["state_key"]): item["text"]},
+                            "state": {spec.state_key: item["text"]},
                             "questions": {kind: _wire_question(kind, spec)},
                         },
                         "labels": {kind: label},
