@@ -11,14 +11,27 @@ verdict. :mod:`harness.evals.metrics` holds the figures as pure functions.
 """
 
 from harness.evals import metrics as metrics
+from harness.evals._compare import CaseChange as CaseChange
+from harness.evals._compare import Comparison as Comparison
+from harness.evals._compare import DecisionShift as DecisionShift
+from harness.evals._compare import compare as compare
 from harness.evals._dataset import Case as Case
 from harness.evals._dataset import Dataset as Dataset
 from harness.evals._dataset import DatasetError as DatasetError
 from harness.evals._dataset import ItemKey as ItemKey
 from harness.evals._dataset import key_text as key_text
+from harness.evals._gates import GATES as GATES
+from harness.evals._gates import GateResult as GateResult
+from harness.evals._gates import assert_eval as assert_eval
+from harness.evals._gates import check_gates as check_gates
 from harness.evals._pack import DecisionPack as DecisionPack
 from harness.evals._pack import Label as Label
 from harness.evals._pack import LabelledDecision as LabelledDecision
+from harness.evals._render import render_comparison as render_comparison
+from harness.evals._render import render_html as render_html
+from harness.evals._render import render_text as render_text
+from harness.evals._render import write_html as write_html
+from harness.evals._render import write_junit as write_junit
 from harness.evals._report import Candidate as Candidate
 from harness.evals._report import CaseResult as CaseResult
 from harness.evals._report import EvalReport as EvalReport
@@ -37,31 +50,44 @@ from harness.evals.metrics import Estimate as Estimate
 from harness.evals.metrics import UndefinedMetricError as UndefinedMetricError
 
 __all__ = [
+    "GATES",
     "Bin",
     "Candidate",
     "Case",
+    "CaseChange",
     "CaseResult",
+    "Comparison",
     "Dataset",
     "DatasetError",
     "DecisionPack",
+    "DecisionShift",
     "Estimate",
     "EvalError",
     "EvalReport",
     "FittedThreshold",
+    "GateResult",
     "ItemKey",
     "Label",
     "LabelledDecision",
     "ScoredDecision",
     "ThresholdRule",
     "UndefinedMetricError",
+    "assert_eval",
+    "check_gates",
+    "compare",
     "evaluate",
     "evaluate_async",
     "fit_threshold",
     "key_text",
     "load_report",
     "metrics",
+    "render_comparison",
+    "render_html",
+    "render_text",
     "role_of",
     "score",
+    "write_html",
+    "write_junit",
 ]
 
 for _name in __all__:

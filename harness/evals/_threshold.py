@@ -9,7 +9,11 @@ never reported on the cases it was fitted on.
 
 from __future__ import annotations
 
+import json
+import os
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Literal
 
 import attrs
@@ -29,8 +33,10 @@ class FittedThreshold:
     """A threshold fitted on ``fitted_on`` (``cases`` cases) by ``rule``; ``dev`` its figures
     there and ``held_out`` on the held-out cases (empty until :meth:`on` reports it).
 
-    Use it where the thinker reads its threshold: the thinker's constructor,
-    ``selection_threshold=fitted.value`` (see docs/evals.md)."""
+    The thinker reads its threshold from the run's catalog entry (``[entries.calibration]``
+    ``selection_threshold``) unless its constructor was given one: :meth:`write_calibration`
+    writes it into the calibration file an entry names (``file = "..."``), :meth:`toml` gives
+    the line to paste into the entry's table."""
 
     value: float
     rule: ThresholdRule
@@ -55,6 +61,42 @@ class FittedThreshold:
         )
         return attrs.evolve(self, held_out=figures, held_out_split=report.dataset)
 
+    def toml(self) -> str:
+        """The fitted threshold as TOML lines for an entry's ``[entries.calibration]`` table (a
+        comment saying how it was fitted, then ``selection_threshold = ...``)."""
+        return f"{self._comment()}\nselection_threshold = {round(self.value, 6)!r}\n"
+
+    def _comment(self) -> str:
+        bound = (
+            ""
+            if self.precision_lower_bound is None
+            else f", precision >= {self.precision_lower_bound:.3f} (95 % Wilson lower bound)"
+        )
+        target = "" if self.target is None else f" {self.target:g}"
+        return (
+            f"# selection_threshold fitted by harness.evals ({self.rule}{target}) on "
+            f"{self.fitted_on}, {self.cases} cases{bound}"
+        )
+
+    def write_calibration(self, path: str | os.PathLike[str]) -> Path:
+        """Set ``selection_threshold`` in the TOML calibration file at ``path`` (made if
+        missing; its other keys are kept): the file an entry's ``[entries.calibration]`` names
+        with ``file = "..."``, so every run on that entry answers at this threshold."""
+        written = Path(path)
+        table: dict[str, object] = {}
+        if written.exists():
+            try:
+                table = tomllib.loads(written.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+                raise ValueError(f"{written} is not a TOML calibration file: {error}") from None
+        table["selection_threshold"] = round(self.value, 6)
+        lines = [self._comment()]
+        for key, value in table.items():
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+        written.parent.mkdir(parents=True, exist_ok=True)
+        written.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return written
+
     def to_json(self) -> dict[str, object]:
         """The threshold and its figures as JSON."""
 
@@ -77,6 +119,28 @@ class FittedThreshold:
             "held_out": shown(self.held_out),
             "held_out_split": self.held_out_split,
         }
+
+
+def _toml_key(key: str) -> str:
+    bare = key.replace("_", "").replace("-", "").isalnum() and key.isascii()
+    return key if bare else json.dumps(key)
+
+
+def _toml_value(value: object) -> str:
+    """A TOML value of the shapes a calibration holds: strings, numbers, booleans, arrays and
+    inline tables of those."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{_toml_key(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }"
+    raise ValueError(f"a calibration file holds no {type(value).__name__} values")
 
 
 def _pooled(cases: Sequence[CaseResult], threshold: float) -> tuple[int, int, int]:

@@ -3,6 +3,9 @@ the sentences worth keeping (those about a refund)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
@@ -36,13 +39,14 @@ class SplitNote(DecisionTool[Note, ListArtifact[Sentence]]):
 class KeepSentences(DecisionThinker[Note, Sentence]):
     """Keeps the sentences of a note that ask for a refund."""
 
-    def __init__(self, parent: Identifiable) -> None:
+    def __init__(self, parent: Identifiable, *, selection_threshold: float | None = None) -> None:
         super().__init__(
             parent,
             output_type=Sentence,
             key_tool=SplitNote,
             palette=(),
             objective="Keep the sentences that ask for a refund",
+            selection_threshold=selection_threshold,
         )
 
 
@@ -54,11 +58,40 @@ def refund_policy(yes_if: float = 0.9, yes_else: float = 0.2):  # type: ignore[n
         answers = default_answers(request)
         for question_id, question in request.questions.items():
             if question_id == "next" and isinstance(question, Choice):
-                move = FINISH if FINISH in question.options else "split_note"
+                tool = next(o for o in question.options if o.startswith("split_note"))
+                move = FINISH if FINISH in question.options else tool
                 answers[question_id] = choose(question, move, probability=0.9)
             elif isinstance(question, Noul):
                 words = digest_of(request, question_id.removeprefix("select_"))
-                answers[question_id] = yes(yes_if if "refund" in words else yes_else)
+                answers[question_id] = yes(yes_if if "refund" in words.lower() else yes_else)
         return answers
 
     return policy
+
+
+@tool_name("split_note_slowly")
+class SplitNoteSlowly(DecisionTool[Note, ListArtifact[Sentence]]):
+    """:class:`SplitNote`, noting each run in the file $HARNESS_EVAL_RUN_LOG and pausing
+    $HARNESS_EVAL_PAUSE seconds (a long eval to kill midway)."""
+
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Sentence]:
+        log = os.environ.get("HARNESS_EVAL_RUN_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as file:  # noqa: ASYNC230 - a test tool's tiny log
+                file.write(input.text + "\n")
+        await asyncio.sleep(float(os.environ.get("HARNESS_EVAL_PAUSE", "0")))
+        return await SplitNote(self).execute(input, context)
+
+
+@tool_name("keep_sentences_slowly")
+class KeepSentencesSlowly(DecisionThinker[Note, Sentence]):
+    """:class:`KeepSentences` with a slow key tool."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Sentence,
+            key_tool=SplitNoteSlowly,
+            palette=(),
+            objective="Keep the sentences that ask for a refund",
+        )

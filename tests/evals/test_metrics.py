@@ -1,0 +1,186 @@
+"""Every figure of harness.evals.metrics against an independent computation written here."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from harness.evals import metrics as m
+
+RNG = random.Random(11)
+P = [RNG.random() for _ in range(40)]
+Y = [RNG.random() < p for p in P]  # outcomes drawn from the probabilities: both classes
+
+
+def test_counts() -> None:
+    assert m.recall(3, 1) == 0.75
+    assert m.precision(3, 3) == 0.5
+    assert m.f1(3, 3, 1) == pytest.approx(2 * 0.5 * 0.75 / (0.5 + 0.75))
+    with pytest.raises(m.UndefinedMetricError, match="no item was expected"):
+        m.recall(0, 0)
+    with pytest.raises(m.UndefinedMetricError, match="nothing was answered"):
+        m.precision(0, 0)
+    with pytest.raises(m.UndefinedMetricError):
+        m.f1(0, 0, 0)
+
+
+def test_brier_and_log_loss_over_the_whole_distribution() -> None:
+    dists = [(0.7, 0.2, 0.1), (0.1, 0.1, 0.8), (1 / 3, 1 / 3, 1 / 3)]
+    labels = [0, 1, 2]
+    expected = 0.0
+    for d, label in zip(dists, labels, strict=True):
+        onehot = [1.0 if k == label else 0.0 for k in range(3)]
+        expected += sum((a - b) ** 2 for a, b in zip(d, onehot, strict=True))
+    assert m.brier(dists, labels) == pytest.approx(expected / 3)
+    assert m.log_loss(dists, labels) == pytest.approx(
+        -(math.log(0.7) + math.log(0.1) + math.log(1 / 3)) / 3
+    )
+    # a noul as (p, 1 - p): twice the one-sided squared error
+    assert m.brier([(0.8, 0.2)], [1]) == pytest.approx(2 * 0.8**2)
+    assert m.log_loss([(1.0, 0.0)], [1]) == pytest.approx(-math.log(m.LOG_LOSS_FLOOR))
+
+
+def test_accuracy_takes_the_first_of_tied_options() -> None:
+    assert m.accuracy([(0.5, 0.5), (0.2, 0.8), (0.9, 0.1)], [0, 1, 1]) == pytest.approx(2 / 3)
+
+
+def test_auc_against_counting_every_pair() -> None:
+    scores = [round(p, 1) for p in P]  # ties on purpose
+    positives = [s for s, y in zip(scores, Y, strict=True) if y]
+    negatives = [s for s, y in zip(scores, Y, strict=True) if not y]
+    wins = sum(
+        1.0 if a > b else 0.5 if a == b else 0.0 for a, b in itertools.product(positives, negatives)
+    )
+    assert m.auc(scores, Y) == pytest.approx(wins / (len(positives) * len(negatives)))
+
+
+def test_rps_against_cumulative_sums() -> None:
+    dists = [(0.1, 0.2, 0.3, 0.4), (0.7, 0.1, 0.1, 0.1)]
+    labels = [3, 2]
+    total = 0.0
+    for d, label in zip(dists, labels, strict=True):
+        cdf = [sum(d[: k + 1]) for k in range(4)]
+        obs = [1.0 if k >= label else 0.0 for k in range(4)]
+        total += sum((cdf[k] - obs[k]) ** 2 for k in range(3)) / 3
+    assert m.rps(dists, labels) == pytest.approx(total / 2)
+    assert m.rps([(0.0, 0.0, 1.0)], [2]) == 0.0
+    assert m.rps([(1.0, 0.0, 0.0)], [2]) > m.rps([(0.0, 1.0, 0.0)], [2])  # far costs more
+
+
+def _ece_by_hand(ps: list[float], ys: list[bool], groups: list[list[int]]) -> float:
+    n = len(ps)
+    total = 0.0
+    for group in groups:
+        if group:
+            conf = sum(ps[i] for i in group) / len(group)
+            freq = sum(ys[i] for i in group) / len(group)
+            total += len(group) / n * abs(conf - freq)
+    return total
+
+
+def test_ece_with_equal_width_bins() -> None:
+    groups: list[list[int]] = [[] for _ in range(10)]
+    for i, p in enumerate(P):
+        b = 9 if p >= 1.0 else math.floor(p * 10)
+        groups[b].append(i)
+    assert m.ece(P, Y, bins=10, strategy="width") == pytest.approx(_ece_by_hand(P, Y, groups))
+    assert m.ece([1.0, 0.0], [True, False]) == 0.0  # 1.0 lands in the last bin
+
+
+def test_ece_with_equal_mass_bins() -> None:
+    order = sorted(range(len(P)), key=lambda i: P[i])
+    groups = [order[k * 4 : (k + 1) * 4] for k in range(10)]  # 40 decisions, 10 bins of 4
+    assert m.ece(P, Y, bins=10, strategy="mass") == pytest.approx(_ece_by_hand(P, Y, groups))
+    bins = m.reliability(P, Y, bins=10, strategy="mass")
+    assert [b.count for b in bins] == [4] * 10
+
+
+def test_wilson_against_the_formula() -> None:
+    k, n, z = 7, 20, 1.959963984540054
+    phat = k / n
+    centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
+    low, high = m.wilson(k, n)
+    assert low == pytest.approx(centre - half)
+    assert high == pytest.approx(centre + half)
+    assert m.wilson(0, 5)[0] == 0.0
+    assert m.wilson(5, 5)[1] == pytest.approx(1.0)
+    with pytest.raises(m.UndefinedMetricError, match="no trials"):
+        m.wilson(0, 0)
+
+
+def test_mcnemar_exact_against_math_comb() -> None:
+    b, c = 2, 9
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(0, b + 1)) / 2**n
+    assert m.mcnemar(b, c) == pytest.approx(min(1.0, 2 * tail))
+    assert m.mcnemar(9, 2) == m.mcnemar(2, 9)
+    assert m.mcnemar(0, 0) == 1.0
+    assert m.mcnemar(5, 5) == 1.0
+
+
+@pytest.mark.parametrize(
+    "figure",
+    [
+        lambda: m.accuracy([], []),
+        lambda: m.brier([], []),
+        lambda: m.log_loss([], []),
+        lambda: m.rps([], []),
+        lambda: m.ece([], []),
+        lambda: m.auc([], []),
+    ],
+)
+def test_empty_inputs_are_undefined_never_zero(figure: object) -> None:
+    with pytest.raises(m.UndefinedMetricError, match="no decisions"):
+        figure()  # type: ignore[operator]  # each a function of no arguments
+
+
+def test_one_class_auc_is_undefined() -> None:
+    with pytest.raises(m.UndefinedMetricError, match="no negatives"):
+        m.auc([0.2, 0.9], [True, True])
+    with pytest.raises(m.UndefinedMetricError, match="no positives"):
+        m.auc([0.2, 0.9], [False, False])
+
+
+def test_bootstrap_resamples_cases_and_is_seeded() -> None:
+    cases = [[(p, y)] * (1 + i % 3) for i, (p, y) in enumerate(zip(P, Y, strict=True))]
+
+    def share(sample: Sequence[list[tuple[float, bool]]]) -> float:
+        flat = [d for group in sample for d in group]
+        return sum(y for _, y in flat) / len(flat)
+
+    one = m.bootstrap(cases, share, seed=3, resamples=300)
+    two = m.bootstrap(cases, share, seed=3, resamples=300)
+    assert one == two
+    assert one.low is not None
+    assert one.high is not None
+    assert one.value is not None
+    assert one.low <= one.value <= one.high
+    assert one.cases == len(cases)
+    # by hand: the same draws of whole cases
+    rng = random.Random(3)
+    draws = []
+    for _ in range(300):
+        sample = [cases[rng.randrange(len(cases))] for _ in range(len(cases))]
+        draws.append(share(sample))
+    draws.sort()
+    position = 0.025 * 299
+    below = math.floor(position)
+    low = draws[below] + (draws[below + 1] - draws[below]) * (position - below)
+    assert one.low == pytest.approx(low)
+
+
+def test_bootstrap_of_an_undefined_figure_says_why() -> None:
+    found = m.bootstrap([[(0.3, True)], [(0.6, True)]], lambda s: m.auc([0.3], [True]))
+    assert found.value is None
+    assert found.undefined is not None
+    assert "no negatives" in found.undefined
+    assert "undefined" in str(found)
+    single = m.bootstrap([1.0], lambda s: sum(s) / len(s))
+    assert single.value == 1.0
+    assert single.low is None
+    assert single.undefined == "fewer than two cases to resample"
