@@ -154,13 +154,8 @@ async def run_demo(
     catalog = catalog if catalog is not None else load_catalog()
     entry = catalog.entry(entry_id) if entry_id is not None else catalog.pinned(DECISION)
     calibration = entry.calibration
-    fitted = None if calibration is None else calibration.selection_threshold
-    thinker = PriceDecisionFinder(
-        Workflow(),
-        objective=objective,
-        max_turns=max_turns,
-        selection_threshold=DEFAULT_SELECTION_THRESHOLD if fitted is None else fitted,
-    )
+    # the thinker answers at the entry's fitted threshold when the calibration has one
+    thinker = PriceDecisionFinder(Workflow(), objective=objective, max_turns=max_turns)
 
     def progress(event: JobEvent) -> None:
         if on_progress is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from harness.artifacts import TextFormatterRegistry
-from harness.deciding import DEFAULT_SELECTION_THRESHOLD, DecisionThinker
+from harness.deciding import DecisionThinker
 from harness.demo._artifacts import Folder, Statement, register_formatters
 from harness.demo._tools import ListFolder, ReadStatements
 from harness.tools import Identifiable, tool_name
@@ -50,7 +50,7 @@ class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
         *,
         objective: str = DEMO_OBJECTIVE,
         max_turns: int = DEMO_MAX_TURNS,
-        selection_threshold: float = DEFAULT_SELECTION_THRESHOLD,
+        selection_threshold: float | None = None,
     ) -> None:
         super().__init__(
             parent,

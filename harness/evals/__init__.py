@@ -11,6 +11,11 @@ verdict. :mod:`harness.evals.metrics` holds the figures as pure functions.
 """
 
 from harness.evals import metrics as metrics
+from harness.evals._bias import PositionBias as PositionBias
+from harness.evals._bias import position_bias as position_bias
+from harness.evals._calibration import CalibrationReport as CalibrationReport
+from harness.evals._calibration import calibration_report as calibration_report
+from harness.evals._calibration import fit_calibration as fit_calibration
 from harness.evals._compare import CaseChange as CaseChange
 from harness.evals._compare import Comparison as Comparison
 from harness.evals._compare import DecisionShift as DecisionShift
@@ -52,6 +57,7 @@ from harness.evals.metrics import UndefinedMetricError as UndefinedMetricError
 __all__ = [
     "GATES",
     "Bin",
+    "CalibrationReport",
     "Candidate",
     "Case",
     "CaseChange",
@@ -69,18 +75,22 @@ __all__ = [
     "ItemKey",
     "Label",
     "LabelledDecision",
+    "PositionBias",
     "ScoredDecision",
     "ThresholdRule",
     "UndefinedMetricError",
     "assert_eval",
+    "calibration_report",
     "check_gates",
     "compare",
     "evaluate",
     "evaluate_async",
+    "fit_calibration",
     "fit_threshold",
     "key_text",
     "load_report",
     "metrics",
+    "position_bias",
     "render_comparison",
     "render_html",
     "render_text",

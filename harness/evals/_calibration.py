@@ -28,7 +28,7 @@ from typing import Final, Literal
 import attrs
 
 from harness.evals._report import ScoredDecision
-from harness.evals.metrics import Estimate, bootstrap, ece, log_loss
+from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
 from harness.models import (
     CALIBRATION_ROLES,
     Calibration,
@@ -185,17 +185,16 @@ def fit_isotonic(probabilities: Sequence[float], outcomes: Sequence[bool]) -> Is
     pooled block, at its mean probability, valued at its outcome rate."""
     if not outcomes:
         raise ValueError("fit_isotonic needs at least one labelled decision")
-    order = sorted(range(len(probabilities)), key=lambda i: probabilities[i])
-    # blocks: [sum of p, sum of y, count]; equal probabilities always share a block
-    blocks: list[list[float]] = []
-    for i in order:
-        p, y = probabilities[i], 1.0 if outcomes[i] else 0.0
-        if blocks and blocks[-1][0] / blocks[-1][2] == p:
-            blocks[-1][0] += p
-            blocks[-1][1] += y
-            blocks[-1][2] += 1
-        else:
-            blocks.append([p, y, 1.0])
+    # equal probabilities share one value: group them first, then pool adjacent violators
+    groups: dict[float, list[float]] = {}
+    for p, outcome in zip(probabilities, outcomes, strict=True):
+        group = groups.setdefault(p, [0.0, 0.0, 0.0])
+        group[0] += p
+        group[1] += 1.0 if outcome else 0.0
+        group[2] += 1.0
+    blocks: list[list[float]] = []  # [sum of p, sum of outcomes, count]
+    for p in sorted(groups):
+        blocks.append(list(groups[p]))
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
             last = blocks.pop()
             for k in range(3):
@@ -367,38 +366,44 @@ def _top(distribution: Sequence[float], label: int, kind: str) -> tuple[float, b
     return distribution[top], top == label
 
 
+_Mapped = tuple[list[float], int, float, bool]
+"""A decision after a calibration: its distribution, label, and the pair an ECE reads."""
+
+
 def _figures(
-    decisions: Sequence[ScoredDecision], calibration: Calibration | None, seed: int
+    decisions: Sequence[ScoredDecision],
+    calibration: Calibration | None,
+    seed: int,
+    resamples: int,
 ) -> tuple[Estimate, Estimate]:
-    cases: dict[str, list[ScoredDecision]] = {}
-    for decision in decisions:
-        cases.setdefault(decision.case, []).append(decision)
+    cases: dict[str, list[_Mapped]] = {}
+    for decision in decisions:  # each decision mapped once, then resampled by case
+        distribution = mapped_distribution(calibration, decision)
+        top, outcome = _top(distribution, decision.label, decision.kind)
+        cases.setdefault(decision.case, []).append((distribution, decision.label, top, outcome))
     groups = list(cases.values())
 
-    def pairs(sample: Sequence[list[ScoredDecision]]) -> list[tuple[list[float], int, str]]:
-        return [
-            (mapped_distribution(calibration, d), d.label, d.kind)
-            for group in sample
-            for d in group
-        ]
+    def ece_of(sample: Sequence[list[_Mapped]]) -> float:
+        found = [d for group in sample for d in group]
+        return ece([d[2] for d in found], [d[3] for d in found], bins=10, strategy="mass")
 
-    def ece_of(sample: Sequence[list[ScoredDecision]]) -> float:
-        tops = [_top(dist, label, kind) for dist, label, kind in pairs(sample)]
-        return ece([p for p, _ in tops], [o for _, o in tops], bins=10, strategy="mass")
-
-    def loss_of(sample: Sequence[list[ScoredDecision]]) -> float:
-        found = pairs(sample)
-        return log_loss([dist for dist, _, _ in found], [label for _, label, _ in found])
+    def loss_of(sample: Sequence[list[_Mapped]]) -> float:
+        found = [d for group in sample for d in group]
+        return log_loss([d[0] for d in found], [d[1] for d in found])
 
     n = len(decisions)
     return (
-        bootstrap(groups, ece_of, n=n, seed=seed),
-        bootstrap(groups, loss_of, n=n, seed=seed),
+        bootstrap(groups, ece_of, n=n, seed=seed, resamples=resamples),
+        bootstrap(groups, loss_of, n=n, seed=seed, resamples=resamples),
     )
 
 
 def calibration_report(
-    decisions: Iterable[ScoredDecision], calibration: Calibration, *, seed: int = 0
+    decisions: Iterable[ScoredDecision],
+    calibration: Calibration,
+    *,
+    seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> CalibrationReport:
     """``calibration``'s held-out figures on ``decisions`` (the test split), per role it maps:
     ECE with equal-mass bins and log loss, before and after, each with its interval."""
@@ -408,8 +413,8 @@ def calibration_report(
     reports: list[RoleReport] = []
     for role, found in by_role.items():
         mapped = calibration.roles.get(role)
-        ece_before, loss_before = _figures(found, None, seed)
-        ece_after, loss_after = _figures(found, calibration, seed)
+        ece_before, loss_before = _figures(found, None, seed, resamples)
+        ece_after, loss_after = _figures(found, calibration, seed, resamples)
         reports.append(
             RoleReport(
                 role=role,
