@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
     from harness.evals._gates import check_gates, failed
     from harness.evals._render import render_text, write_html, write_junit
     from harness.evals._run import import_thinker
-    from harness.models import CatalogError, load_catalog
+    from harness.catalog import CatalogError, load_catalog
     from harness.tools import list_iterand, runtime_class, tool_types
 
     try:

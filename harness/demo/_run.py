@@ -21,14 +21,14 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact
-from harness.deciding import DEFAULT_SELECTION_THRESHOLD, OBS_TURNS, parse_turns
+from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
 from harness.decision import DecisionRequest, DecisionResponse, NoulAnswer
 from harness.demo._artifacts import Document, Folder, Statement, TextFile
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE, PriceDecisionFinder
 from harness.jobs import JobEvent
-from harness.llm import DecisionClient, client_for
-from harness.models import DECISION, Catalog, CatalogEntry, load_catalog
+from harness.providers import DecisionClient, client_for
 from harness.record import RecordedRun, move_line, record_run
+from harness.thinker import DEFAULT_SELECTION_THRESHOLD, OBS_TURNS, parse_turns
 from harness.tools import Workflow
 
 __all__ = ["DemoRun", "demo_folder", "demo_progress_line", "relative_source", "run_demo"]
@@ -145,7 +145,7 @@ async def run_demo(
 ) -> DemoRun:
     """Run the demo thinker on ``folder`` (the shipped corpus when ``None``) and record it.
 
-    ``catalog`` defaults to :func:`~harness.models.load_catalog` (``$HARNESS_CATALOG`` or the
+    ``catalog`` defaults to :func:`~harness.catalog.load_catalog` (``$HARNESS_CATALOG`` or the
     shipped one, whose pinned entry is the embedded model); ``entry_id`` pins another entry.
     ``on_progress`` gets one line per tool turn as it ends. The thinker selects at the entry's
     calibrated ``selection_threshold`` when it has one (see the module's notes).

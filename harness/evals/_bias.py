@@ -24,11 +24,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from harness.deciding import DecisionCall
+from harness.thinker import DecisionCall
 from harness.decision import Choice, DecisionRequest, Question
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, UndefinedMetricError, bootstrap
 from harness.jobs import Dispatcher
-from harness.models import Catalog
+from harness.catalog import Catalog
 from harness.runs import ModelChoice, seat_for
 from harness.tools import Workflow
 

@@ -1,7 +1,7 @@
 """Fitting a catalog entry's calibration from labelled decisions, and measuring what it did.
 
 The maps themselves (and their application) live with the catalog entry
-(:class:`harness.models.Calibration`); this module fits them on a dev split and reports them on
+(:class:`harness.catalog.Calibration`); this module fits them on a dev split and reports them on
 a held-out one:
 
 * :func:`fit_temperature` (choices, scores): the temperature minimising the log loss of the
@@ -29,7 +29,7 @@ import attrs
 
 from harness.evals._report import ScoredDecision
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
-from harness.models import (
+from harness.catalog import (
     CALIBRATION_ROLES,
     Calibration,
     IsotonicMap,
@@ -65,7 +65,7 @@ RIDGE: Final = 1e-3
 
 
 def calibration_role(decision: ScoredDecision) -> str:
-    """The calibration role of a scored decision (:func:`harness.models.role_of`): ``next``,
+    """The calibration role of a scored decision (:func:`harness.catalog.role_of`): ``next``,
     ``input``, ``select``, else its kind (a pack's questions)."""
     if decision.question == "next" and decision.kind == "choice":
         return "next"

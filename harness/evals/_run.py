@@ -21,13 +21,13 @@ from typing import Any, TextIO, TypeVar
 
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
-from harness.deciding import DecisionThinker
+from harness.thinker import DecisionThinker
 from harness.errors import HarnessError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
 from harness.evals._score import baseline_figures, figures, reliability_bins
-from harness.models import Catalog
+from harness.catalog import Catalog
 from harness.runs import ModelChoice, seat_for
 from harness.tools import DecisionTool
 
@@ -150,7 +150,7 @@ def evaluate(
     """Run ``thinker`` on every case of ``dataset`` and score its answers; the report.
 
     ``model`` is anything the run API takes (an entry id, ``"embedded"``, a
-    :class:`~harness.llm.DecisionClient` such as a fake model or a replay; default: the
+    :class:`~harness.providers.DecisionClient` such as a fake model or a replay; default: the
     catalog's pin); a cassette of the pytest plugin or :func:`harness.override` answers as
     well. ``out`` keeps the eval's folder (inputs, results, records, ``report.json``) so it
     resumes when started again; without it a temporary folder is used. ``ray`` runs the cases

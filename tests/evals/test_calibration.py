@@ -22,7 +22,7 @@ from harness.evals._calibration import (
 )
 from harness.evals.metrics import ece
 from harness.jobs import Dispatcher
-from harness.models import (
+from harness.catalog import (
     Calibration,
     Catalog,
     CatalogEntry,
@@ -222,7 +222,7 @@ def ask(
 ) -> list[ScoredDecision]:
     """Each request asked through a dispatcher (decision calls, the wrapper client when the
     entry has a calibration); each selection as the thinker reads it, scored."""
-    from harness.deciding import DecisionCall
+    from harness.thinker import DecisionCall
 
     async def go() -> list[ScoredDecision]:
         catalog = Catalog([entry], {"decision": entry.id})

@@ -8,20 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from harness.deciding import DecisionCall
+from harness.thinker import DecisionCall
 from harness.decision import (
     Choice,
     ChoiceAnswer,
     DecisionRequest,
     DecisionResponse,
-    ModelCall,
     Noul,
     NoulAnswer,
     Score,
 )
-from harness.jobs import Dispatcher
-from harness.llm import CalibratedDecisionClient
-from harness.models import (
+from harness.jobs import Dispatcher, ModelCall
+from harness.providers import CalibratedDecisionClient
+from harness.catalog import (
     Calibration,
     CatalogError,
     PlattMap,

@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.deciding import DEFAULT_SELECTION_THRESHOLD
+from harness.thinker import DEFAULT_SELECTION_THRESHOLD
 from harness.evals import FittedThreshold
 from harness.scope import Workflow
 from tests.evals.thinkers import KeepSentences

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
+from harness.thinker import DecisionThinker
 from harness.errors import InvalidInputError
 from harness.tools import DecisionTool, Identifiable, tool_name
 

@@ -34,7 +34,7 @@ from harness.evals._threshold import fit_threshold
 from harness.evals.data import DOMAINS, data_path
 from harness.evals.data import domains as d
 from harness.evals.metrics import Estimate, auc, bootstrap
-from harness.models import Calibration, Catalog, CatalogEntry, default_catalog
+from harness.catalog import Calibration, Catalog, CatalogEntry, default_catalog
 
 __all__ = ["FITTED", "ask_pack", "fit", "main", "run_reports"]
 
@@ -67,7 +67,7 @@ def _catalog(calibration: Calibration | None) -> Catalog:
 
 async def ask_pack(split: str) -> list[ScoredDecision]:
     """The shipped decisions of ``split`` asked of the embedded model with no calibration."""
-    from harness.llm import client_for
+    from harness.providers import client_for
 
     pack = DecisionPack.load(data_path("decisions.jsonl"))
     entry = _catalog(None).entry(ENTRY)
