@@ -38,11 +38,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
             "thinker on each case and report recall, precision, F1, calibration and more, each "
             "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
-            "between two evals (reports or --out folders). A failed gate exits 1."
+            "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
+            "single labelled requests. A failed gate exits 1."
         ),
     )
-    parser.add_argument("first", metavar="MODULE:CLASS|compare", help="the thinker, or compare")
-    parser.add_argument("second", metavar="DATASET|A", help="the labelled cases, or report A")
+    parser.add_argument(
+        "first", metavar="MODULE:CLASS|compare|pack", help="the thinker, compare or pack"
+    )
+    parser.add_argument(
+        "second", metavar="DATASET|A|PACK", help="the labelled cases, report A or a pack"
+    )
     parser.add_argument("third", metavar="B", nargs="?", help="report B (compare only)")
     parser.add_argument(
         "--model",
@@ -93,6 +98,8 @@ def eval_command(args: argparse.Namespace) -> int:
     """Run ``harness eval`` or ``harness eval compare``."""
     if args.first == "compare":
         return _compare(args)
+    if args.first == "pack":
+        return _pack(args)
     if args.third is not None:
         raise CliError(
             f"unexpected argument {args.third!r}: harness eval MODULE:CLASS DATASET, or "
@@ -157,6 +164,43 @@ def _run(args: argparse.Namespace) -> int:
         for result in results:
             say(result.message)
         say(f"report: {out / 'report.json'}, page: {out / 'report.html'}", error=True)
+    return EXIT_FAILED if failed(results) else 0
+
+
+def _pack(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.evals import DatasetError, DecisionPack, evaluate_pack
+    from harness.evals._gates import check_gates, failed
+    from harness.evals._render import render_text, write_html, write_junit
+    from harness.models import CatalogError, load_catalog
+
+    if args.third is not None:
+        raise CliError(f"unexpected argument {args.third!r}: harness eval pack PACK.jsonl")
+    try:
+        catalog = load_catalog(args.catalog) if args.catalog else None
+        pack = DecisionPack.load(args.second)
+        report = evaluate_pack(
+            pack,
+            model=args.model,
+            catalog=catalog,
+            concurrency=args.concurrency,
+            resamples=args.resamples,
+        )
+    except (DatasetError, CatalogError) as error:
+        raise CliError(str(error)) from None
+    out = Path(args.out or "eval-out")
+    report.write_json(out / "report.json")
+    write_html(report, out)
+    results = check_gates(report, _gates(args))
+    if args.junit:
+        write_junit(args.junit, report, results)
+    if args.json:
+        print(report.dumps(), end="")
+    else:
+        print(render_text(report), end="")
+        for result in results:
+            say(result.message)
     return EXIT_FAILED if failed(results) else 0
 
 

@@ -32,6 +32,8 @@ from harness.evals._gates import check_gates as check_gates
 from harness.evals._pack import DecisionPack as DecisionPack
 from harness.evals._pack import Label as Label
 from harness.evals._pack import LabelledDecision as LabelledDecision
+from harness.evals._pack_run import evaluate_pack as evaluate_pack
+from harness.evals._pack_run import evaluate_pack_async as evaluate_pack_async
 from harness.evals._render import render_comparison as render_comparison
 from harness.evals._render import render_html as render_html
 from harness.evals._render import render_text as render_text
@@ -85,6 +87,8 @@ __all__ = [
     "compare",
     "evaluate",
     "evaluate_async",
+    "evaluate_pack",
+    "evaluate_pack_async",
     "fit_calibration",
     "fit_threshold",
     "key_text",

@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
+import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -53,22 +55,38 @@ def import_thinker(target: str) -> type[DecisionTool[Any, Artifact]]:  # any thi
         raise EvalError(str(error)) from None
 
 
-def target_of(thinker: Thinker) -> str:
-    """``MODULE:CLASS`` of a thinker class (checked importable), or the string given."""
+def target_of(thinker: Thinker, *, local: bool = True) -> str:
+    """``MODULE:CLASS`` of a thinker class, or the string given (checked importable).
+
+    A class not importable by its name (defined in ``__main__``, a notebook or a function) is
+    registered under a module of its own for this process when ``local`` (the local engine
+    runs in this process); on Ray it is refused, naming the fix."""
     if isinstance(thinker, str):
         import_thinker(thinker)
         return thinker
-    module = getattr(thinker, "__module__", None)
-    qualname = getattr(thinker, "__qualname__", "")
-    if module is None or "<locals>" in qualname or module == "__main__":
+    module = getattr(thinker, "__module__", None) or "__main__"
+    qualname = getattr(thinker, "__qualname__", "") or repr(thinker)
+    if "<locals>" not in qualname and module != "__main__":
+        target = f"{module}:{qualname}"
+        try:
+            if import_thinker(target) is thinker:
+                return target
+        except EvalError:
+            pass
+    if not local:
         raise EvalError(
-            f"{qualname or thinker!r} is not importable by name (defined in a function or in "
-            "__main__): define the thinker at the top level of a module, as a batch imports it"
+            f"{qualname} is not importable by name (defined in {module}): on Ray each worker "
+            "imports the thinker, so define it at the top level of a module on the path"
         )
-    target = f"{module}:{qualname}"
-    if import_thinker(target) is not thinker:
-        raise EvalError(f"{target} does not name the thinker class given")
-    return target
+    name = "harness_eval_local_" + "".join(
+        c if c.isalnum() else "_" for c in f"{module}.{qualname}"
+    )
+    holder = sys.modules.get(name)
+    if holder is None:
+        holder = types.ModuleType(name, f"{qualname}, registered by harness.evals")
+        sys.modules[name] = holder
+    holder.Thinker = thinker  # type: ignore[attr-defined]  # a module made to hold the class
+    return f"{name}:Thinker"
 
 
 def _model_name(model: ModelChoice) -> str:
@@ -191,7 +209,7 @@ async def _evaluate(
     resamples: int,
     ray: str | None,
 ) -> EvalReport:
-    target = target_of(thinker)
+    target = target_of(thinker, local=ray is None)
     thinker_class = import_thinker(target)
     if not issubclass(thinker_class, DecisionThinker):
         raise EvalError(f"{target} is not a DecisionThinker: an eval scores a thinker's answers")
@@ -238,9 +256,12 @@ async def _evaluate(
             for number, case_ in enumerate(dataset.cases, start=1)
         )
         ran = time.perf_counter() - started
+        shown = (
+            thinker if isinstance(thinker, str) else f"{thinker.__module__}:{thinker.__qualname__}"
+        )
         report = score(
             cases,
-            subject=target,
+            subject=shown,
             dataset=dataset.name,
             model=name,
             split=split,
@@ -285,9 +306,10 @@ def score(
         threshold = next(
             (d.threshold for c in cases for d in c.decisions if d.threshold is not None), None
         )
-    found = figures(cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples)
+    drawn = m.Resampler(len(cases), resamples=resamples, seed=seed)
+    found = figures(cases, runs=runs, threshold=threshold, resampler=drawn)
     baselines = baseline_figures(
-        cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples
+        cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples, resampler=drawn
     )
     bins = reliability_bins(cases)
     return EvalReport(

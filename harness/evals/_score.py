@@ -7,8 +7,9 @@ decisions of one run are correlated (they share its world and its model's readin
 from __future__ import annotations
 
 import hashlib
+import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -32,19 +33,22 @@ def figures(
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
     rethreshold: bool = False,
+    resampler: m.Resampler | None = None,
 ) -> dict[str, Estimate]:
     """Every figure of ``cases``: run-level ones when ``runs``, then per question role.
-    ``rethreshold`` takes each case's answer again from its candidates at ``threshold``."""
+    ``rethreshold`` takes each case's answer again from its candidates at ``threshold``. Every
+    figure's interval comes from the same resamples of the cases (``resampler``)."""
+    drawn = resampler or m.Resampler(len(cases), resamples=resamples, seed=seed)
     found: dict[str, Estimate] = {}
     if runs:
         at = threshold if rethreshold else None
-        found.update(run_figures(cases, threshold=at, seed=seed, resamples=resamples))
+        found.update(run_figures(cases, threshold=at, resampler=drawn))
     roles: dict[str, None] = {}
     for case in cases:
         for decision in case.decisions:
             roles.setdefault(decision.role, None)
     for role in sorted(roles):
-        found.update(role_figures(cases, role, seed=seed, resamples=resamples))
+        found.update(role_figures(cases, role, resampler=drawn))
     return found
 
 
@@ -54,55 +58,32 @@ def run_figures(
     threshold: float | None = None,
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
+    resampler: m.Resampler | None = None,
 ) -> dict[str, Estimate]:
     """Recall, precision and F1 pooled over the cases' items, and the share of cases answered
     exactly; at ``threshold`` when given (else as answered)."""
-    rows = [(*case.counts(threshold), case.exact(threshold)) for case in cases]
-
-    def total(sample: Sequence[tuple[int, int, int, bool]], index: int) -> int:
-        return sum(int(row[index]) for row in sample)
-
-    def exact(sample: Sequence[tuple[int, int, int, bool]]) -> float:
-        if not sample:
-            raise m.UndefinedMetricError("exact match is undefined: no cases")
-        return sum(row[3] for row in sample) / len(sample)
-
-    tp, fp, fn = total(rows, 0), total(rows, 1), total(rows, 2)
-    kw = {"seed": seed, "resamples": resamples}
+    drawn = resampler or m.Resampler(len(cases), resamples=resamples, seed=seed)
+    counts = [case.counts(threshold) for case in cases]
+    tp = [float(c[0]) for c in counts]
+    fp = [float(c[1]) for c in counts]
+    fn = [float(c[2]) for c in counts]
+    exact = [float(case.exact(threshold)) for case in cases]
     return {
-        "recall": m.bootstrap(rows, lambda s: m.recall(total(s, 0), total(s, 2)), n=tp + fn, **kw),
-        "precision": m.bootstrap(
-            rows, lambda s: m.precision(total(s, 0), total(s, 1)), n=tp + fp, **kw
+        "recall": drawn.ratio(
+            tp,
+            [a + b for a, b in zip(tp, fn, strict=True)],
+            undefined="recall is undefined: no item was expected",
         ),
-        "f1": m.bootstrap(
-            rows, lambda s: m.f1(total(s, 0), total(s, 1), total(s, 2)), n=tp + fp + fn, **kw
+        "precision": drawn.ratio(
+            tp,
+            [a + b for a, b in zip(tp, fp, strict=True)],
+            undefined="precision is undefined: nothing was answered",
         ),
-        "exact_match": m.bootstrap(rows, exact, **kw),
+        "f1": drawn.f1(tp, fp, fn, n=int(sum(tp) + sum(fp) + sum(fn))),
+        "exact_match": drawn.ratio(
+            exact, [1.0] * len(cases), undefined="exact match is undefined: no cases"
+        ),
     }
-
-
-def _mean_of(
-    per_case: Callable[[ScoredDecision], float], what: str
-) -> Callable[[Sequence[Sequence[ScoredDecision]]], float]:
-    def statistic(sample: Sequence[Sequence[ScoredDecision]]) -> float:
-        count = sum(len(group) for group in sample)
-        if count == 0:
-            raise m.UndefinedMetricError(f"{what} is undefined: no decisions")
-        return sum(per_case(d) for group in sample for d in group) / count
-
-    return statistic
-
-
-def _brier_one(d: ScoredDecision) -> float:
-    return m.brier([d.probabilities], [d.label])
-
-
-def _log_loss_one(d: ScoredDecision) -> float:
-    return m.log_loss([d.probabilities], [d.label])
-
-
-def _rps_one(d: ScoredDecision) -> float:
-    return m.rps([d.probabilities], [d.label])
 
 
 def role_figures(
@@ -111,62 +92,54 @@ def role_figures(
     *,
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
+    resampler: m.Resampler | None = None,
 ) -> dict[str, Estimate]:
     """The figures of the decisions of ``role``: accuracy, Brier, log loss, ECE (equal-width and
     equal-mass bins), AUC of its yes/no questions and RPS of its scores."""
-    groups = [
-        [d for d in case.decisions if d.role == role]
-        for case in cases
-        if any(d.role == role for d in case.decisions)
-    ]
-    decisions = [d for group in groups for d in group]
-    n = len(decisions)
-    kw = {"seed": seed, "resamples": resamples, "n": n}
-
-    def flat(sample: Sequence[Sequence[ScoredDecision]]) -> list[ScoredDecision]:
-        return [d for group in sample for d in group]
-
-    def ece(strategy: m.BinStrategy) -> Callable[[Sequence[Sequence[ScoredDecision]]], float]:
-        def statistic(sample: Sequence[Sequence[ScoredDecision]]) -> float:
-            ds = flat(sample)
-            return m.ece(
-                [d.confidence for d in ds],
-                [d.outcome for d in ds],
-                bins=ECE_BINS,
-                strategy=strategy,
-            )
-
-        return statistic
-
+    drawn = resampler or m.Resampler(len(cases), resamples=resamples, seed=seed)
+    size = len(cases)
+    count, right, brier, log_loss = [0.0] * size, [0.0] * size, [0.0] * size, [0.0] * size
+    scores, rps = [0.0] * size, [0.0] * size
+    case_of: list[int] = []
+    chosen: list[ScoredDecision] = []
+    for index, case in enumerate(cases):
+        for d in case.decisions:
+            if d.role != role:
+                continue
+            case_of.append(index)
+            chosen.append(d)
+            count[index] += 1
+            right[index] += d.correct
+            probabilities, label = d.probabilities, d.label
+            brier[index] += sum((q - (k == label)) ** 2 for k, q in enumerate(probabilities))
+            log_loss[index] -= math.log(max(probabilities[label], m.LOG_LOSS_FLOOR))
+            if d.kind == "score":
+                scores[index] += 1
+                rps[index] += m.rps([probabilities], [label])
+    none = f"{role} has no decisions"
     found = {
-        f"{role}.accuracy": m.bootstrap(
-            groups, _mean_of(lambda d: float(d.correct), "accuracy"), **kw
+        f"{role}.accuracy": drawn.ratio(right, count, undefined=f"accuracy is undefined: {none}"),
+        f"{role}.brier": drawn.ratio(brier, count, undefined=f"Brier is undefined: {none}"),
+        f"{role}.log_loss": drawn.ratio(
+            log_loss, count, undefined=f"log loss is undefined: {none}"
         ),
-        f"{role}.brier": m.bootstrap(groups, _mean_of(_brier_one, "the Brier score"), **kw),
-        f"{role}.log_loss": m.bootstrap(groups, _mean_of(_log_loss_one, "log loss"), **kw),
-        f"{role}.ece_width": m.bootstrap(groups, ece("width"), **kw),
-        f"{role}.ece_mass": m.bootstrap(groups, ece("mass"), **kw),
     }
-    nouls = [[d for d in group if d.kind == "noul"] for group in groups]
-    nouls = [group for group in nouls if group]
-    if nouls:
-
-        def auc(sample: Sequence[Sequence[ScoredDecision]]) -> float:
-            ds = flat(sample)
-            return m.auc([d.probabilities[0] for d in ds], [d.label == 0 for d in ds])
-
-        found[f"{role}.auc"] = m.bootstrap(
-            nouls, auc, seed=seed, resamples=resamples, n=sum(len(g) for g in nouls)
+    confidences = [d.confidence for d in chosen]
+    outcomes = [d.outcome for d in chosen]
+    for strategy in ("width", "mass"):
+        found[f"{role}.ece_{strategy}"] = drawn.ece(
+            case_of, confidences, outcomes, bins=ECE_BINS, strategy=strategy
         )
-    scores = [[d for d in group if d.kind == "score"] for group in groups]
-    scores = [group for group in scores if group]
-    if scores:
-        found[f"{role}.rps"] = m.bootstrap(
-            scores,
-            _mean_of(_rps_one, "the ranked probability score"),
-            seed=seed,
-            resamples=resamples,
-            n=sum(len(g) for g in scores),
+    nouls = [(c, d) for c, d in zip(case_of, chosen, strict=True) if d.kind == "noul"]
+    if nouls:
+        found[f"{role}.auc"] = drawn.auc(
+            [c for c, _ in nouls],
+            [d.probabilities[0] for _, d in nouls],
+            [d.label == 0 for _, d in nouls],
+        )
+    if any(scores):
+        found[f"{role}.rps"] = drawn.ratio(
+            rps, scores, undefined=f"the ranked probability score is undefined: {none}"
         )
     return found
 
@@ -196,9 +169,9 @@ def reliability_bins(cases: Sequence[CaseResult]) -> dict[str, tuple[Bin, ...]]:
 # -- baselines ------------------------------------------------------------------------------
 
 
-def _draw(seed: int, case: str, question: str) -> random.Random:
-    """A random source fixed by the seed, the case and the question (order-independent)."""
-    digest = hashlib.sha256(f"{seed}\0{case}\0{question}".encode()).digest()
+def _draw(seed: int, case: str) -> random.Random:
+    """A random source fixed by the seed and the case's name (not by the order of cases)."""
+    digest = hashlib.sha256(f"{seed}\0{case}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
@@ -207,15 +180,15 @@ def uniform_case(case: CaseResult, *, threshold: float | None, seed: int) -> Cas
     uniformly with every option at the same probability, each yes/no a probability drawn
     uniformly from [0, 1] (the same draw for a candidate and its ``select_`` question)."""
     cut = 0.5 if threshold is None else threshold
+    rng = _draw(seed, case.name)
+    drawn = {f"select_{c.ref}": rng.random() for c in case.candidates}
     candidates = tuple(
-        attrs.evolve(c, probability=_draw(seed, case.name, f"select_{c.ref}").random())
-        for c in case.candidates
+        attrs.evolve(c, probability=drawn[f"select_{c.ref}"]) for c in case.candidates
     )
     decisions = []
     for d in case.decisions:
-        rng = _draw(seed, case.name, d.question)
         if d.kind == "noul":
-            p = rng.random()
+            p = drawn[d.question] if d.question in drawn else rng.random()
             at = d.threshold if d.threshold is not None else 0.5
             decisions.append(attrs.evolve(d, probabilities=(p, 1 - p), chosen=0 if p >= at else 1))
         else:
@@ -251,11 +224,13 @@ def baseline_figures(
     threshold: float | None,
     seed: int,
     resamples: int,
+    resampler: m.Resampler | None = None,
 ) -> dict[str, Mapping[str, Estimate]]:
-    """The figures of both baselines on ``cases``."""
+    """The figures of both baselines on ``cases`` (on the model's resamples when given)."""
     uniform = [uniform_case(c, threshold=threshold, seed=seed) for c in cases]
     key = [answer_key_case(c) for c in cases]
+    drawn = resampler or m.Resampler(len(cases), resamples=resamples, seed=seed)
     return {
-        "uniform": figures(uniform, runs=runs, threshold=threshold, seed=seed, resamples=resamples),
-        "answer_key": figures(key, runs=runs, threshold=threshold, seed=seed, resamples=resamples),
+        "uniform": figures(uniform, runs=runs, threshold=threshold, resampler=drawn),
+        "answer_key": figures(key, runs=runs, threshold=threshold, resampler=drawn),
     }

@@ -30,6 +30,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"thinker"}),
     frozenset({"record"}),
     frozenset({"runs", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
+    frozenset({"evals"}),
     frozenset({"cli", "__main__", "mypy"}),
 )
 """Lowest first: a package may import its own layer and the layers below it."""

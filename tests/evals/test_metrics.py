@@ -184,3 +184,63 @@ def test_bootstrap_of_an_undefined_figure_says_why() -> None:
     assert single.value == 1.0
     assert single.low is None
     assert single.undefined == "fewer than two cases to resample"
+
+
+def test_the_metrics_module_imports_nothing_of_harness() -> None:
+    import ast
+    from pathlib import Path
+
+    source = Path(m.__file__).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0
+            assert not (node.module or "").startswith("harness")
+        elif isinstance(node, ast.Import):
+            assert not any(alias.name.startswith("harness") for alias in node.names)
+
+
+def test_the_resampler_computes_each_resample_as_the_pure_functions_would() -> None:
+    rng = random.Random(5)
+    cases = [
+        [(rng.random(), rng.random() < 0.5) for _ in range(rng.randint(0, 4))] for _ in range(25)
+    ]
+    case_of = [i for i, c in enumerate(cases) for _ in c]
+    p = [d[0] for c in cases for d in c]
+    y = [d[1] for c in cases for d in c]
+    drawn = m.Resampler(len(cases), resamples=40, seed=9)
+    assert drawn.weights.sum(axis=1).tolist() == [25.0] * 40  # 25 cases a resample
+    for r in range(40):
+        expanded = [d for i, c in enumerate(cases) for d in c * int(drawn.weights[r, i])]
+        ps = [d[0] for d in expanded]
+        ys = [d[1] for d in expanded]
+        one = m.Resampler(len(cases), resamples=1)
+        one.weights = drawn.weights[r : r + 1]
+        for strategy in ("width", "mass"):
+            found = one.ece(case_of, p, y, strategy=strategy).low
+            assert found == pytest.approx(m.ece(ps, ys, strategy=strategy))
+        if any(ys) and not all(ys):
+            assert one.auc(case_of, p, y).low == pytest.approx(m.auc(ps, ys))
+        hits = [float(sum(d[1] for d in c)) for c in cases]
+        sizes = [float(len(c)) for c in cases]
+        assert one.ratio(hits, sizes, undefined="-").low == pytest.approx(sum(ys) / len(ys))
+
+
+def test_the_resampler_is_seeded_and_says_when_a_figure_is_undefined() -> None:
+    a = m.Resampler(10, resamples=100, seed=4)
+    b = m.Resampler(10, resamples=100, seed=4)
+    assert (a.weights == b.weights).all()
+    empty = a.ratio([0.0] * 10, [0.0] * 10, undefined="recall is undefined: no item was expected")
+    assert empty.value is None
+    assert empty.undefined == "recall is undefined: no item was expected"
+    one_class = a.auc([0, 1, 2], [0.1, 0.5, 0.9], [True, True, True])
+    assert one_class.value is None
+    assert one_class.undefined is not None
+    assert "no negatives" in one_class.undefined
+    rare = a.auc([0, 1], [0.2, 0.8], [False, True])  # most resamples draw one class only
+    assert rare.value == 1.0
+    assert rare.low is None
+    assert rare.undefined is not None
+    assert "undefined on" in rare.undefined
+    single = m.Resampler(1, resamples=50).ratio([1.0], [2.0], undefined="-")
+    assert single.value == 0.5
+    assert single.undefined == "fewer than two cases to resample"
