@@ -115,11 +115,11 @@ def eval_command(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from harness.catalog import CatalogError, load_catalog
     from harness.evals import Dataset, DatasetError, EvalError, evaluate
     from harness.evals._gates import check_gates, failed
     from harness.evals._render import render_text, write_html, write_junit
     from harness.evals._run import import_thinker
-    from harness.catalog import CatalogError, load_catalog
     from harness.tools import list_iterand, runtime_class, tool_types
 
     try:
@@ -170,10 +170,10 @@ def _run(args: argparse.Namespace) -> int:
 def _pack(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from harness.catalog import CatalogError, load_catalog
     from harness.evals import DatasetError, DecisionPack, evaluate_pack
     from harness.evals._gates import check_gates, failed
     from harness.evals._render import render_text, write_html, write_junit
-    from harness.models import CatalogError, load_catalog
 
     if args.third is not None:
         raise CliError(f"unexpected argument {args.third!r}: harness eval pack PACK.jsonl")

@@ -24,12 +24,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from harness.thinker import DecisionCall
+from harness.catalog import Catalog
 from harness.decision import Choice, DecisionRequest, Question
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, UndefinedMetricError, bootstrap
 from harness.jobs import Dispatcher
-from harness.catalog import Catalog
 from harness.runs import ModelChoice, seat_for
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 __all__ = ["PositionBias", "QuestionBias", "cyclic_orders", "position_bias", "question_bias"]

@@ -27,8 +27,6 @@ from typing import Final, Literal
 
 import attrs
 
-from harness.evals._report import ScoredDecision
-from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
 from harness.catalog import (
     CALIBRATION_ROLES,
     Calibration,
@@ -39,6 +37,8 @@ from harness.catalog import (
     logit,
     sigmoid,
 )
+from harness.evals._report import ScoredDecision
+from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
 
 __all__ = [
     "CalibrationReport",

@@ -15,7 +15,7 @@ from typing import TextIO
 
 import attrs
 
-from harness.deciding import DecisionCall
+from harness.catalog import Catalog
 from harness.decision import (
     Answer,
     Choice,
@@ -32,9 +32,9 @@ from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, ScoredDecision
 from harness.evals._run import _model_name, score
 from harness.jobs import Dispatcher
-from harness.models import Catalog
 from harness.runs import ModelChoice, seat_for
 from harness.scope import Workflow
+from harness.thinker import DecisionCall
 
 __all__ = ["evaluate_pack", "evaluate_pack_async", "scored"]
 

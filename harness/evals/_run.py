@@ -23,14 +23,14 @@ from typing import Any, TextIO, TypeVar
 
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
-from harness.thinker import DecisionThinker
+from harness.catalog import Catalog
 from harness.errors import HarnessError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
 from harness.evals._score import baseline_figures, figures, reliability_bins
-from harness.catalog import Catalog
 from harness.runs import ModelChoice, seat_for
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
 
 __all__ = ["EvalError", "evaluate", "evaluate_async", "import_thinker", "target_of"]

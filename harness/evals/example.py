@@ -17,8 +17,8 @@ from typing import Final
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
 from harness.jobs import JobContext
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
 
 __all__ = ["EXAMPLE_CASES", "KeepRefunds", "Note", "Sentence", "SplitNote", "write_example_cases"]

@@ -16,8 +16,8 @@ from types import MappingProxyType
 
 import attrs
 
-from harness.decision import Answer, DecisionRequest, DecisionResponse
 from harness.catalog import CatalogEntry
+from harness.decision import Answer, DecisionRequest, DecisionResponse
 from harness.providers._client import DecisionClient
 
 __all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrated"]

@@ -42,8 +42,8 @@ from harness.thinker._world import RunWorld
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
 if TYPE_CHECKING:
-    from harness.jobs import JobContext
     from harness.catalog import CatalogEntry
+    from harness.jobs import JobContext
 
 __all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SELECTION_THRESHOLD", "DecisionThinker"]
 

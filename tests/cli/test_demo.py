@@ -11,11 +11,11 @@ import sys
 import pytest
 
 import harness as harness_package
+from harness.catalog import default_catalog
 from harness.cli._demo import SHOWN_ANSWERS, figures_line
 from harness.demo import answer_key, answer_statements, score_answer
 from harness.demo._run import relative_source
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
-from harness.catalog import default_catalog
 from harness.record import load_record, move_line
 from harness.thinker import FINISH
 from tests.cli.runs import ROOT, harness

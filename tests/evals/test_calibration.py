@@ -9,6 +9,16 @@ import random
 
 import pytest
 
+from harness.catalog import (
+    Calibration,
+    Catalog,
+    CatalogEntry,
+    IsotonicMap,
+    PlattMap,
+    TemperatureMap,
+    logit,
+    sigmoid,
+)
 from harness.decision import DecisionRequest, Noul, NoulAnswer
 from harness.evals import ScoredDecision
 from harness.evals._calibration import (
@@ -22,16 +32,6 @@ from harness.evals._calibration import (
 )
 from harness.evals.metrics import ece
 from harness.jobs import Dispatcher
-from harness.catalog import (
-    Calibration,
-    Catalog,
-    CatalogEntry,
-    IsotonicMap,
-    PlattMap,
-    TemperatureMap,
-    logit,
-    sigmoid,
-)
 from harness.testing import FakeDecisionModel
 from harness.tools import Workflow
 

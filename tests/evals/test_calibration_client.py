@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.thinker import DecisionCall
+from harness.catalog import (
+    Calibration,
+    CatalogError,
+    PlattMap,
+    TemperatureMap,
+    default_catalog,
+    load_catalog,
+    sigmoid,
+)
 from harness.decision import (
     Choice,
     ChoiceAnswer,
@@ -20,16 +28,8 @@ from harness.decision import (
 )
 from harness.jobs import Dispatcher, ModelCall
 from harness.providers import CalibratedDecisionClient
-from harness.catalog import (
-    Calibration,
-    CatalogError,
-    PlattMap,
-    TemperatureMap,
-    default_catalog,
-    load_catalog,
-    sigmoid,
-)
 from harness.testing import FakeDecisionModel, choose, rate, yes
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 ENTRY = """

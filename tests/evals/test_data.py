@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from harness.catalog import calibration_from_table, default_catalog
 from harness.decision import Choice, Noul, Score
 from harness.evals import Dataset, DecisionPack
 from harness.evals.data import DATA_FILES, DOMAINS, data_path, generate
 from harness.evals.data import domains as d
 from harness.evals.data.fit import FITTED, calibration_toml
-from harness.catalog import calibration_from_table, default_catalog
 from harness.tools import Workflow
 
 TYPES: dict[str, tuple[type[Any], type[Any], type[Any]]] = {  # Any: each domain's own types

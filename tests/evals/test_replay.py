@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.evals import Dataset, EvalReport, evaluate
 from harness.catalog import Catalog, CatalogEntry
+from harness.evals import Dataset, EvalReport, evaluate
 from harness.testing.pytest_plugin import CassetteRun
 from tests.evals.thinkers import KeepSentences, Note, Sentence
 from tests.serve.servers import harness_serve

@@ -6,9 +6,9 @@ import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.thinker import DEFAULT_SELECTION_THRESHOLD
 from harness.evals import FittedThreshold
 from harness.scope import Workflow
+from harness.thinker import DEFAULT_SELECTION_THRESHOLD
 from tests.evals.thinkers import KeepSentences
 
 

@@ -9,10 +9,10 @@ import os
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.thinker import FINISH, DecisionThinker
 from harness.decision import Answer, Choice, DecisionRequest, Noul
 from harness.jobs import JobContext
 from harness.testing import choose, default_answers, digest_of, yes
+from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
 
 

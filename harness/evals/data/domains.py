@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.thinker import DecisionThinker
 from harness.errors import InvalidInputError
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import attrs
 
+from harness.catalog import Calibration, Catalog, CatalogEntry, default_catalog
 from harness.decision import ChoiceAnswer, NoulAnswer, ScoreAnswer
 from harness.evals._calibration import calibration_report, fit_calibration
 from harness.evals._dataset import Dataset
@@ -34,7 +35,6 @@ from harness.evals._threshold import fit_threshold
 from harness.evals.data import DOMAINS, data_path
 from harness.evals.data import domains as d
 from harness.evals.metrics import Estimate, auc, bootstrap
-from harness.catalog import Calibration, Catalog, CatalogEntry, default_catalog
 
 __all__ = ["FITTED", "ask_pack", "fit", "main", "run_reports"]
 
