@@ -130,6 +130,7 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
         assert item.alias == "statement"
         assert item.probability == selection[item.ref]
         assert item.probability is not None
+        assert record.threshold is not None
         assert item.probability >= record.threshold
         value = item.value
         assert isinstance(value, dict)
