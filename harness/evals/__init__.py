@@ -16,6 +16,8 @@ from harness.evals._bias import position_bias as position_bias
 from harness.evals._calibration import CalibrationReport as CalibrationReport
 from harness.evals._calibration import calibration_report as calibration_report
 from harness.evals._calibration import fit_calibration as fit_calibration
+from harness.evals._calibration import without_calibration as without_calibration
+from harness.evals._calibration import write_calibration as write_calibration
 from harness.evals._compare import CaseChange as CaseChange
 from harness.evals._compare import Comparison as Comparison
 from harness.evals._compare import DecisionShift as DecisionShift
@@ -100,6 +102,8 @@ __all__ = [
     "render_text",
     "role_of",
     "score",
+    "without_calibration",
+    "write_calibration",
     "write_html",
     "write_junit",
 ]

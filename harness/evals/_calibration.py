@@ -21,8 +21,11 @@ Everything here is plain Python and deterministic (a seed for the folds and the 
 from __future__ import annotations
 
 import math
+import os
 import random
+import tomllib
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Final, Literal
 
 import attrs
@@ -30,6 +33,7 @@ import attrs
 from harness.catalog import (
     CALIBRATION_ROLES,
     Calibration,
+    Catalog,
     IsotonicMap,
     PlattMap,
     RoleMap,
@@ -38,6 +42,7 @@ from harness.catalog import (
     sigmoid,
 )
 from harness.evals._report import ScoredDecision
+from harness.evals._threshold import _toml_key, _toml_value
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
 
 __all__ = [
@@ -52,6 +57,8 @@ __all__ = [
     "fit_platt",
     "fit_temperature",
     "mapped_distribution",
+    "without_calibration",
+    "write_calibration",
 ]
 
 NoulMethod = Literal["auto", "platt", "isotonic"]
@@ -82,6 +89,35 @@ def _p_yes(decision: ScoredDecision) -> float:
 
 def _truth(decision: ScoredDecision) -> bool:
     return decision.label == 0
+
+
+def without_calibration(catalog: Catalog) -> Catalog:
+    """A copy of ``catalog`` whose entries answer as their models do (no calibration): what a
+    calibration is fitted on. ``catalog`` itself is not changed."""
+    entries = [attrs.evolve(entry, calibration=None) for entry in catalog.entries.values()]
+    return Catalog(entries, catalog.pins, source=f"{catalog.source}, uncalibrated")
+
+
+def write_calibration(calibration: Calibration, path: str | os.PathLike[str]) -> Path:
+    """Write ``calibration``'s maps (and ``fitted_on``, and its ``selection_threshold`` when it
+    has one) into the TOML calibration file at ``path``, the file an entry's
+    ``[entries.calibration]`` names with ``file = "..."``; made if missing, its other keys kept
+    (a threshold written by :meth:`FittedThreshold.write_calibration` stays)."""
+    written = Path(path)
+    table: dict[str, object] = {}
+    if written.exists():
+        try:
+            table = tomllib.loads(written.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{written} is not a TOML calibration file: {error}") from None
+    table.update(calibration.to_table())
+    lines = [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.items()]
+    written.parent.mkdir(parents=True, exist_ok=True)
+    written.write_text(
+        "# calibration fitted by harness.evals (fit_calibration)\n" + "\n".join(lines) + "\n",
+        encoding="utf-8",
+    )
+    return written
 
 
 # -- the fits --------------------------------------------------------------------------------

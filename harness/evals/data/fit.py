@@ -24,10 +24,10 @@ from typing import Any, Final
 import attrs
 
 from harness.catalog import Calibration, Catalog, CatalogEntry, default_catalog
-from harness.decision import ChoiceAnswer, NoulAnswer, ScoreAnswer
 from harness.evals._calibration import calibration_report, fit_calibration
 from harness.evals._dataset import Dataset
 from harness.evals._pack import DecisionPack
+from harness.evals._pack_run import evaluate_pack_async
 from harness.evals._report import EvalReport, ScoredDecision
 from harness.evals._run import evaluate_async
 from harness.evals._score import run_figures
@@ -67,60 +67,11 @@ def _catalog(calibration: Calibration | None) -> Catalog:
 
 async def ask_pack(split: str) -> list[ScoredDecision]:
     """The shipped decisions of ``split`` asked of the embedded model with no calibration."""
-    from harness.providers import client_for
-
     pack = DecisionPack.load(data_path("decisions.jsonl"))
-    entry = _catalog(None).entry(ENTRY)
-    client = client_for(entry)
-    found: list[ScoredDecision] = []
-    try:
-        for decision in pack:
-            if split not in decision.tags:
-                continue
-            response = await client.decide(decision.request, entry)
-            for qid, label in decision.labels.items():
-                found.append(_scored(decision.name, qid, response.answers[qid], label))
-    finally:
-        await client.aclose()
-    return found
-
-
-def _scored(case: str, qid: str, answer: object, label: str | bool) -> ScoredDecision:
-    if isinstance(answer, NoulAnswer):
-        p = answer.probability
-        return ScoredDecision(
-            case,
-            qid,
-            "noul",
-            ("yes", "no"),
-            (p, 1 - p),
-            0 if p >= 0.5 else 1,
-            0 if label is True else 1,
-            0.5,
-        )
-    if isinstance(answer, ChoiceAnswer):
-        options = tuple(answer.probabilities)
-        probabilities = tuple(answer.probabilities.values())
-        return ScoredDecision(
-            case,
-            qid,
-            "choice",
-            options,
-            probabilities,
-            options.index(answer.choice),
-            options.index(str(label)),
-        )
-    assert isinstance(answer, ScoreAnswer)
-    top = max(range(len(answer.probabilities)), key=answer.probabilities.__getitem__)
-    return ScoredDecision(
-        case,
-        qid,
-        "score",
-        answer.levels,
-        answer.probabilities,
-        top,
-        answer.levels.index(str(label)),
-    )
+    chosen = DecisionPack([d for d in pack if split in d.tags], name=f"decisions [{split}]")
+    with open(os.devnull, "w", encoding="utf-8") as quiet:  # noqa: ASYNC230 - opening /dev/null
+        report = await evaluate_pack_async(chosen, catalog=_catalog(None), progress=quiet)
+    return list(report.decisions)
 
 
 async def run_reports(

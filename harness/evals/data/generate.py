@@ -35,7 +35,16 @@ from typing import Final
 
 import attrs
 
-__all__ = ["DATA", "SEED", "DomainQuestions", "decision_lines", "files", "main", "run_lines"]
+__all__ = [
+    "DATA",
+    "SEED",
+    "DomainQuestions",
+    "decision_lines",
+    "domain_items",
+    "files",
+    "main",
+    "run_lines",
+]
 
 SEED: Final = 20261201
 DATA: Final = Path(__file__).resolve().parent
@@ -321,6 +330,12 @@ def _distinct(make: Callable[[random.Random], Item], rng: random.Random, count: 
             seen.add(item["text"])
             items.append(item)
     return items
+
+
+def domain_items(domain: str, count: int, seed: int) -> list[Item]:
+    """``count`` distinct items of ``domain`` drawn from its templates with ``seed`` (each with
+    its text and its labels ``choice``, ``noul``, ``score``)."""
+    return _distinct(MAKERS[domain], random.Random(f"{seed}-items-{domain}"), count)
 
 
 def run_lines(domain: str, seed: int = SEED) -> list[dict[str, object]]:
