@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,3 +117,19 @@ def test_the_shipped_calibration_is_the_fitted_one() -> None:
     # held out, every calibrated role's ECE fell
     for role, shown in figures["ece"].items():
         assert shown["after"]["value"] < shown["before"]["value"], role
+
+
+def test_the_docs_quote_the_fitted_figures() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "evals.md").read_text(encoding="utf-8")
+    figures = json.loads(FITTED.read_text(encoding="utf-8"))
+
+    def shown(estimate: dict[str, float]) -> str:
+        return f"{estimate['value']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+
+    for role, found in figures["ece"].items():
+        assert f"{shown(found['before'])} -> {shown(found['after'])}" in docs, role
+    for when in ("before", "after"):
+        row = " | ".join(shown(figures["runs"][when][k]) for k in ("recall", "precision", "f1"))
+        assert f"| {when} | {row} |" in docs
+    threshold = figures["calibration"]["selection_threshold"]
+    assert f"{threshold:.3f}" in docs
