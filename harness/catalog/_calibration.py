@@ -220,12 +220,16 @@ class Calibration:
 
     ``fitted_on`` says what the maps were fitted on (kept for the record, never read);
     ``selection_threshold`` is a thinker's selection threshold fitted with them on the same
-    split, for the calibrated ``select`` probabilities (``None``: the thinker's own).
+    split, for the calibrated ``select`` probabilities (``None``: the thinker's own). ``model``
+    is the served model the maps were fitted on: a response from another model (a fake or a
+    replacement installed in a test, a server that moved to a new model) is left as answered,
+    since a calibration belongs to the model it was measured on (``None``: any model).
     """
 
     roles: Mapping[str, RoleMap] = attrs.field(factory=dict)
     fitted_on: str | None = None
     selection_threshold: float | None = None
+    model: str | None = None
 
     def __attrs_post_init__(self) -> None:
         for role, found in self.roles.items():
@@ -244,6 +248,10 @@ class Calibration:
         threshold = self.selection_threshold
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ValueError(f"selection_threshold must be in [0, 1], not {threshold!r}")
+
+    def applies_to(self, model: str | None) -> bool:
+        """Whether the maps apply to an answer served by ``model``."""
+        return self.model is None or model == self.model
 
     def map_for(self, question_id: str, question: Question) -> RoleMap | None:
         """The map a question's answer goes through, or ``None`` (left as answered)."""
@@ -264,6 +272,8 @@ class Calibration:
         table: dict[str, object] = {}
         if self.fitted_on is not None:
             table["fitted_on"] = self.fitted_on
+        if self.model is not None:
+            table["model"] = self.model
         if self.selection_threshold is not None:
             table["selection_threshold"] = self.selection_threshold
         for role, found in self.roles.items():
@@ -329,26 +339,32 @@ def calibration_from_table(table: object, where: str) -> Calibration:
         raise CatalogError(f"{where}: calibration must be a table ([entries.calibration])")
     roles: dict[str, RoleMap] = {}
     fitted_on: object = table.get("fitted_on")
+    model: object = table.get("model")
     threshold: object = table.get("selection_threshold")
     try:
         if fitted_on is not None and not isinstance(fitted_on, str):
             raise ValueError("calibration.fitted_on must be a string saying what it was fitted on")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ValueError(
+                "calibration.model must be the served model's name the maps were fitted on"
+            )
         if threshold is not None and (
             isinstance(threshold, bool) or not isinstance(threshold, int | float)
         ):
             raise ValueError("calibration.selection_threshold must be a number in [0, 1]")
         for key, value in table.items():
-            if key in ("fitted_on", "selection_threshold"):
+            if key in ("fitted_on", "selection_threshold", "model"):
                 continue
             if key not in CALIBRATION_ROLES:
                 raise ValueError(
                     f"unknown calibration key {key!r}; a role ({', '.join(CALIBRATION_ROLES)}), "
-                    "fitted_on, selection_threshold or file"
+                    "fitted_on, model, selection_threshold or file"
                 )
             roles[key] = _map_from_table(value, key)
         return Calibration(
             roles,
             fitted_on=fitted_on,
+            model=model if isinstance(model, str) else None,
             selection_threshold=None if threshold is None else float(threshold),
         )
     except ValueError as error:

@@ -37,7 +37,8 @@ class CalibratedResponse(DecisionResponse):
 
 class CalibratedDecisionClient:
     """A decision client applying ``entry.calibration`` (when the entry has one) to the inner
-    client's answers; a failed call or an entry without one passes through unchanged."""
+    client's answers; a failed call, an entry without one, or an answer from another model than
+    the one the calibration was fitted on (its ``model``) passes through unchanged."""
 
     def __init__(self, inner: DecisionClient) -> None:
         self.inner = inner
@@ -50,6 +51,8 @@ class CalibratedDecisionClient:
         calibration = entry.calibration
         if calibration is None or not response.success:
             return response
+        if not calibration.applies_to(response.model):
+            return response  # fitted on another model: its maps say nothing about this one
         return CalibratedResponse(
             request=response.request,
             answers=calibration.apply(request, response.answers),

@@ -203,3 +203,18 @@ def test_bad_calibration_settings_are_one_line_naming_the_entry_and_the_fix(
 def test_a_calibration_that_is_not_a_table(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="calibration must be a table"):
         load_catalog(catalog_file(tmp_path, ENTRY + 'calibration = "yes"\n'))
+
+
+def test_a_calibration_applies_only_to_the_model_it_was_fitted_on(tmp_path: Path) -> None:
+    bound = TABLE + 'model = "bent-v2"\n'
+    catalog = load_catalog(catalog_file(tmp_path, ENTRY + bound))
+    entry = catalog.entry("bent")
+    for served, mapped in (("bent-v2", True), ("bent-v3", False)):
+        client = CalibratedDecisionClient(FakeDecisionModel(answers, model=served))
+        response = asyncio.run(client.decide(REQUEST, entry))
+        p = response.noul("select_item#1").probability
+        expected = PlattMap(a=2.0, b=-1.0).probability(0.6) if mapped else 0.6
+        assert p == pytest.approx(expected), served
+    bad = TABLE + "model = 3\n"
+    with pytest.raises(CatalogError, match="calibration.model must be"):
+        load_catalog(catalog_file(tmp_path, ENTRY + bad))

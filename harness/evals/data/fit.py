@@ -74,6 +74,21 @@ async def ask_pack(split: str) -> list[ScoredDecision]:
     return list(report.decisions)
 
 
+async def served_model() -> str:
+    """The name the embedded model serves its answers under (what a calibration is bound to)."""
+    from harness.decision import DecisionRequest, Noul
+    from harness.providers import client_for
+
+    entry = _catalog(None).entry(ENTRY)
+    client = client_for(entry)
+    try:
+        response = await client.decide(DecisionRequest("a", {"q": Noul("Is it?")}), entry)
+    finally:
+        await client.aclose()
+    assert response.model is not None
+    return response.model
+
+
 async def run_reports(
     split: str, *, scheme: str = "lean", calibration: Calibration | None = None
 ) -> EvalReport:
@@ -174,6 +189,7 @@ async def fit() -> dict[str, object]:
     threshold = fit_threshold(calibrated_dev)
     calibration = attrs.evolve(
         maps,
+        model=await served_model(),
         selection_threshold=_between(threshold.value, calibrated_dev),
         fitted_on=(
             f"the shipped data's dev split ({len(pack_dev)} decisions, {len(dev.cases)} runs)"
