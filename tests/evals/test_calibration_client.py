@@ -216,5 +216,5 @@ def test_a_calibration_applies_only_to_the_model_it_was_fitted_on(tmp_path: Path
         expected = PlattMap(a=2.0, b=-1.0).probability(0.6) if mapped else 0.6
         assert p == pytest.approx(expected), served
     bad = TABLE + "model = 3\n"
-    with pytest.raises(CatalogError, match="calibration.model must be"):
+    with pytest.raises(CatalogError, match=r"calibration\.model must be"):
         load_catalog(catalog_file(tmp_path, ENTRY + bad))
