@@ -10,9 +10,13 @@ apply to B.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from harness.cli._common import EXIT_FAILED, CliError, say
+
+if TYPE_CHECKING:
+    from harness.evals import GateResult
 
 __all__ = ["add_parser", "eval_command"]
 
@@ -79,6 +83,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(command=eval_command)
 
 
+def failed(results: Sequence[GateResult]) -> list[GateResult]:
+    """The gates that failed."""
+    return [result for result in results if not result.passed]
+
+
 def _gates(args: argparse.Namespace) -> dict[str, float | None]:
     return {gate: getattr(args, gate) for gate in _GATE_HELP}
 
@@ -116,10 +125,17 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness.catalog import CatalogError, load_catalog
-    from harness.evals import Dataset, DatasetError, EvalError, evaluate
-    from harness.evals._gates import check_gates, failed
-    from harness.evals._render import render_text, write_html, write_junit
-    from harness.evals._run import import_thinker
+    from harness.evals import (
+        Dataset,
+        DatasetError,
+        EvalError,
+        check_gates,
+        evaluate,
+        import_thinker,
+        render_text,
+        write_html,
+        write_junit,
+    )
     from harness.tools import list_iterand, runtime_class, tool_types
 
     try:
@@ -133,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
     if item_type is None:
         raise CliError(f"{args.first} does not answer a list of items: an eval needs a thinker")
     try:
-        catalog = load_catalog(args.catalog) if args.catalog else None
+        catalog = load_catalog(args.catalog) if args.catalog and not args.ray else None
         dataset: Dataset[Any, Any] = Dataset.load(
             args.second, runtime_class(input_type), item_type, key=_key(args.key)
         )
@@ -149,6 +165,7 @@ def _run(args: argparse.Namespace) -> int:
             out=out,
             concurrency=args.concurrency,
             ray=args.ray,
+            catalog_file=args.catalog if args.ray else None,
             resamples=args.resamples,
         )
     except (EvalError, CatalogError) as error:
@@ -171,9 +188,15 @@ def _pack(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness.catalog import CatalogError, load_catalog
-    from harness.evals import DatasetError, DecisionPack, evaluate_pack
-    from harness.evals._gates import check_gates, failed
-    from harness.evals._render import render_text, write_html, write_junit
+    from harness.evals import (
+        DatasetError,
+        DecisionPack,
+        check_gates,
+        evaluate_pack,
+        render_text,
+        write_html,
+        write_junit,
+    )
 
     if args.third is not None:
         raise CliError(f"unexpected argument {args.third!r}: harness eval pack PACK.jsonl")
@@ -207,10 +230,14 @@ def _pack(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     import json
 
-    from harness.evals import DatasetError, load_report
-    from harness.evals._compare import compare
-    from harness.evals._gates import check_gates, failed
-    from harness.evals._render import render_comparison, write_junit
+    from harness.evals import (
+        DatasetError,
+        check_gates,
+        compare,
+        load_report,
+        render_comparison,
+        write_junit,
+    )
 
     if args.third is None:
         raise CliError("harness eval compare needs two reports: harness eval compare A B")

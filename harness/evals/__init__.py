@@ -50,6 +50,7 @@ from harness.evals._report import role_of as role_of
 from harness.evals._run import EvalError as EvalError
 from harness.evals._run import evaluate as evaluate
 from harness.evals._run import evaluate_async as evaluate_async
+from harness.evals._run import import_thinker as import_thinker
 from harness.evals._run import score as score
 from harness.evals._threshold import FittedThreshold as FittedThreshold
 from harness.evals._threshold import ThresholdRule as ThresholdRule
@@ -93,6 +94,7 @@ __all__ = [
     "evaluate_pack_async",
     "fit_calibration",
     "fit_threshold",
+    "import_thinker",
     "key_text",
     "load_report",
     "metrics",

@@ -30,7 +30,7 @@ from harness.decision import (
 from harness.evals import metrics as m
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, ScoredDecision
-from harness.evals._run import _model_name, score
+from harness.evals._run import _model_name, refuse_in_loop, score
 from harness.jobs import Dispatcher
 from harness.runs import ModelChoice, seat_for
 from harness.scope import Workflow
@@ -184,6 +184,7 @@ def evaluate_pack(
     split: str = "all",
 ) -> EvalReport:
     """:func:`evaluate_pack_async` for code with no event loop."""
+    refuse_in_loop("evaluate_pack")
     return asyncio.run(
         evaluate_pack_async(
             pack,

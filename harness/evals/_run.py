@@ -24,7 +24,7 @@ from typing import Any, TextIO, TypeVar
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import Catalog
-from harness.errors import HarnessError
+from harness.errors import HarnessError, SyncRunInLoopError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
@@ -87,6 +87,18 @@ def target_of(thinker: Thinker, *, local: bool = True) -> str:
         sys.modules[name] = holder
     holder.Thinker = thinker  # type: ignore[attr-defined]  # a module made to hold the class
     return f"{name}:Thinker"
+
+
+def refuse_in_loop(name: str) -> None:
+    """Refuse a synchronous eval inside a running event loop (it would block it)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise SyncRunInLoopError(
+        f"{name}(...) was called inside a running event loop, which it would block: write "
+        f"`await {name}_async(...)` in async code"
+    )
 
 
 def _model_name(model: ModelChoice) -> str:
@@ -161,6 +173,7 @@ def evaluate(
     records: bool = True,
     progress: TextIO | None = None,
     ray: str | None = None,
+    catalog_file: str | os.PathLike[str] | None = None,
     split: str = "all",
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
@@ -176,6 +189,7 @@ def evaluate(
     ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
     ``seed`` and ``resamples`` fix the bootstrap.
     """
+    refuse_in_loop("evaluate")
     return asyncio.run(
         _evaluate(
             thinker,
@@ -190,6 +204,7 @@ def evaluate(
             seed=seed,
             resamples=resamples,
             ray=ray,
+            catalog_file=catalog_file,
         )
     )
 
@@ -208,8 +223,13 @@ async def _evaluate(
     seed: int,
     resamples: int,
     ray: str | None,
+    catalog_file: str | os.PathLike[str] | None = None,
 ) -> EvalReport:
     target = target_of(thinker, local=ray is None)
+    if ray is not None and catalog is not None:
+        raise EvalError(
+            "on Ray each worker loads its catalog: give catalog_file= (a TOML file), not catalog="
+        )
     thinker_class = import_thinker(target)
     if not issubclass(thinker_class, DecisionThinker):
         raise EvalError(f"{target} is not a DecisionThinker: an eval scores a thinker's answers")
@@ -223,9 +243,10 @@ async def _evaluate(
     try:
         name = _model_name(model)
         inputs, results = _prepare(target, dataset, folder, name)
-        seat = seat_for(model, catalog)
+        seat = seat_for(model, catalog if ray is None else None)
         spec = BatchSpec(
             target,
+            catalog_path=None if catalog_file is None else os.fspath(catalog_file),
             entry_id=model if ray is not None and isinstance(model, str) else None,
             records_dir=str(folder / "records") if records else None,
             concurrency=concurrency,

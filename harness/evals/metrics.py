@@ -525,6 +525,9 @@ class Resampler:
                 draws = np.abs(w @ conf - w @ seen).sum(axis=1) / total
             draws[~np.isfinite(draws)] = np.nan
             return self._estimate(value, None, draws, count)
+        if np.array_equal(p, y):  # certain and right every time: 0 on every resample
+            drawn = self.weights @ np.bincount(cases, minlength=self.cases).astype(float)
+            return self._estimate(value, None, np.where(drawn > 0, 0.0, np.nan), count)
         order = np.argsort(p, kind="stable")
         p, y, cases = p[order], y[order], cases[order]
         per = self.weights[:, cases]  # resample x decision (sorted): copies of each decision
@@ -533,10 +536,10 @@ class Resampler:
         size, extra = np.divmod(totals, bins)
         steps = np.arange(bins + 1, dtype=float)
         cuts = steps[None, :] * size[:, None] + np.minimum(steps[None, :], extra[:, None])
-        sp = _cumulative_at(cuts, ends, np.cumsum(per * p, axis=1), p)
-        sy = _cumulative_at(cuts, ends, np.cumsum(per * y, axis=1), y)
+        gap = p - y  # a bin's gap is the sum of its decisions' (p - y), over its size
+        summed = _cumulative_at(cuts, ends, np.cumsum(per * gap, axis=1), gap)
         with np.errstate(invalid="ignore", divide="ignore"):
-            draws = np.abs(np.diff(sp, axis=1) - np.diff(sy, axis=1)).sum(axis=1) / totals
+            draws = np.abs(np.diff(summed, axis=1)).sum(axis=1) / totals
         draws[~np.isfinite(draws)] = np.nan
         return self._estimate(value, None, draws, count)
 
@@ -555,12 +558,17 @@ class Resampler:
         s = np.asarray(scores, dtype=float)
         y = np.asarray(labels, dtype=float)
         cases = np.asarray(case_of, dtype=int)
+        if s[y == 1].min() > s[y == 0].max():  # separated: 1 wherever both classes are drawn
+            pos_cases = np.bincount(cases, weights=y, minlength=self.cases)
+            neg_cases = np.bincount(cases, weights=1.0 - y, minlength=self.cases)
+            both = (self.weights @ pos_cases > 0) & (self.weights @ neg_cases > 0)
+            return self._estimate(value, None, np.where(both, 1.0, np.nan), count)
         order = np.argsort(s, kind="stable")
         s, y, cases = s[order], y[order], cases[order]
         starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # each run of tied scores
         per = self.weights[:, cases]  # resample x decision (sorted by score)
         pos = np.add.reduceat(per * y, starts, axis=1)  # resample x score level
-        neg = np.add.reduceat(per * (1.0 - y), starts, axis=1)
+        neg = np.add.reduceat(per, starts, axis=1) - pos
         below = np.cumsum(neg, axis=1) - neg
         with np.errstate(invalid="ignore", divide="ignore"):
             draws = (pos * (below + 0.5 * neg)).sum(axis=1) / (pos.sum(axis=1) * neg.sum(axis=1))

@@ -15,6 +15,7 @@ from harness.evals import (
     Dataset,
     DatasetError,
     DecisionPack,
+    EvalError,
     EvalReport,
     assert_eval,
     check_gates,
@@ -315,3 +316,60 @@ def test_cli_usage_mistakes_exit_2(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "needs two reports" in capsys.readouterr().err
     assert main(["eval", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 2
     assert "no eval report" in capsys.readouterr().err
+
+
+async def test_a_synchronous_eval_in_a_running_loop_names_the_async_form(
+    dataset: Dataset[Note, Sentence],
+) -> None:
+    from harness.errors import SyncRunInLoopError
+    from harness.evals import evaluate_async
+
+    with pytest.raises(SyncRunInLoopError, match="await evaluate_async"):
+        evaluate(KeepSentences, dataset, model=FakeDecisionModel(refund_policy()))
+    report = await evaluate_async(
+        KeepSentences, dataset, model=FakeDecisionModel(refund_policy()), resamples=50
+    )
+    assert report.metric("recall").value == pytest.approx(4 / 5)
+
+
+def test_a_thinker_defined_in_a_script_runs_on_the_local_engine(
+    dataset: Dataset[Note, Sentence], tmp_path: Path
+) -> None:
+    from harness.thinker import DecisionThinker
+    from harness.tools import Identifiable
+    from tests.evals.thinkers import SplitNote
+
+    class Local(DecisionThinker[Note, Sentence]):  # defined in a function: not importable
+        def __init__(self, parent: Identifiable) -> None:
+            super().__init__(
+                parent, output_type=Sentence, key_tool=SplitNote, palette=(), objective="keep"
+            )
+
+    report = evaluate(Local, dataset, model=FakeDecisionModel(refund_policy()), resamples=50)
+    assert report.subject.endswith("Local")
+    assert report.metric("recall").value == pytest.approx(4 / 5)
+    with pytest.raises(EvalError, match="on Ray each worker imports the thinker"):
+        evaluate(Local, dataset, model="embedded", ray="local", out=tmp_path)
+
+
+def test_cli_bad_dataset_lines_exit_2_naming_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"name": "a", "input": {"words": "x"}, "expected": []}\n', encoding="utf-8")
+    code = main(["eval", "tests.evals.thinkers:KeepSentences", str(bad), "--out", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "line 1: input is not a valid Note" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_key_compares_items_by_the_named_fields() -> None:
+    from harness.cli._eval import _key
+
+    key = _key("text")
+    assert key(Sentence("a")) == ("a",)
+    assert _key(None) is None
+    dataset = Dataset.load(CASES, Note, Sentence, key=key)
+    assert dataset.keys([Sentence("x"), Sentence("x"), Sentence("y")]) == ['["x"]', '["y"]']
+    assert dataset.key_of(Sentence("I want a refund")) == ("I want a refund",)

@@ -244,3 +244,23 @@ def test_the_resampler_is_seeded_and_says_when_a_figure_is_undefined() -> None:
     single = m.Resampler(1, resamples=50).ratio([1.0], [2.0], undefined="-")
     assert single.value == 0.5
     assert single.undefined == "fewer than two cases to resample"
+
+
+def test_the_resamplers_shortcuts_agree_with_its_general_path() -> None:
+    rng = random.Random(8)
+    cases = [[rng.random() < 0.5 for _ in range(rng.randint(1, 3))] for _ in range(12)]
+    case_of = [i for i, c in enumerate(cases) for _ in c]
+    y = [t for c in cases for t in c]
+    drawn = m.Resampler(len(cases), resamples=200, seed=2)
+    perfect = [1.0 if t else 0.0 for t in y]
+    near = [0.999999 if t else 0.000001 for t in y]  # the general path, nearly the same data
+    for strategy in ("width", "mass"):
+        exact = drawn.ece(case_of, perfect, y, strategy=strategy)
+        assert exact.value == 0.0
+        assert exact.low == 0.0
+        assert exact.high == 0.0
+        general = drawn.ece(case_of, near, y, strategy=strategy)
+        assert general.high == pytest.approx(0.0, abs=1e-5)
+    separated = drawn.auc(case_of, perfect, y)
+    general_auc = drawn.auc(case_of, [0.6 if t else 0.4 for t in y], y)
+    assert separated == general_auc
