@@ -218,3 +218,33 @@ def test_a_calibration_applies_only_to_the_model_it_was_fitted_on(tmp_path: Path
     bad = TABLE + "model = 3\n"
     with pytest.raises(CatalogError, match=r"calibration\.model must be"):
         load_catalog(catalog_file(tmp_path, ENTRY + bad))
+
+
+def test_a_thinker_reads_calibrated_selections_and_the_run_keeps_the_raw_ones(
+    tmp_path: Path,
+) -> None:
+    from harness.runs import run_sync
+    from harness.testing import override
+    from tests.evals.thinkers import KeepSentences, Note, refund_policy
+
+    table = (
+        "\n[entries.calibration]\nselection_threshold = 0.6\n"
+        'select = { method = "platt", a = 1.0, b = -1.0 }\n'
+    )
+    catalog = load_catalog(catalog_file(tmp_path, ENTRY + table))
+    model = FakeDecisionModel(refund_policy(yes_if=0.9, yes_else=0.2))
+    with override(model=model):  # the fake answers for the catalog's entry, calibrated
+        result = run_sync(
+            KeepSentences, Note("I want a refund. The box was fine."), catalog=catalog
+        )
+    selection = result.selection
+    raw_last = result.calls[-1].answers
+    calibrated_last = result.calls[-1].calibrated
+    assert calibrated_last is not None
+    for ref, p in selection.items():
+        raw = raw_last[f"select_{ref}"]
+        assert isinstance(raw, NoulAnswer)
+        assert p == pytest.approx(PlattMap(a=1.0, b=-1.0).probability(raw.probability))
+        assert calibrated_last[f"select_{ref}"] == NoulAnswer(p)
+    # 0.9 maps to sigmoid(logit(0.9) - 1) = 0.768 >= 0.6, 0.2 to 0.084: the refund is kept
+    assert [item.text for item in result.items] == ["I want a refund"]
