@@ -48,6 +48,7 @@ from harness.evals._report import ScoredDecision as ScoredDecision
 from harness.evals._report import load_report as load_report
 from harness.evals._report import role_of as role_of
 from harness.evals._run import EvalError as EvalError
+from harness.evals._run import at_threshold as at_threshold
 from harness.evals._run import evaluate as evaluate
 from harness.evals._run import evaluate_async as evaluate_async
 from harness.evals._run import import_thinker as import_thinker
@@ -85,6 +86,7 @@ __all__ = [
     "ThresholdRule",
     "UndefinedMetricError",
     "assert_eval",
+    "at_threshold",
     "calibration_report",
     "check_gates",
     "compare",

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+import attrs
+
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import Catalog
@@ -303,8 +305,6 @@ async def _evaluate(
 
 
 def _with_timings(report: EvalReport, timings: dict[str, float]) -> EvalReport:
-    import attrs
-
     return attrs.evolve(report, timings={**report.timings, **timings})
 
 
@@ -346,6 +346,40 @@ def score(
         seed=seed,
         resamples=resamples,
         timings={"metric_seconds": time.perf_counter() - began},
+    )
+
+
+def at_threshold(report: EvalReport, threshold: float) -> EvalReport:
+    """``report`` scored again as if the thinker had answered at ``threshold``: each case's
+    answer re-selected from its candidates, each ``select_`` decision taken at it (no model is
+    asked again). Report it on cases the threshold was not fitted on."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {threshold!r}")
+    cases = []
+    for case in report.cases:
+        answered = tuple(
+            dict.fromkeys(c.key for c in case.candidates if c.probability >= threshold)
+        )
+        decisions = tuple(
+            attrs.evolve(d, threshold=threshold, chosen=0 if d.probabilities[0] >= threshold else 1)
+            if d.kind == "noul" and d.role == "select"
+            else d
+            for d in case.decisions
+        )
+        runs = bool(case.candidates or case.expected)
+        cases.append(
+            attrs.evolve(case, decisions=decisions, answered=answered if runs else case.answered)
+        )
+    return score(
+        cases,
+        subject=report.subject,
+        dataset=report.dataset,
+        model=report.model,
+        split=report.split,
+        seed=report.seed,
+        resamples=report.resamples,
+        runs=any(c.candidates or c.expected for c in report.cases),
+        threshold=threshold,
     )
 
 

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from harness.errors import HarnessError
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
@@ -58,6 +60,9 @@ Z95: Final = 1.959963984540054
 BOOTSTRAP_RESAMPLES: Final = 1000
 """Resamples of a bootstrap interval by default."""
 
+BLOCK_CELLS: Final = 2_000_000
+"""How many numbers (resamples x decisions) one step of a figure's resampling holds at once."""
+
 LOG_LOSS_FLOOR: Final = 1e-15
 """The probability a log loss reads for a right option answered with 0 (a finite penalty)."""
 
@@ -66,7 +71,7 @@ BinStrategy = Literal["width", "mass"]
 Floats = npt.NDArray[np.float64]
 
 
-class UndefinedMetricError(ValueError):
+class UndefinedMetricError(HarnessError, ValueError):
     """A figure that has no value on its input: the message says which and why."""
 
 
@@ -437,6 +442,24 @@ class Resampler:
         rows = np.repeat(np.arange(resamples), cases)
         np.add.at(weights, (rows, drawn.ravel()), 1.0)
         self.weights = weights
+        self._last_order: tuple[bytes, npt.NDArray[np.intp]] | None = None
+
+    def _order(self, cases: npt.NDArray[np.int_], key: Floats) -> npt.NDArray[np.intp]:
+        """The stable order of decisions by ``key`` (kept for the next figure on the same
+        decisions: a yes/no role's equal-mass ECE and AUC sort the same probabilities)."""
+        stamp = cases.tobytes() + b"|" + key.tobytes()
+        if self._last_order is not None and self._last_order[0] == stamp:
+            return self._last_order[1]
+        order = np.argsort(key, kind="stable")
+        self._last_order = (stamp, order)
+        return order
+
+    def _blocks(self, width: int) -> Iterator[slice]:
+        """Slices of the resamples small enough that a block of them times ``width`` decisions
+        stays within :data:`BLOCK_CELLS` numbers (memory stays bounded on large evals)."""
+        step = max(1, BLOCK_CELLS // max(width, 1))
+        for start in range(0, self.resamples, step):
+            yield slice(start, min(start + step, self.resamples))
 
     def _estimate(self, value: float | None, reason: str | None, draws: object, n: int) -> Estimate:
         if value is None:
@@ -528,18 +551,20 @@ class Resampler:
         if np.array_equal(p, y):  # certain and right every time: 0 on every resample
             drawn = self.weights @ np.bincount(cases, minlength=self.cases).astype(float)
             return self._estimate(value, None, np.where(drawn > 0, 0.0, np.nan), count)
-        order = np.argsort(p, kind="stable")
+        order = self._order(cases, p)
         p, y, cases = p[order], y[order], cases[order]
-        per = self.weights[:, cases]  # resample x decision (sorted): copies of each decision
-        ends = np.cumsum(per, axis=1)
-        totals = ends[:, -1]
-        size, extra = np.divmod(totals, bins)
-        steps = np.arange(bins + 1, dtype=float)
-        cuts = steps[None, :] * size[:, None] + np.minimum(steps[None, :], extra[:, None])
         gap = p - y  # a bin's gap is the sum of its decisions' (p - y), over its size
-        summed = _cumulative_at(cuts, ends, np.cumsum(per * gap, axis=1), gap)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws = np.abs(np.diff(summed, axis=1)).sum(axis=1) / totals
+        steps = np.arange(bins + 1, dtype=float)
+        draws = np.full(self.resamples, np.nan)
+        for rows in self._blocks(len(cases)):
+            per = self.weights[rows][:, cases]  # resample x decision: copies of each decision
+            ends = np.cumsum(per, axis=1)
+            totals = ends[:, -1]
+            size, extra = np.divmod(totals, bins)
+            cuts = steps[None, :] * size[:, None] + np.minimum(steps[None, :], extra[:, None])
+            summed = _cumulative_at(cuts, ends, np.cumsum(per * gap, axis=1), gap)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                draws[rows] = np.abs(np.diff(summed, axis=1)).sum(axis=1) / totals
         draws[~np.isfinite(draws)] = np.nan
         return self._estimate(value, None, draws, count)
 
@@ -563,15 +588,19 @@ class Resampler:
             neg_cases = np.bincount(cases, weights=1.0 - y, minlength=self.cases)
             both = (self.weights @ pos_cases > 0) & (self.weights @ neg_cases > 0)
             return self._estimate(value, None, np.where(both, 1.0, np.nan), count)
-        order = np.argsort(s, kind="stable")
+        order = self._order(cases, s)
         s, y, cases = s[order], y[order], cases[order]
         starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # each run of tied scores
-        per = self.weights[:, cases]  # resample x decision (sorted by score)
-        pos = np.add.reduceat(per * y, starts, axis=1)  # resample x score level
-        neg = np.add.reduceat(per, starts, axis=1) - pos
-        below = np.cumsum(neg, axis=1) - neg
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws = (pos * (below + 0.5 * neg)).sum(axis=1) / (pos.sum(axis=1) * neg.sum(axis=1))
+        draws = np.full(self.resamples, np.nan)
+        for rows in self._blocks(len(cases)):
+            per = self.weights[rows][:, cases]  # resample x decision (sorted by score)
+            pos = np.add.reduceat(per * y, starts, axis=1)  # resample x score level
+            neg = np.add.reduceat(per, starts, axis=1) - pos
+            below = np.cumsum(neg, axis=1) - neg
+            with np.errstate(invalid="ignore", divide="ignore"):
+                draws[rows] = (pos * (below + 0.5 * neg)).sum(axis=1) / (
+                    pos.sum(axis=1) * neg.sum(axis=1)
+                )
         draws[~np.isfinite(draws)] = np.nan
         return self._estimate(value, None, draws, count)
 

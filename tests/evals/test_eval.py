@@ -373,3 +373,29 @@ def test_cli_key_compares_items_by_the_named_fields() -> None:
     dataset = Dataset.load(CASES, Note, Sentence, key=key)
     assert dataset.keys([Sentence("x"), Sentence("x"), Sentence("y")]) == ['["x"]', '["y"]']
     assert dataset.key_of(Sentence("I want a refund")) == ("I want a refund",)
+
+
+def test_a_failed_run_counts_as_answering_nothing(
+    dataset: Dataset[Note, Sentence], tmp_path: Path
+) -> None:
+    from harness.decision import Answer, DecisionRequest
+
+    base = refund_policy()
+
+    def flaky(request: DecisionRequest) -> dict[str, Answer]:
+        if "Money back" in str(request.state):
+            raise RuntimeError("the model fell over")
+        return base(request)
+
+    report = evaluate(
+        KeepSentences, dataset, model=FakeDecisionModel(flaky), out=tmp_path, resamples=50
+    )
+    hidden = report.case("hidden-ask")
+    assert hidden.status == "failed"
+    assert hidden.error is not None
+    assert hidden.counts() == (0, 0, 1)  # its expected item missed, nothing answered
+    assert report.metric("recall").value == pytest.approx(4 / 5)  # 4 of 5 found elsewhere
+    assert report.metric("precision").value == pytest.approx(1.0)
+    junit = ET.parse(write_junit(tmp_path / "j.xml", report)).getroot()
+    (failed_case,) = [c for c in junit.findall("testcase") if c.find("failure") is not None]
+    assert failed_case.get("name") == "hidden-ask"

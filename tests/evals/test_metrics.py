@@ -186,7 +186,9 @@ def test_bootstrap_of_an_undefined_figure_says_why() -> None:
     assert single.undefined == "fewer than two cases to resample"
 
 
-def test_the_metrics_module_imports_nothing_of_harness() -> None:
+def test_the_metrics_module_imports_nothing_of_harness_but_its_error_base() -> None:
+    """Pure: only ``harness.errors`` (the bottom layer, itself importing nothing of harness), so
+    an undefined figure is a ``HarnessError`` like every other error harness raises."""
     import ast
     from pathlib import Path
 
@@ -194,7 +196,7 @@ def test_the_metrics_module_imports_nothing_of_harness() -> None:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
             assert node.level == 0
-            assert not (node.module or "").startswith("harness")
+            assert node.module == "harness.errors" or not (node.module or "").startswith("harness")
         elif isinstance(node, ast.Import):
             assert not any(alias.name.startswith("harness") for alias in node.names)
 
@@ -264,3 +266,17 @@ def test_the_resamplers_shortcuts_agree_with_its_general_path() -> None:
     separated = drawn.auc(case_of, perfect, y)
     general_auc = drawn.auc(case_of, [0.6 if t else 0.4 for t in y], y)
     assert separated == general_auc
+
+
+def test_the_resampler_gives_the_same_figures_in_small_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(12)
+    case_of = sorted(rng.randrange(30) for _ in range(80))
+    p = [rng.random() for _ in case_of]
+    y = [rng.random() < q for q in p]
+    whole = m.Resampler(30, resamples=120, seed=1)
+    found = (whole.ece(case_of, p, y, strategy="mass"), whole.auc(case_of, p, y))
+    monkeypatch.setattr(m, "BLOCK_CELLS", 7 * len(p))  # 7 resamples a block
+    blocked = m.Resampler(30, resamples=120, seed=1)
+    assert (blocked.ece(case_of, p, y, strategy="mass"), blocked.auc(case_of, p, y)) == found

@@ -55,3 +55,21 @@ def test_the_thinker_answers_at_its_entrys_fitted_threshold_unless_given_one() -
     given = KeepSentences(Workflow(), selection_threshold=0.2)
     assert given._threshold_for(entry) == 0.2
     assert given.selection_threshold == 0.2
+
+
+def test_a_report_scored_again_at_another_threshold(tmp_path: Path) -> None:
+    from harness.evals import Dataset, at_threshold, evaluate
+    from harness.testing import FakeDecisionModel
+    from tests.evals.thinkers import Note, Sentence, refund_policy
+
+    dataset = Dataset.load(Path(__file__).parent / "cases.jsonl", Note, Sentence)
+    model = FakeDecisionModel(refund_policy(yes_if=0.7, yes_else=0.4))
+    low = evaluate(KeepSentences, dataset, model=model, out=tmp_path / "a", resamples=50)
+    assert low.threshold == 0.5
+    high = at_threshold(low, 0.75)  # above every probability: nothing answered
+    assert high.threshold == 0.75
+    assert all(c.answered == () for c in high.cases)
+    assert high.metric("precision").value is None
+    assert high.metric("recall").value == 0.0
+    again = at_threshold(high, 0.5)  # back where it was run: the same figures
+    assert again.dumps() == low.dumps()

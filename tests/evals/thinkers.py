@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 
 import attrs
 
@@ -50,7 +51,9 @@ class KeepSentences(DecisionThinker[Note, Sentence]):
         )
 
 
-def refund_policy(yes_if: float = 0.9, yes_else: float = 0.2):  # type: ignore[no-untyped-def]  # a test helper returning a policy
+def refund_policy(
+    yes_if: float = 0.9, yes_else: float = 0.2
+) -> Callable[[DecisionRequest], dict[str, Answer]]:
     """A policy splitting the note, then finishing, saying yes to sentences about a refund with
     ``yes_if`` and to others with ``yes_else``."""
 
