@@ -107,10 +107,18 @@ class RunResult(Generic[O]):
     failure: str | None = None
     bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
     """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
-    recorded: tuple[RecordedCall, ...] = attrs.field(default=(), eq=False)
-    """Each call as the record keeps it (cost; with the bodies, the replies a replay needs)."""
+    replies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
+    """Each call's reply (JSON, as a cassette holds it) beside its body, so ``harness replay``
+    can answer the run again from its record."""
+    model_change: str | None = None
+    threshold: float | None = None
+    """The thinker's selection threshold in this run (``None`` for a plain tool)."""
+    replayed: int = attrs.field(default=0, eq=False)
+    """How many turns a resumed run replayed from its journal (the model not asked again)."""
+    """Set when a resumed run accepted a model other than its journal's: the journalled one."""
     settings: Mapping[str, object] = attrs.field(factory=dict, eq=False)
-    """The thinker's settings (``max_turns``, ``selection_threshold``, ``question_scheme``)."""
+    """The thinker's settings (``max_turns``, ``selection_threshold``, ``question_scheme``): the
+    record keeps them so a replay builds the thinker as it ran."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -155,12 +163,12 @@ class RunResult(Generic[O]):
             )
             for item in self.items
         )
-        calls = self.recorded
-        if len(calls) != len(self.calls):  # built by hand: from the job records alone
-            bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
-            calls = tuple(
-                RecordedCall.of(c, body) for c, body in zip(self.calls, bodies, strict=True)
-            )
+        bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
+        replies = self.replies if self.replies is not None else (None,) * len(self.calls)
+        calls = tuple(
+            attrs.evolve(RecordedCall.of(c, body), reply=reply)
+            for c, body, reply in zip(self.calls, bodies, replies, strict=True)
+        )
         entry = self.entry
         return RunRecord(
             command=command,
@@ -170,6 +178,7 @@ class RunResult(Generic[O]):
                 "id": entry.id,
                 "provider": entry.provider,
                 "wire_model_id": entry.wire_model_id,
+                **({} if self.model_change is None else {"journalled_with": self.model_change}),
             },
             input_alias=type(self.input).alias,
             input_value=artifact_converter.unstructure(self.input),
@@ -182,7 +191,9 @@ class RunResult(Generic[O]):
             wall_seconds=self.usage.wall_seconds,
             model_seconds=self.usage.model_seconds,
             failure=self.failure,
-            threshold=_threshold(self.settings.get("selection_threshold")),
+            threshold=self.threshold
+            if self.threshold is not None
+            else _threshold(self.settings.get("selection_threshold")),
             settings=self.settings,
         )
 
