@@ -108,15 +108,25 @@ def _input_text(args: argparse.Namespace, record: RunRecord) -> str:
     return json.dumps(record.input_value)
 
 
-def _replay_entry(record: RunRecord) -> CatalogEntry:
+def _replay_entry(record: RunRecord, catalog_path: str | None = None) -> CatalogEntry:
     """The recorded entry, answered by nothing but the record (so its wire model id, which the
-    requests name, is the recorded one)."""
+    requests name, is the recorded one), with the calibration the catalog gives that entry (the
+    run's answers went through it, so the replay's must too)."""
+    entry_id = record.entry.get("id", "recorded")
+    calibration = None
+    try:
+        known = load_catalog(catalog_path).entries.get(entry_id)
+    except (CatalogError, TokenizerError):
+        known = None
+    if known is not None:
+        calibration = known.calibration
     return CatalogEntry(
-        id=record.entry.get("id", "recorded"),
+        id=entry_id,
         provider="fake",
         wire_model_id=record.entry.get("wire_model_id", "recorded"),
         max_context_tokens=1 << 30,
         max_concurrent=8,
+        calibration=calibration,
     )
 
 
@@ -141,7 +151,7 @@ def replay(args: argparse.Namespace) -> int:
         check_record_path(args.record)
     for line in _use_recorded_settings(tool, record, args.target):
         say(line)
-    entry = _replay_entry(record)
+    entry = _replay_entry(record, args.catalog)
     catalog = Catalog([entry], {"decision": entry.id})
     fallback = _fallback(args)
     client = ReplayClient(cassette, source=args.file, fix=_FIX, fallback=fallback)
@@ -197,9 +207,8 @@ def _use_recorded_settings(tool: object, record: RunRecord, target: str) -> list
         return []
     said = []
     wanted = record.settings
-    attributes = {
+    attributes = {  # the threshold is recorded too, but the entry's calibration decides it
         "max_turns": "max_turns",
-        "selection_threshold": "selection_threshold",
         "question_scheme": "scheme",
     }
     for key, attribute in attributes.items():
