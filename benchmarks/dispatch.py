@@ -189,7 +189,7 @@ async def measure(
         aiohttp.ClientSession(connector=connector) as session,
         Dispatcher(catalog, pacing=Pacing.immediate()) as dispatcher,
     ):
-        warm = requests_for(200, same)
+        warm = requests_for(min(200, calls), same)
         bodies = [systemone.encode_body(r, entry.wire_model_id) for r in warm]
         await run_bare(session, entry.url, bodies)  # warm-up: connections, caches
         await run_stack(dispatcher, warm, retries)

@@ -111,7 +111,8 @@ async def latency(
     harness: list[float] = []
     direct_cpu: list[float] = []
     harness_cpu: list[float] = []
-    for round_ in range(rounds + 20):
+    warm = min(20, rounds)
+    for round_ in range(rounds + warm):
         order = (0, 1) if round_ % 2 == 0 else (1, 0)
         for way in order:
             cpu = time.process_time()
@@ -124,7 +125,7 @@ async def latency(
                     raise SystemExit(f"a harness call failed: {response.failure}")
             elapsed = time.perf_counter() - started
             cpu = time.process_time() - cpu
-            if round_ >= 20:  # the first rounds warm caches, the pool and the model
+            if round_ >= warm:  # the first rounds warm caches, the pool and the model
                 (direct if way == 0 else harness).append(elapsed)
                 (direct_cpu if way == 0 else harness_cpu).append(cpu)
     return (
@@ -156,7 +157,7 @@ async def throughput(
     return calls / direct, calls / harness
 
 
-def pieces(request: DecisionRequest) -> list[tuple[str, float]]:
+def pieces(request: DecisionRequest, number: int = 200) -> list[tuple[str, float]]:
     """Microseconds per call of each piece of harness's path, on fresh copies of the request."""
     entry = default_catalog().resolve_decision(None, asked_by="benchmark")
     counter = tokenizer(entry.tokenizer)
@@ -183,12 +184,11 @@ def pieces(request: DecisionRequest) -> list[tuple[str, float]]:
     ]
     out = []
     for name, fn in figures:
-        number = 200
         best = min(timeit.repeat(fn, number=number, repeat=3)) / number
         out.append((name, best * 1e6))
     loop.close()
     del wire
-    out.extend(asyncio.run(paths(request, reply)))
+    out.extend(asyncio.run(paths(request, reply, number * 10)))
     return out
 
 
@@ -208,7 +208,9 @@ class _Instant:
         return None
 
 
-async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[tuple[str, float]]:
+async def paths(
+    request: DecisionRequest, reply: Mapping[str, object], number: int = 2000
+) -> list[tuple[str, float]]:
     """Microseconds a call of harness's two layers with the model's own time taken out: the
     embedded client with the model's answer canned, and the dispatcher with an instant client."""
     from harness.llm import _embedded
@@ -219,8 +221,7 @@ async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[t
     out = []
     try:
         client = _embedded.EmbeddedDecisionClient()
-        number = 2000
-        for _ in range(200):
+        for _ in range(min(200, number)):
             await client.decide(request, entry)
         started = time.perf_counter()
         for _ in range(number):
@@ -231,7 +232,7 @@ async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[t
         _embedded._ask = real
     async with Dispatcher(default_catalog(), clients={entry.id: _Instant(reply)}) as dispatcher:
         workflow = Workflow()
-        for _ in range(200):
+        for _ in range(min(200, number)):
             await dispatcher.run(DecisionCall(workflow, request))
         started = time.perf_counter()
         for _ in range(number):
@@ -347,6 +348,9 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--request", choices=("small", "mixed"), default="small")
     parser.add_argument("--no-pieces", dest="pieces", action="store_false")
+    parser.add_argument(
+        "--piece-calls", type=int, default=200, help="calls a piece is timed over (x3)"
+    )
     parser.add_argument("--profile", action="store_true", help="break harness's calls down")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON (- : stdout)")
     options = parser.parse_args()
@@ -354,7 +358,8 @@ def main() -> None:
     figures = dict(found["figures"])  # type: ignore[call-overload]  # built just above
     if options.pieces:  # outside the measuring loop: one piece runs a loop of its own
         print("pieces (best of 3 x 200, microseconds a call):")
-        for name, micros in pieces(MIXED if options.request == "mixed" else SMALL):
+        request = MIXED if options.request == "mixed" else SMALL
+        for name, micros in pieces(request, options.piece_calls):
             print(f"  {name:<32} {micros:8.1f}")
             figures[f"piece_us: {name}"] = round(micros, 3)
     write(
