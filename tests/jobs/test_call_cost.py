@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from harness.deciding import DecisionCall
-from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent
+from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent, JobSnapshot
 from harness.jobs import _dispatcher as dispatcher_module
 from harness.jobs._dispatcher import INTAKE_PER_SLICE, _Intake
 from harness.models import CatalogEntry
@@ -33,7 +33,7 @@ class _Plain(Job[int]):
 
 def _count_snapshots(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     built: list[object] = []
-    real = dispatcher_module.JobSnapshot
+    real = JobSnapshot
 
     def counting(**fields: object) -> object:
         built.append(fields["job_id"])
