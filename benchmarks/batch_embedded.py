@@ -38,7 +38,7 @@ from _breakdown import breakdown, print_breakdown  # noqa: E402
 from _results import conditions, target, write  # noqa: E402
 
 from harness.batch import BatchSpec, run_batch_async  # noqa: E402
-from harness.models import default_catalog  # noqa: E402
+from harness.catalog import default_catalog  # noqa: E402
 from harness.runs import run  # noqa: E402
 from tests.batch.thinkers import EchoTickets, Ticket  # noqa: E402
 

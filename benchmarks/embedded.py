@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _breakdown import breakdown, print_breakdown
 from _results import conditions, target, write
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry, default_catalog, tokenizer
 from harness.decision import (
     Choice,
     DecisionRequest,
@@ -51,7 +51,7 @@ from harness.decision import (
     systemone,
 )
 from harness.jobs import Dispatcher
-from harness.models import CatalogEntry, default_catalog, tokenizer
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 LATENCY_TARGET = 0.2
@@ -213,7 +213,7 @@ async def paths(
 ) -> list[tuple[str, float]]:
     """Microseconds a call of harness's two layers with the model's own time taken out: the
     embedded client with the model's answer canned, and the dispatcher with an instant client."""
-    from harness.llm import _embedded
+    from harness.providers import _embedded
 
     entry = default_catalog().resolve_decision(None, asked_by="benchmark")
     real = _embedded._ask

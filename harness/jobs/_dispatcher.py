@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
+from harness.admission import Admission, Demand, Permit
+from harness.catalog import Catalog, CatalogEntry, check_ceiling
 from harness.errors import (
     ExternalServiceError,
     JobTimeoutError,
@@ -27,10 +29,9 @@ from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
 from harness.jobs._retry import RetryPolicy
-from harness.models import Admission, Catalog, CatalogEntry, Demand, Permit, check_ceiling
 
 if TYPE_CHECKING:
-    from harness.llm import DecisionClient
+    from harness.providers import DecisionClient
 
 __all__ = ["Dispatcher", "JobHandle", "JobTimeoutError"]
 
@@ -192,7 +193,7 @@ ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
 
 
 def _client_for(entry: CatalogEntry) -> DecisionClient:
-    from harness.llm import client_for  # the llm package imports jobs: resolve at first use
+    from harness.providers import client_for
 
     return client_for(entry)
 
@@ -202,8 +203,8 @@ def _overridden() -> Callable[
     [CatalogEntry, Callable[[CatalogEntry], DecisionClient], dict[str, DecisionClient]],
     DecisionClient,
 ]:
-    """``harness.llm``'s override lookup, imported on first use (llm imports jobs)."""
-    from harness.llm._override import overridden_client
+    """``harness.replay``'s override lookup, imported on first use (replay imports jobs)."""
+    from harness.replay import overridden_client
 
     return overridden_client
 
@@ -239,7 +240,7 @@ class Dispatcher:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if catalog is None:
-            from harness.models import load_catalog
+            from harness.catalog import load_catalog
 
             catalog = load_catalog()
         self.catalog = catalog

@@ -8,13 +8,13 @@ import asyncio
 
 import pytest
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry
 from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent, JobSnapshot
 from harness.jobs import _dispatcher as dispatcher_module
 from harness.jobs._dispatcher import INTAKE_PER_SLICE, _Intake
-from harness.models import CatalogEntry
 from harness.scope import Budget, Workflow
 from harness.testing import FakeDecisionModel
+from harness.thinker import DecisionCall
 
 from .stack import REQUEST, catalog_of
 
