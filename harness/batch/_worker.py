@@ -16,12 +16,13 @@ from typing import Any
 import attrs
 
 from harness.admission import AdaptiveAdmission, Admission
-from harness.artifacts import Artifact, from_json
+from harness.artifacts import Artifact, artifact_converter, from_json
 from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.providers import DecisionClient, client_for
 from harness.record import RunFailedError, RunRecord, record_run
+from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool, Workflow
 
 from ._target import BatchError, import_target, input_type_of
@@ -40,6 +41,9 @@ class BatchSpec:
     records_dir: str | None = None
     concurrency: int = 8
     upstream_retries: int = 3
+    candidates: bool = False
+    """Add the thinker's threshold and each output candidate (ref, probability, value) to the
+    result line (evals label them)."""
 
 
 class _Adapting:
@@ -128,8 +132,13 @@ class BatchWorker:
                 upstream_retries=self.spec.upstream_retries,
             )
         except RunFailedError as failed:
-            return self._result(number, "failed", failed.record, error=str(failed))
-        return self._result(number, "completed", outcome.record)
+            result = self._result(number, "failed", failed.record, error=str(failed))
+        else:
+            result = self._result(number, "completed", outcome.record)
+        if self.spec.candidates and isinstance(tool, DecisionThinker):
+            result["threshold"] = tool.selection_threshold
+            result["candidates"] = _candidates(tool)
+        return result
 
     def _result(
         self, number: int, status: str, record: RunRecord, *, error: str | None = None
@@ -182,3 +191,14 @@ class BatchWorker:
         closing = getattr(self.admission, "aclose", None)
         if closing is not None:
             await closing()
+
+
+def _candidates(tool: DecisionThinker[Any, Artifact]) -> list[dict[str, object]]:
+    """Each output candidate of the thinker's last run: its ref, selection probability and value
+    (JSON), in world order (none when the run never finished)."""
+    selection = next((t.selection for t in reversed(tool.turns()) if t.tool == FINISH), {})
+    world = tool.registry
+    return [
+        {"ref": ref, "probability": p, "value": artifact_converter.unstructure(world.get(ref))}
+        for ref, p in selection.items()
+    ]

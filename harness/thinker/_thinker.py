@@ -42,6 +42,7 @@ from harness.thinker._world import RunWorld
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
 if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
     from harness.jobs import JobContext
 
 __all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SELECTION_THRESHOLD", "DecisionThinker"]
@@ -68,7 +69,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
     The key tool is folded into the palette after the others, once. The answer is the
     candidates selected at ``selection_threshold`` or above, in world order, as a
-    ``ListArtifact[O]`` whose instruction is the objective.
+    ``ListArtifact[O]`` whose instruction is the objective. Left out, the threshold is the one
+    fitted for the run's catalog entry (its ``[entries.calibration]`` ``selection_threshold``,
+    written by ``harness.evals``), else :data:`DEFAULT_SELECTION_THRESHOLD`.
 
     ``question_scheme`` says how a turn is put to the model (``"lean"``: each digest line once,
     in the state; ``"verbose"``: input options and selections repeat them; ``"shared"``: lean,
@@ -87,7 +90,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         palette: tuple[type[DecisionTool[Never, Artifact]], ...],
         objective: str,
         max_turns: int = DEFAULT_MAX_TURNS,
-        selection_threshold: float = DEFAULT_SELECTION_THRESHOLD,
+        selection_threshold: float | None = None,
         formatters: TextFormatterRegistry | None = None,
         question_scheme: QuestionScheme | None = None,
     ) -> None:
@@ -113,7 +116,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             raise ValueError("objective must be a non-blank string: say what the run is for")
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
-        if (
+        if selection_threshold is not None and (
             isinstance(selection_threshold, bool)
             or not isinstance(selection_threshold, int | float)
             or not 0.0 <= selection_threshold <= 1.0
@@ -130,11 +133,11 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self.palette: tuple[type[DecisionTool[Never, Artifact]], ...] = tuple(folded)
         self.objective = objective
         self.max_turns = max_turns
-        self.selection_threshold = selection_threshold
+        self._given_threshold = selection_threshold
         self.formatters = formatters if formatters is not None else TextFormatterRegistry()
         self.scheme: QuestionScheme = scheme
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
-        self._last = _RunState(ArtifactRegistry(), None)
+        self._last = _RunState(ArtifactRegistry(), None, self._threshold_for(None))
 
     # -- a thin view of the last run (each run keeps its own state) -------------------------
 
@@ -153,6 +156,22 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         return self._last.registry
 
     @property
+    def selection_threshold(self) -> float:
+        """The threshold of the run that started last on this instance (see :meth:`turns`):
+        the one given to the constructor, else the run's entry's fitted one, else 0.5. Before
+        any run: the one given, else 0.5."""
+        return self._last.threshold
+
+    def _threshold_for(self, entry: object) -> float:
+        """The threshold a run on ``entry`` answers at (see :attr:`selection_threshold`)."""
+        if self._given_threshold is not None:
+            return float(self._given_threshold)
+        fitted = getattr(getattr(entry, "calibration", None), "selection_threshold", None)
+        if isinstance(fitted, int | float) and not isinstance(fitted, bool):
+            return float(fitted)
+        return DEFAULT_SELECTION_THRESHOLD
+
+    @property
     def _option_limit(self) -> int | None:
         """The running run's ``max_options`` (per run: a task-local value, not instance state)."""
         state = _CURRENT.get(None)
@@ -164,7 +183,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         """Run the loop on ``input`` until the model finishes, the moves run out or the budget
         is spent. Each run keeps its own state, so one instance may run several inputs at once."""
         world = RunWorld(input, self._providers, self.output_type, self.formatters)
-        state = _RunState(world.registry, _option_limit(context))
+        entry = _decision_entry(context)
+        limit = entry.max_options if entry is not None else None
+        state = _RunState(world.registry, limit, self._threshold_for(entry))
         self._last = state
         token = _CURRENT.set(state)  # this run's task only: concurrent runs never share it
         try:
@@ -307,11 +328,11 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         candidates: Sequence[str],
     ) -> ListArtifact[O]:
         chosen: list[O] = []
+        state = _CURRENT.get(None)
+        threshold = state.threshold if state is not None else self.selection_threshold
         for ref in candidates:
             artifact = world.get(ref)
-            if selection[ref] >= self.selection_threshold and isinstance(
-                artifact, self.output_type
-            ):
+            if selection[ref] >= threshold and isinstance(artifact, self.output_type):
                 chosen.append(artifact)  # isinstance narrows for the type checker: always true
         answer = ListArtifact(self.output_type, tuple(chosen), self.objective)
         world.adopt(answer)
@@ -325,10 +346,12 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
 @attrs.define
 class _RunState:
-    """One run's own state: its world's registry, its turns, its entry's ``max_options``."""
+    """One run's own state: its world's registry, its turns, its entry's ``max_options``, the
+    selection threshold it answers at."""
 
     registry: ArtifactRegistry
     option_limit: int | None
+    threshold: float
     turns: list[DecisionTurn] = attrs.Factory(list)
 
 
@@ -371,13 +394,12 @@ def _check_declared_output(thinker: type, output_type: type) -> None:
         )
 
 
-def _option_limit(context: JobContext) -> int | None:
-    """The ``max_options`` of the entry the run's decisions resolve to, if it states one."""
+def _decision_entry(context: JobContext) -> CatalogEntry | None:
+    """The entry the run's decisions resolve to (its ``max_options``, its fitted threshold)."""
     try:
-        entry = context.dispatcher.catalog.resolve_decision(None, asked_by=context.job.describe())
+        return context.dispatcher.catalog.resolve_decision(None, asked_by=context.job.describe())
     except ValueError:
         return None  # no decision entry: the first decision call reports it, naming the job
-    return entry.max_options
 
 
 def _require(value: object, name: str, what: str) -> None:
