@@ -174,10 +174,16 @@ def scaled(parts: Mapping[str, float], cpu_per_call_us: float) -> dict[str, floa
     return {part: value * cpu_per_call_us / total for part, value in parts.items()}
 
 
-def print_breakdown(title: str, parts: Mapping[str, float], cpu_per_call_us: float) -> None:
-    """Print the profiled and the scaled microseconds a call of each part that took any."""
+def print_breakdown(title: str, parts: Mapping[str, float], cpu_per_call_us: float | None) -> None:
+    """Print the microseconds a call of each part that took any: scaled to the unprofiled CPU a
+    call when it is given, else as profiled."""
     total = sum(parts.values())
-    print(f"{title}: profiled {total:.1f} us a call, unprofiled CPU {cpu_per_call_us:.1f} us")
-    for part, value in scaled(parts, cpu_per_call_us).items():
+    if cpu_per_call_us is None:
+        print(f"{title}: profiled {total:.1f} us a call (shares hold; times carry the profiler's)")
+        shown = dict(parts)
+    else:
+        print(f"{title}: profiled {total:.1f} us a call, unprofiled CPU {cpu_per_call_us:.1f} us")
+        shown = scaled(parts, cpu_per_call_us)
+    for part, value in shown.items():
         if parts[part] > 0:
-            print(f"  {part:<18} {value:7.1f} us  ({parts[part] / total:5.1%})")
+            print(f"  {part:<22} {value:8.1f} us  ({parts[part] / total:5.1%})")

@@ -14,13 +14,15 @@ valgrind does not follow):
 * ``bare``: ``benchmarks/dispatch.py``'s bare aiohttp loop.
 
 Run: ``python benchmarks/instructions.py stack`` (minutes: valgrind runs Python about 50 times
-slower). Needs valgrind (``apt-get install valgrind``).
+slower). Needs valgrind (``apt-get install valgrind``). ``--profile`` instead runs the path
+without valgrind under cProfile and prints its breakdown by part (``benchmarks/_breakdown.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import multiprocessing
 import os
 import re
@@ -36,7 +38,7 @@ PATHS = ("embedded", "stack", "bare")
 WARM = 100
 
 
-async def _embedded(calls: int) -> None:
+async def _embedded(calls: int, profiler: cProfile.Profile | None = None) -> None:
     from embedded import SMALL
 
     from harness.catalog import default_catalog
@@ -59,11 +61,17 @@ async def _embedded(calls: int) -> None:
     _embedded._ask = ask  # the model's answer canned
     async with Dispatcher(catalog) as dispatcher:
         workflow = Workflow()
-        for _ in range(WARM + calls):
+        for _ in range(WARM):
             await dispatcher.run(DecisionCall(workflow, SMALL))
+        if profiler is not None:
+            profiler.enable()
+        for _ in range(calls):
+            await dispatcher.run(DecisionCall(workflow, SMALL))
+        if profiler is not None:
+            profiler.disable()
 
 
-async def _http(port: int, calls: int, way: str) -> None:
+async def _http(port: int, calls: int, way: str, profiler: cProfile.Profile | None = None) -> None:
     import aiohttp
     import dispatch
 
@@ -79,17 +87,22 @@ async def _http(port: int, calls: int, way: str) -> None:
     ):
         for count in (WARM, calls):
             requests = dispatch.requests_for(count, False)
+            if profiler is not None and count == calls:
+                profiler.enable()
             if way == "stack":
                 await dispatch.run_stack(dispatcher, requests, 0)
             else:
                 bodies = [systemone.encode_body(r, entry.wire_model_id) for r in requests]
                 await dispatch.run_bare(session, entry.url, bodies)
+        if profiler is not None:
+            profiler.disable()
 
 
-def inner(path: str, calls: int) -> None:
-    """The counted process: warm up, then ``calls`` calls of ``path``."""
+def inner(path: str, calls: int, profiler: cProfile.Profile | None = None) -> None:
+    """The counted process: warm up, then ``calls`` calls of ``path`` (profiled when given a
+    profiler)."""
     if path == "embedded":
-        asyncio.run(_embedded(calls))
+        asyncio.run(_embedded(calls, profiler))
         return
     import dispatch
 
@@ -99,7 +112,7 @@ def inner(path: str, calls: int) -> None:
     )
     server.start()
     try:
-        asyncio.run(_http(parent.recv(), calls, path))
+        asyncio.run(_http(parent.recv(), calls, path, profiler))
         parent.send("stop")
         parent.recv()
     finally:
@@ -128,9 +141,18 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=600)
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true", help="a cProfile breakdown instead")
     options = parser.parse_args()
     if options.inner:
         inner(options.path, options.calls)
+        return
+    if options.profile:
+        from _breakdown import breakdown, print_breakdown
+
+        profiler = cProfile.Profile()
+        inner(options.path, options.calls, profiler)
+        parts = breakdown(profiler, options.calls)
+        print_breakdown(f"{options.path}, per call", parts, None)
         return
     if options.calls <= options.small:
         raise SystemExit("--calls must be more than --small")
