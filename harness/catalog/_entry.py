@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, Protocol
 
 import attrs
 
@@ -46,19 +46,34 @@ class CatalogError(HarnessError, ValueError):
     """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
 
 
-def retry_rules(
-    *,
-    max_retries: int | None = None,
-    statuses: Iterable[int] | None = None,
-    backoff_base: float | None = None,
-    backoff_cap: float | None = None,
-    jitter: float | None = None,
-    max_hint: float | None = None,
-) -> list[str]:
-    """The rules a retry policy's settings break (empty when none): one sentence each.
+class RetryFields(Protocol):
+    """The retry settings :func:`retry_rules` checks (``None``: not given)."""
 
-    Shared by :class:`RetrySettings` (a catalog entry's) and ``harness.jobs.RetryPolicy``.
-    """
+    @property
+    def max_retries(self) -> int | None: ...
+
+    @property
+    def statuses(self) -> Iterable[int] | None: ...
+
+    @property
+    def backoff_base(self) -> float | None: ...
+
+    @property
+    def backoff_cap(self) -> float | None: ...
+
+    @property
+    def jitter(self) -> float | None: ...
+
+    @property
+    def max_hint(self) -> float | None: ...
+
+
+def retry_rules(settings: RetryFields) -> list[str]:
+    """The rules retry settings break (empty when none): one sentence each. The one validator
+    of :class:`RetrySettings` (a catalog entry's) and ``harness.jobs.RetryPolicy``."""
+    max_retries, statuses = settings.max_retries, settings.statuses
+    backoff_base, backoff_cap = settings.backoff_base, settings.backoff_cap
+    jitter, max_hint = settings.jitter, settings.max_hint
     rules: list[str] = []
     if max_retries is not None and (isinstance(max_retries, bool) or max_retries < 0):
         rules.append(f"max_retries must be an integer >= 0 (0 disables re-runs), not {max_retries}")
@@ -101,14 +116,7 @@ class RetrySettings:
     max_hint: float | None = None
 
     def __attrs_post_init__(self) -> None:
-        broken = retry_rules(
-            max_retries=self.max_retries,
-            statuses=self.statuses,
-            backoff_base=self.backoff_base,
-            backoff_cap=self.backoff_cap,
-            jitter=self.jitter,
-            max_hint=self.max_hint,
-        )
+        broken = retry_rules(self)
         if broken:
             raise CatalogError("retry settings: " + "; ".join(broken))
 

@@ -7,11 +7,11 @@ turns, the usage and the record.
 ``await harness.run(Triage, note, ...)`` is the same in async code.
 """
 
+from harness.record import RunFailedError as RunFailedError
 from harness.runs._model import CLIENT_ENTRY as CLIENT_ENTRY
 from harness.runs._model import ModelChoice as ModelChoice
 from harness.runs._model import Seat as Seat
 from harness.runs._model import seat_for as seat_for
-from harness.runs._result import RunFailedError as RunFailedError
 from harness.runs._result import RunResult as RunResult
 from harness.runs._result import Usage as Usage
 from harness.runs._run import ThinkerFactory as ThinkerFactory
@@ -31,6 +31,6 @@ __all__ = [
     "seat_for",
 ]
 
-for _name in ("RunFailedError", "RunResult", "Usage", "Seat"):
+for _name in ("RunResult", "Usage", "Seat"):
     globals()[_name].__module__ = __name__  # tracebacks and reprs say harness.runs.RunResult
 del _name

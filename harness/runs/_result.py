@@ -20,10 +20,9 @@ from harness.artifacts import (
 from harness.catalog import CatalogEntry
 from harness.jobs import ModelCall
 from harness.record import RecordedAnswer, RecordedCall, RunRecord
-from harness.record import RunFailedError as _RecordRunFailedError
 from harness.thinker import FINISH, DecisionTurn
 
-__all__ = ["RunFailedError", "RunResult", "Usage"]
+__all__ = ["RunResult", "Usage"]
 
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
 
@@ -147,18 +146,7 @@ class RunResult(Generic[O]):
             for item in self.items
         )
         bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
-        calls = tuple(
-            RecordedCall(
-                success=c.success,
-                latency=c.latency,
-                model=c.model,
-                input_tokens=c.input_tokens,
-                counted_input_tokens=c.counted_input_tokens,
-                reason=c.reason,
-                body=body,
-            )
-            for c, body in zip(self.calls, bodies, strict=True)
-        )
+        calls = tuple(RecordedCall.of(c, body) for c, body in zip(self.calls, bodies, strict=True))
         entry = self.entry
         return RunRecord(
             command=command,
@@ -196,13 +184,3 @@ class RunResult(Generic[O]):
             f"RunResult({self.thinker} on {self.entry.id}: answer [{shown}], "
             f"{len(self.turns)} turns, {self.usage}{state})"
         )
-
-
-class RunFailedError(_RecordRunFailedError):
-    """A run that started and failed (a budget refused a call, a model failed, a tool of yours
-    crashed). ``error`` is the failure (also ``__cause__``); ``result`` the partial
-    :class:`RunResult` (turns so far, usage, calls; an empty answer); ``record`` its record."""
-
-    def __init__(self, error: Exception, result: RunResult[Artifact]) -> None:
-        super().__init__(error, result.record())
-        self.result = result

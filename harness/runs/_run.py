@@ -18,10 +18,10 @@ import attrs
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
-from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent, ModelCall
-from harness.record import RecordingDispatcher
+from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent, ModelCall
+from harness.record import RecordingDispatcher, RunFailedError
 from harness.runs._model import ModelChoice, seat_for
-from harness.runs._result import RunFailedError, RunResult, Usage
+from harness.runs._result import RunResult, Usage
 from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflow
 from harness.thinker import DecisionThinker, ThinkerRun
 from harness.tools import DecisionTool
@@ -76,19 +76,9 @@ async def run(
     job = ThinkerRun(parent, tool, input, upstream_retries=upstream_retries)
     dispatcher = RecordingDispatcher(seat.catalog, clients=dict(seat.clients))
     started = time.perf_counter()
-    answer: ListArtifact[O] | None = None
-    failure: Exception | None = None
     async with dispatcher:
-        if on_progress is not None:
-            top = job.identity.job_id
-            dispatcher.subscribe(
-                on_progress,
-                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
-            )
-        try:
-            answer = await dispatcher.run(job)
-        except Exception as error:  # the run's own failure: kept on the partial result
-            failure = error
+        outcome = await dispatcher.run_top(job, on_progress)  # a failure: kept on the result
+    answer, failure = outcome
     wall = time.perf_counter() - started
     calls: list[ModelCall] = []
     retries = 0
@@ -128,7 +118,7 @@ async def run(
         else None,
     )
     if failure is not None:
-        raise RunFailedError(failure, result) from failure  # type: ignore[arg-type]  # RunResult[O] is a RunResult[Artifact]: O is only read
+        raise RunFailedError(failure, result.record(), result) from failure
     return result
 
 

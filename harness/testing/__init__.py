@@ -38,7 +38,7 @@ _NEEDS_HYPOTHESIS: dict[str, str] = {
     "check_reproducible": "harness.testing.invariants",
     "check_thinker": "harness.testing.invariants",
     "invariant_problems": "harness.testing.invariants",
-    "record_run": "harness.testing.invariants",
+    "report_run": "harness.testing.invariants",
     "run_digest": "harness.testing.invariants",
     "RandomPolicy": "harness.testing.strategies",
     "Scenario": "harness.testing.strategies",
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from harness.testing.invariants import check_reproducible as check_reproducible
     from harness.testing.invariants import check_thinker as check_thinker
     from harness.testing.invariants import invariant_problems as invariant_problems
-    from harness.testing.invariants import record_run as record_run
+    from harness.testing.invariants import report_run as report_run
     from harness.testing.invariants import run_digest as run_digest
     from harness.testing.strategies import RandomPolicy as RandomPolicy
     from harness.testing.strategies import Scenario as Scenario

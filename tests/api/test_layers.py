@@ -176,6 +176,9 @@ def test_each_moved_name_has_one_home() -> None:
     assert not hasattr(harness.decision, "JobRecord")
     assert not hasattr(harness.record, "Cassette")
     assert Cassette.__module__ == "harness.replay._cassette"
+    import harness.runs
+
+    assert harness.runs.RunFailedError is harness.record.RunFailedError  # one class, not two
     for old in ("RetrySignal", "RateLimitSignal", "OverloadSignal", "TransientSignal"):
         assert not hasattr(harness.errors, old)
     gone = [
