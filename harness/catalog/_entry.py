@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import attrs
 
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from ._calibration import Calibration
 
 __all__ = [
     "DEFAULT_PATHS",
@@ -167,6 +170,9 @@ class CatalogEntry:
     adaptive: bool = False
     """Lower the effective concurrency on 429s and raise it back on successes (AIMD), within
     ``max_concurrent``; used where admission is adaptive (``harness batch``)."""
+    calibration: Calibration | None = None
+    """The maps the entry's answers go through before a thinker reads them
+    (``[entries.calibration]``, see :class:`harness.catalog.Calibration`); ``None``: as answered."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -230,6 +236,14 @@ class CatalogEntry:
             rules.append(
                 f"retry must be a RetrySettings, not {type(retry).__name__} "
                 "(in TOML: an [entries.retry] table)"
+            )
+        from ._calibration import Calibration  # it imports this module's CatalogError
+
+        calibration: object = self.calibration  # built from Python, it may be anything
+        if calibration is not None and not isinstance(calibration, Calibration):
+            rules.append(
+                f"calibration must be a Calibration, not {type(calibration).__name__} "
+                "(in TOML: an [entries.calibration] table)"
             )
         price = self.input_price_per_million
         if price is not None and not price >= 0:

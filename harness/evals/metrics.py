@@ -28,6 +28,8 @@ from typing import Final, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from harness.errors import HarnessError
+
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "Bin",
@@ -69,7 +71,7 @@ BinStrategy = Literal["width", "mass"]
 Floats = npt.NDArray[np.float64]
 
 
-class UndefinedMetricError(ValueError):
+class UndefinedMetricError(HarnessError, ValueError):
     """A figure that has no value on its input: the message says which and why."""
 
 

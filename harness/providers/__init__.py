@@ -6,6 +6,9 @@ and one row in ``_providers.py``."""
 
 from typing import TYPE_CHECKING
 
+from harness.providers._calibrated import CalibratedDecisionClient as CalibratedDecisionClient
+from harness.providers._calibrated import CalibratedResponse as CalibratedResponse
+from harness.providers._calibrated import calibrated as calibrated
 from harness.providers._client import DecisionClient as DecisionClient
 from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
 from harness.providers._fake import Policy as Policy

@@ -101,6 +101,15 @@ class RunResult(Generic[O]):
     failure: str | None = None
     bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
     """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
+    replies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
+    """Each call's reply (JSON, as a cassette holds it) beside its body, so ``harness replay``
+    can answer the run again from its record."""
+    model_change: str | None = None
+    threshold: float | None = None
+    """The thinker's selection threshold in this run (``None`` for a plain tool)."""
+    replayed: int = attrs.field(default=0, eq=False)
+    """How many turns a resumed run replayed from its journal (the model not asked again)."""
+    """Set when a resumed run accepted a model other than its journal's: the journalled one."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -146,7 +155,11 @@ class RunResult(Generic[O]):
             for item in self.items
         )
         bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
-        calls = tuple(RecordedCall.of(c, body) for c, body in zip(self.calls, bodies, strict=True))
+        replies = self.replies if self.replies is not None else (None,) * len(self.calls)
+        calls = tuple(
+            attrs.evolve(RecordedCall.of(c, body), reply=reply)
+            for c, body, reply in zip(self.calls, bodies, replies, strict=True)
+        )
         entry = self.entry
         return RunRecord(
             command=command,
@@ -156,6 +169,7 @@ class RunResult(Generic[O]):
                 "id": entry.id,
                 "provider": entry.provider,
                 "wire_model_id": entry.wire_model_id,
+                **({} if self.model_change is None else {"journalled_with": self.model_change}),
             },
             input_alias=type(self.input).alias,
             input_value=artifact_converter.unstructure(self.input),
@@ -168,6 +182,7 @@ class RunResult(Generic[O]):
             wall_seconds=self.usage.wall_seconds,
             model_seconds=self.usage.model_seconds,
             failure=self.failure,
+            threshold=self.threshold,
         )
 
     def write_record(self, path: str | os.PathLike[str], *, command: str = "api") -> Path:

@@ -27,6 +27,20 @@ from harness.decision import DecisionRequest, DecisionResponse, RefusedAnswer
 from harness.errors import HarnessError
 from harness.palette import thinker_input_of, validate_palette
 from harness.thinker._call import DecisionCall
+from harness.thinker._durable import (
+    Approval,
+    ApprovalRequiredError,
+    CompletedTurn,
+    IdempotencyKey,
+    PendingApproval,
+    ReplayedTurn,
+    TurnHooks,
+    approval_bar,
+    moves_of,
+    parse_move,
+    probability,
+    turn_hooks,
+)
 from harness.thinker._scheme import (
     DEFAULT_QUESTION_SCHEME,
     OBS_QUESTION_SCHEME,
@@ -200,6 +214,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         context.metadata[OBS_QUESTION_SCHEME] = QUESTION_SCHEME_VERSIONS[self.scheme]
         done: list[str] = []
         tools = {p.name: p for p in self._providers}
+        hooks = turn_hooks(context)  # a durable run's, for its top thinker only
         while True:
             moves = self._moves(world)
             candidates = self._candidates(world)
@@ -208,30 +223,114 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 return self._finish(context, world, turns, number, None, {}, ())
             if not moves or number > self.max_turns:
                 request = self._request(world, done, (), candidates)
-                response = await self._decide(context, request)
+                response, replay = await self._ask(context, hooks, number, request)
                 selection = self._selection(response, candidates)
-                return self._finish(context, world, turns, number, None, selection, candidates)
+                answer = self._finish(context, world, turns, number, None, selection, candidates)
+                await _completed(hooks, replay, number, request, response, turns[-1])
+                return answer
             request = self._request(world, done, moves, candidates)
-            response = await self._decide(context, request)
+            response, replay = await self._ask(context, hooks, number, request)
             chosen = response.choice("next")
-            if chosen.choice == FINISH:
+            move, ref, approval = self._steer(
+                hooks, replay, number, response, moves, bool(candidates)
+            )
+            if move == FINISH:
                 selection = self._selection(response, candidates)
-                return self._finish(
+                answer = self._finish(
                     context, world, turns, number, chosen.probabilities, selection, candidates
                 )
-            provider = tools[chosen.choice]
+                await _completed(hooks, replay, number, request, response, turns[-1])
+                return answer
+            provider = tools[move]
             argument = response.choice(self._input_id(moves, provider.name))
-            ref = argument.choice
+            ref = argument.choice if ref is None else ref
             self._spend(world, provider.name, ref)
-            turn, line = await self._run_tool(context, world, number, provider, ref)
+            if replay is not None and replay.done:  # journalled: its product, not a new run
+                turn, line = _restored(world, number, provider.name, ref, replay)
+            elif approval is not None and approval.kind == "reject":
+                reason = approval.reason or "rejected by a person"
+                turn = DecisionTurn(number, None, provider.name, artifact=ref, failure=reason)
+                line = f"{provider.name} on {ref} failed: {reason}"
+            else:
+                if hooks is not None:
+                    await hooks.synced()  # the turns before are on disk before this tool runs
+                turn, line = await self._run_tool(context, world, number, provider, ref)
             turns.append(
                 attrs.evolve(turn, next=chosen.probabilities, argument=argument.probabilities)
             )
             done.append(line)
+            if hooks is not None and (replay is None or not replay.done):
+                product = None if turn.result is None else world.get(turn.result)
+                await hooks.completed(
+                    CompletedTurn(
+                        number,
+                        request,
+                        response,
+                        provider.name,
+                        ref,
+                        approval,
+                        product,
+                        turn.failure,
+                        line,
+                        turns[-1],
+                    )
+                )
             self._publish(context, turns)
             context.progress(
                 f"turn {number}: {provider.name} on {ref}" + (" failed" if turn.failure else "")
             )
+
+    async def _ask(
+        self, context: JobContext, hooks: TurnHooks | None, number: int, request: DecisionRequest
+    ) -> tuple[DecisionResponse, ReplayedTurn | None]:
+        """The turn's decision: journalled (replayed, the model not asked) or asked now."""
+        replay = None if hooks is None else hooks.replayed(number, request)
+        if replay is not None:
+            return replay.response, replay
+        return await self._decide(context, request), None
+
+    def _steer(
+        self,
+        hooks: TurnHooks | None,
+        replay: ReplayedTurn | None,
+        number: int,
+        response: DecisionResponse,
+        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
+        finishable: bool,
+    ) -> tuple[str, str | None, Approval | None]:
+        """The move taken: the model's, a forced one (branching), or a person's verdict on a
+        move below its approval bar. Returns the move, its ref if fixed, and the verdict."""
+        chosen = response.choice("next")
+        legal = moves_of([(p.name, refs) for p, refs in moves])
+        forced = None if hooks is None else hooks.forced(number)
+        if forced is not None:
+            move, ref = parse_move(forced, number, chosen.probabilities, legal, finishable)
+            return move, ref, None
+        if chosen.choice == FINISH:
+            return FINISH, None, None
+        provider = next(p for p, _ in moves if p.name == chosen.choice)
+        bar = approval_bar(provider.tool_class) or approval_bar(type(self))
+        p = probability(chosen.probabilities, chosen.choice)
+        if bar is None or p >= bar:
+            return chosen.choice, None, None
+        ref = response.choice(self._input_id(moves, chosen.choice)).choice
+        if replay is not None and replay.approval is not None:
+            approval = replay.approval
+        elif hooks is None:
+            raise ApprovalRequiredError(
+                f"turn {number}: {chosen.choice} on {ref} needs a person's approval "
+                f"({p:.2f} < {bar:.2f}); run with a journal (journal=PATH, --journal FILE) "
+                "to pause, or give an approver (approver=..., --approve yes|no)"
+            )
+        else:
+            pending = PendingApproval(
+                number, chosen.choice, ref, p, bar, legal, dict(chosen.probabilities)
+            )
+            approval = hooks.approve(pending, response)
+            pending.check(approval)
+        if approval.kind == "pick":
+            return str(approval.tool), approval.artifact, approval
+        return chosen.choice, ref, approval
 
     # The steps below are methods so a test can plant a broken thinker and watch the property
     # suite catch it (harness.testing.invariants).
@@ -295,12 +394,14 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         ref: str,
     ) -> tuple[DecisionTurn, str]:
         tool: DecisionTool[Any, Artifact] = provider.create(context)  # typed by the palette rules
+        key = _key(context, turn_hooks(context), number, provider.name, ref)
         job = ToolRun(
             context,
             tool,
             world.get(ref),
             name=provider.name,
             upstream_retries=context.upstream_retries,
+            idempotency_key=key,
         )
         try:
             product = await context.run(job)
@@ -353,6 +454,46 @@ class _RunState:
     option_limit: int | None
     threshold: float
     turns: list[DecisionTurn] = attrs.Factory(list)
+
+
+async def _completed(
+    hooks: TurnHooks | None,
+    replay: ReplayedTurn | None,
+    number: int,
+    request: DecisionRequest,
+    response: DecisionResponse,
+    turn: DecisionTurn,
+) -> None:
+    """Journal a live finishing turn (a replayed one is in the journal already)."""
+    if hooks is not None and replay is None:
+        await hooks.completed(
+            CompletedTurn(number, request, response, FINISH, None, None, None, None, None, turn)
+        )
+
+
+def _restored(
+    world: RunWorld, number: int, tool: str, ref: str, replay: ReplayedTurn
+) -> tuple[DecisionTurn, str]:
+    """A journalled tool step: its product adopted as the run adopted it, or its failure."""
+    if replay.product is None:
+        failure = replay.failure or "failed"
+        turn = DecisionTurn(number, None, tool, artifact=ref, failure=failure)
+        return turn, replay.line or f"{tool} on {ref} failed: {failure}"
+    result = world.adopt(replay.product)
+    turn = DecisionTurn(number, None, tool, artifact=ref, result=result)
+    return turn, replay.line or f"{tool} on {ref} produced {result}"
+
+
+def _key(
+    context: JobContext, hooks: TurnHooks | None, number: int, tool: str, ref: str
+) -> IdempotencyKey:
+    """The idempotency key of this turn's tool run: under the run's id for the top thinker,
+    under the key of the tool run it executes in for a nested one."""
+    within = getattr(context.job, "idempotency_key", None)
+    if hooks is not None or not isinstance(within, IdempotencyKey):
+        run_id = hooks.run_id if hooks is not None else context.job.identity.job_id
+        return IdempotencyKey(run_id, number, tool, ref)
+    return IdempotencyKey(within.run_id, number, tool, ref, within)
 
 
 _CURRENT: ContextVar[_RunState] = ContextVar("harness_thinker_run")
