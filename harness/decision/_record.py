@@ -39,6 +39,8 @@ class ModelCall:
     cost: float | None
     output_tokens: int = 0
     counted_by: str | None = None
+    reading: Mapping[str, object] | None = None
+    """How the answers were read (the logprob providers: method, mass, upstream calls)."""
 
     def __repr__(self) -> str:
         # Reads like the call: "ModelCall(embedded: answered 3 questions, 812 input tokens

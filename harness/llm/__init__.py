@@ -1,6 +1,8 @@
 """Decision clients: the protocol, the providers, the recording wrapper and the fake model."""
 
+from harness.llm._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.llm._client import DecisionClient as DecisionClient
+from harness.llm._completion_logprobs import CompletionLogprobsClient as CompletionLogprobsClient
 from harness.llm._fake import FakeDecisionModel as FakeDecisionModel
 from harness.llm._fake import ScriptExhaustedError as ScriptExhaustedError
 from harness.llm._fake import choose as choose
@@ -9,6 +11,7 @@ from harness.llm._fake import rate as rate
 from harness.llm._fake import yes as yes
 from harness.llm._http import error_message as error_message
 from harness.llm._http import retry_after as retry_after
+from harness.llm._logprob_reading import LogprobsUnavailableError as LogprobsUnavailableError
 from harness.llm._observable import ObservableDecisionClient as ObservableDecisionClient
 from harness.llm._openai import OpenAIDecisionsClient as OpenAIDecisionsClient
 from harness.llm._providers import client_for as client_for
