@@ -5,9 +5,9 @@
 token after any context is a closed formula a test can compute on its own. :class:`LogprobServer`
 serves it as an aiohttp server bound to ``127.0.0.1`` only, in the JSON shapes OpenAI documents:
 
-* ``POST /v1/chat/completions`` with ``logprobs`` / ``top_logprobs`` (at most 20): the messages
-  are rendered ``"<|{role}|> {content}\\n"`` each, then ``"<|assistant|>"``, and the reply is generated
-  greedily, each token with its ``top_logprobs``;
+* ``POST /v1/chat/completions`` with ``logprobs`` / ``top_logprobs`` (at most 20): the
+  messages are rendered ``"<|{role}|> {content}\\n"`` each, then ``"<|assistant|>"``, and the
+  reply is generated greedily, each token with its ``top_logprobs``;
 * ``POST /v1/completions`` with ``echo`` and ``logprobs``: ``prompt`` is a string or a list
   (one choice per prompt, by ``index``); with ``echo`` the prompt's own tokens come back with
   ``token_logprobs`` (the first ``null``) and ``text_offset``;
@@ -26,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import math
+import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Final, Self
 
@@ -240,6 +242,31 @@ class LogprobServer:
     ) -> None:
         await self.stop()
 
+    @contextlib.contextmanager
+    def in_thread(self) -> Iterator[Self]:
+        """Run the server on its own event loop in a background thread (for synchronous code
+        and for tests that run their own loops); stopped on exit."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self.start())
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self.stop())
+            loop.close()
+
+        thread = threading.Thread(target=run, name="logprob-server", daemon=True)
+        thread.start()
+        if not ready.wait(30):
+            raise RuntimeError("the logprob test server did not start within 30 s")
+        try:
+            yield self
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(30)
+
     async def _models(self, request: web.Request) -> web.StreamResponse:
         return web.json_response(
             {"object": "list", "data": [{"id": self.model_name, "object": "model"}]}
@@ -254,8 +281,6 @@ class LogprobServer:
         if self.fail_with is not None:
             return _error(self.fail_with, "cannot serve this request: " + raw.decode("utf-8"))
         try:
-            import json
-
             body = json.loads(raw)
         except ValueError:
             return _error(400, "the body is not JSON")
