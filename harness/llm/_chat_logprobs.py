@@ -316,17 +316,19 @@ class ChatLogprobsClient(LogprobClient):
 
 
 def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
-    """The bodies of each question's first round, one JSON line each (what admission counts)."""
+    """The body of the longest first round of ``request``'s questions: what must fit in the
+    model's context (``max_context_tokens``) and what admission counts. A decision takes one such
+    call a question at least: see docs/llms.md for the cost."""
     import json
 
     client = ChatLogprobsClient.__new__(ChatLogprobsClient)
     state = render_state(request)
-    lines = []
+    bodies = []
     for asked in asked_questions(request):
         count = min(len(asked.names), ChatLogprobsClient._round_size(entry, asked))
         items = [(i,) for i in range(count)]
         words = asked.kind == "noul"
         labels = [asked.names[i] if words else LETTERS[i] for i in range(count)]
         body = client.body(entry, state, asked, items, labels)
-        lines.append(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
-    return "\n".join(lines).encode("utf-8")
+        bodies.append(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+    return max(bodies, key=len).encode("utf-8")

@@ -48,7 +48,7 @@ from ._systemone import check_limits, local_answers
 
 __all__ = ["MAX_PROMPTS", "CompletionLogprobsClient", "option_prompts", "question_prompt"]
 
-MAX_PROMPTS = 64
+MAX_PROMPTS = 32
 """The most prompts one completions call carries."""
 DELIMITER = "\n"
 
@@ -170,7 +170,7 @@ class CompletionLogprobsClient(LogprobClient):
             "max_tokens": 1,
             "temperature": 0,
             "echo": True,
-            "logprobs": 1,
+            "logprobs": 0,
         }
 
     async def _score(
@@ -333,10 +333,13 @@ def _distribution(
 
 
 def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
-    """The completions body of every prompt of ``request`` (what admission counts)."""
+    """The completions body of ``request``'s longest prompt: what must fit in the model's context
+    (``max_context_tokens``) and what admission counts. The call carries every prompt (about
+    one per option and ordering), each billed: see docs/llms.md for the cost."""
     import json
 
     _, texts = _groups(request, entry, local_answers(request))
     client = CompletionLogprobsClient.__new__(CompletionLogprobsClient)
-    body = client.body(entry, texts)
+    longest = max(texts, key=len, default="")
+    body = client.body(entry, [longest])
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

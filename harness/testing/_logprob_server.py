@@ -94,6 +94,8 @@ class BigramModel:
     _unigrams: Counter[int] = attrs.field(init=False, repr=False)
     _bigrams: dict[int, Counter[int]] = attrs.field(init=False, repr=False)
     _total: int = attrs.field(init=False, repr=False)
+    _totals: dict[int, int] = attrs.field(init=False, repr=False)
+    _rankings: dict[int | None, list[int]] = attrs.field(init=False, repr=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         tokens = tokenizer(self.encoding)
@@ -105,6 +107,7 @@ class BigramModel:
         object.__setattr__(self, "_unigrams", Counter(ids))
         object.__setattr__(self, "_bigrams", bigrams)
         object.__setattr__(self, "_total", len(ids))
+        object.__setattr__(self, "_totals", {p: c.total() for p, c in bigrams.items()})
 
     @property
     def vocabulary_size(self) -> int:
@@ -128,7 +131,7 @@ class BigramModel:
         follows = self._bigrams.get(context[-1]) if context else None
         if not follows:
             return self._unigram(token)
-        seen = sum(follows.values())
+        seen = self._totals[context[-1]]
         return self.weight * follows.get(token, 0) / seen + (1 - self.weight) * self._unigram(token)
 
     def logprob(self, context: Sequence[int], token: int) -> float:
@@ -137,8 +140,13 @@ class BigramModel:
 
     def top(self, context: Sequence[int], k: int) -> list[tuple[int, float]]:
         """The ``k`` most probable next tokens with their log-probabilities, ties by id."""
-        seen = set(self._unigrams)
-        ranked = sorted(seen, key=lambda t: (-self.probability(context, t), t))[:k]
+        last = context[-1] if context else None
+        ranking = self._rankings.get(last)
+        if ranking is None:  # the order depends on the last token alone: made once per token
+            ranking = sorted(self._unigrams, key=lambda t: (-self.probability(context, t), t))
+            self._rankings[last] = ranking
+        seen = self._unigrams
+        ranked = ranking[:k]
         unseen = 0
         while len(ranked) < k:  # every unseen token has the same (least) probability
             if unseen not in seen:
@@ -149,7 +157,7 @@ class BigramModel:
     def sequence_logprob(self, text: str) -> float:
         """``log P`` of the tokens of ``text`` after its first (the first is given)."""
         ids = self.encode(text)
-        return sum(self.logprob(ids[:i], ids[i]) for i in range(1, len(ids)))
+        return sum(self.logprob(ids[i - 1 : i], ids[i]) for i in range(1, len(ids)))
 
 
 def chat_prompt(messages: Sequence[object]) -> str:
@@ -382,8 +390,8 @@ class LogprobServer:
                 piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
                 if echo:
                     tokens.append(piece)
-                    logprobs.append(None if i == 0 else self.model.logprob(ids[:i], token))
-                    tops.append(None if i == 0 else self._tops(ids[:i], top))
+                    logprobs.append(None if i == 0 else self.model.logprob(ids[i - 1 : i], token))
+                    tops.append(None if i == 0 else self._tops(ids[i - 1 : i], top))
                     offsets.append(offset)
                     shown += piece
                 offset += len(piece)
