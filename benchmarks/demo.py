@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import aiohttp
 import attrs
 
-from harness.deciding import FINISH, DecisionCall
+from harness.catalog import default_catalog
 from harness.decision import Choice, DecisionRequest, Noul, Score, systemone
 from harness.demo import (
     DEMO_MAX_TURNS,
@@ -50,9 +50,9 @@ from harness.demo import (
     score_answer,
 )
 from harness.jobs import Dispatcher
-from harness.models import default_catalog
 from harness.record import RunRecord
 from harness.serve import DecisionServer
+from harness.thinker import FINISH, DecisionCall
 from harness.tools import Workflow
 
 

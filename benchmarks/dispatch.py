@@ -3,10 +3,10 @@
 Sends ``--calls`` (default 5,000) decision calls to the fake System One server two ways, in the
 same run, against the same server:
 
-* **stack**: :class:`harness.deciding.DecisionCall` jobs submitted at once to a
+* **stack**: :class:`harness.thinker.DecisionCall` jobs submitted at once to a
   :class:`harness.jobs.Dispatcher` whose catalog entry has ``max_concurrent = 32``: each call is
   resolved and priced (the wire body counted under the entry's tokenizer), admitted through the
-  entry's gate, sent by the pooled :class:`harness.llm.SystemOneClient`, decoded into a
+  entry's gate, sent by the pooled :class:`harness.providers.SystemOneClient`, decoded into a
   :class:`harness.decision.DecisionResponse` and put on its job's record;
 * **bare**: the same body POSTed by one ``aiohttp.ClientSession`` under an
   ``asyncio.Semaphore(32)``, the reply read and parsed with ``json.loads``, nothing else.
@@ -43,11 +43,11 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from harness.deciding import DecisionCall
+from harness.catalog import Catalog, CatalogEntry, reserve, tokenizer
 from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Score, systemone
 from harness.jobs import Dispatcher, Pacing
-from harness.models import Catalog, CatalogEntry, reserve, tokenizer
 from harness.testing import FakeSystemOneServer, Fault, default_answers
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 CONCURRENCY = 32
@@ -195,7 +195,7 @@ async def measure(
 def cpu_parts(calls: int, fault_every: int) -> tuple[float, float, float]:
     """Client CPU per call (seconds) of pricing the way main priced before this change (every
     attempt's body counted under the tokenizer before admission), of pricing as the dispatcher
-    does now (:func:`harness.models.reserve`: the benchmark's entry is concurrency-bounded
+    does now (:func:`harness.catalog.reserve`: the benchmark's entry is concurrency-bounded
     without a price, so its bodies are bounded by their byte length), and of decoding a reply
     (``json.loads``, the codec, the response), in-process on ``calls`` distinct requests; with a
     fault every ``fault_every`` requests, that share of calls is priced a second time."""

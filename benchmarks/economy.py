@@ -28,9 +28,9 @@ from typing import Any
 
 import attrs
 
-from harness.deciding._scheme import QuestionScheme, build_request, check_scheme
+from harness.catalog import tokenizer
 from harness.decision import DecisionRequest, systemone
-from harness.models import tokenizer
+from harness.thinker._scheme import QuestionScheme, build_request, check_scheme
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 

@@ -28,10 +28,10 @@ import time
 import timeit
 from collections.abc import Callable, Mapping
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry, default_catalog, tokenizer
 from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Score, systemone
 from harness.jobs import Dispatcher
-from harness.models import CatalogEntry, default_catalog, tokenizer
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 LATENCY_TARGET = 0.2
@@ -180,7 +180,7 @@ class _Instant:
 async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[tuple[str, float]]:
     """Microseconds a call of harness's two layers with the model's own time taken out: the
     embedded client with the model's answer canned, and the dispatcher with an instant client."""
-    from harness.llm import _embedded
+    from harness.providers import _embedded
 
     entry = default_catalog().resolve_decision(None, asked_by="benchmark")
     real = _embedded._ask

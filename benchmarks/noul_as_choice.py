@@ -34,10 +34,10 @@ from collections.abc import Sequence
 
 import attrs
 
+from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, Noul
 from harness.demo import corpus_path, split_into_statements
-from harness.llm._embedded import EmbeddedDecisionClient
-from harness.models import CatalogEntry
+from harness.providers._embedded import EmbeddedDecisionClient
 
 OBJECTIVE = "Find the statements that decide a price change and say from when it applies."
 INSTRUCTIONS = "Does this statement decide a price change and say from when it applies?"
@@ -154,7 +154,7 @@ def figures(scores: Sequence[float], labels: Sequence[bool], seconds: float) -> 
 
 
 def _select(ref: str, text: str) -> Noul:
-    # The decision thinker's selection question, word for word (harness/deciding/_thinker.py).
+    # The decision thinker's selection question, word for word (harness/thinker/_thinker.py).
     return Noul(
         f"Does {ref} belong in the answer to the objective? {ref}: {text}",
         when_true=f"{ref} belongs in the answer",

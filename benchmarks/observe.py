@@ -28,11 +28,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness.observe
-from harness.deciding import ThinkerRun
 from harness.jobs import Dispatcher, Pacing
-from harness.llm import FakeDecisionModel
+from harness.providers import FakeDecisionModel
+from harness.thinker import ThinkerRun
 from harness.tools import Workflow
-from tests.deciding.notes import Note, Triage, fake_catalog, triage_policy
+from tests.thinker.notes import Note, Triage, fake_catalog, triage_policy
 
 TURNS_PER_RUN = 4
 

@@ -69,7 +69,7 @@ def _module(m: int) -> str:
     lines = [
         "from typing import Final",
         "from harness.artifacts import ListArtifact",
-        "from harness.deciding._thinker import DecisionThinker",
+        "from harness.thinker._thinker import DecisionThinker",
         "from harness.jobs import JobContext",
         "from harness.tools import DecisionTool, Identifiable, tool_name",
         "from artifacts import *  # noqa: F403",

@@ -39,14 +39,14 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker, ThinkerRun
-from harness.deciding._scheme import QuestionScheme, check_scheme
-from harness.deciding._world import RunWorld
+from harness.catalog import Catalog, CatalogEntry, load_tokenizer, tokenizer
 from harness.decision import Answer, Choice, DecisionRequest, DecisionResponse, NoulAnswer
 from harness.jobs import Dispatcher, JobContext, Pacing
-from harness.llm import choose
-from harness.models import Catalog, CatalogEntry, load_tokenizer, tokenizer
+from harness.providers import choose
 from harness.testing import FakeDecisionModel
+from harness.thinker import DecisionThinker, ThinkerRun
+from harness.thinker._scheme import QuestionScheme, check_scheme
+from harness.thinker._world import RunWorld
 from harness.tools import DecisionTool, Identifiable, Workflow, tool_name
 
 

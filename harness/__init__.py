@@ -3,8 +3,8 @@
 Code lists the legal moves (a tool applied to an artifact of the type it takes); the model only
 ranks them, one round trip per turn. ``harness.run_sync(Triage, note, model="embedded")`` (or
 ``await harness.run(Triage, note, ...)``) runs a thinker in one call. The public face is here;
-``harness.testing`` holds the test doubles and hypothesis strategies, ``harness.models`` the
-catalog, the environment's configuration and admission.
+``harness.testing`` holds the test doubles and hypothesis strategies, ``harness.catalog`` the
+catalog and the environment's configuration; docs/architecture.md maps every package.
 
 Names load on first use (PEP 562), so ``import harness`` stays cheap for the mypy plugin, which
 shares the palette rules; type checkers read the explicit imports below.
@@ -23,16 +23,16 @@ _EXPORTS: dict[str, str] = {
     "ArtifactRegistry": "harness.artifacts",
     "Budget": "harness.scope",
     "BudgetExceededError": "harness.errors",
-    "Catalog": "harness.models",
-    "CatalogEntry": "harness.models",
+    "Catalog": "harness.catalog",
+    "CatalogEntry": "harness.catalog",
     "Choice": "harness.decision",
     "ChoiceAnswer": "harness.decision",
-    "DecisionCall": "harness.deciding",
+    "DecisionCall": "harness.thinker",
     "DecisionRequest": "harness.decision",
     "DecisionResponse": "harness.decision",
-    "DecisionThinker": "harness.deciding",
+    "DecisionThinker": "harness.thinker",
     "DecisionTool": "harness.tools",
-    "DecisionTurn": "harness.deciding",
+    "DecisionTurn": "harness.thinker",
     "Dispatcher": "harness.jobs",
     "ExternalServiceError": "harness.errors",
     "GuardrailError": "harness.errors",
@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "harness.errors",
     "Noul": "harness.decision",
     "NoulAnswer": "harness.decision",
-    "OBS_TURNS": "harness.deciding",
+    "OBS_TURNS": "harness.thinker",
     "Pacing": "harness.jobs",
     "Question": "harness.decision",
     "RefusedAnswer": "harness.decision",
@@ -61,13 +61,13 @@ _EXPORTS: dict[str, str] = {
     "ScoreAnswer": "harness.decision",
     "SyncRunInLoopError": "harness.errors",
     "TextFormatterRegistry": "harness.artifacts",
-    "ThinkerRun": "harness.deciding",
+    "ThinkerRun": "harness.thinker",
     "Usage": "harness.runs",
     "Workflow": "harness.scope",
-    "load_catalog": "harness.models",
+    "load_catalog": "harness.catalog",
     "run": "harness.runs",
     "run_sync": "harness.runs",
-    "override": "harness.llm._override",
+    "override": "harness.replay",
     "tool_description": "harness.tools",
     "tool_name": "harness.tools",
 }
@@ -80,11 +80,9 @@ if TYPE_CHECKING:
     from harness.artifacts import LinkArtifact as LinkArtifact
     from harness.artifacts import ListArtifact as ListArtifact
     from harness.artifacts import TextFormatterRegistry as TextFormatterRegistry
-    from harness.deciding import OBS_TURNS as OBS_TURNS
-    from harness.deciding import DecisionCall as DecisionCall
-    from harness.deciding import DecisionThinker as DecisionThinker
-    from harness.deciding import DecisionTurn as DecisionTurn
-    from harness.deciding import ThinkerRun as ThinkerRun
+    from harness.catalog import Catalog as Catalog
+    from harness.catalog import CatalogEntry as CatalogEntry
+    from harness.catalog import load_catalog as load_catalog
     from harness.decision import Answer as Answer
     from harness.decision import Choice as Choice
     from harness.decision import ChoiceAnswer as ChoiceAnswer
@@ -112,10 +110,7 @@ if TYPE_CHECKING:
     from harness.jobs import JobEvent as JobEvent
     from harness.jobs import Pacing as Pacing
     from harness.jobs import RetryPolicy as RetryPolicy
-    from harness.llm._override import override as override
-    from harness.models import Catalog as Catalog
-    from harness.models import CatalogEntry as CatalogEntry
-    from harness.models import load_catalog as load_catalog
+    from harness.replay import override as override
     from harness.runs import RunFailedError as RunFailedError
     from harness.runs import RunResult as RunResult
     from harness.runs import Usage as Usage
@@ -124,6 +119,11 @@ if TYPE_CHECKING:
     from harness.scope import Budget as Budget
     from harness.scope import Identifiable as Identifiable
     from harness.scope import Workflow as Workflow
+    from harness.thinker import OBS_TURNS as OBS_TURNS
+    from harness.thinker import DecisionCall as DecisionCall
+    from harness.thinker import DecisionThinker as DecisionThinker
+    from harness.thinker import DecisionTurn as DecisionTurn
+    from harness.thinker import ThinkerRun as ThinkerRun
     from harness.tools import DecisionTool as DecisionTool
     from harness.tools import tool_description as tool_description
     from harness.tools import tool_name as tool_name

@@ -1,9 +1,9 @@
 """The process-wide switch that blocks real models over the network (inside tests).
 
 The pytest plugin sets it around each test; :meth:`harness.jobs.Dispatcher.client_for` reads it
-(through :mod:`harness.llm._override`). It lives in a module of its own, importing nothing, so the
-plugin, loaded in every pytest run wherever harness is installed, costs nothing until a test asks
-for a model.
+(through :func:`harness.replay.overridden_client`). It lives in a module of its own, importing
+nothing, so the plugin, loaded in every pytest run wherever harness is installed, costs nothing
+until a test asks for a model.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from mypy.plugins.common import add_attribute_to_class
 from mypy.semanal import SemanticAnalyzer
 from mypy.types import LiteralType, Type
 
-from harness._palette._rules import (
+from harness.palette._rules import (
     Verdict,
     decorated_non_tool_verdict,
     invalid_name_verdict,

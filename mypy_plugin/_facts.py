@@ -35,7 +35,7 @@ from mypy.types import (
 )
 from mypy.typevars import fill_typevars
 
-from harness._palette._rules import Open, ToolFacts
+from harness.palette._rules import Open, ToolFacts
 from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY
 
 __all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "tool_base"]

@@ -7,10 +7,10 @@ from typing import Final
 DECISION_TOOL: Final = "harness.tools._tool.DecisionTool"
 TOOL_NAME: Final = "harness.tools._tool.tool_name"
 TOOL_NAME_CALL: Final = "harness.tools._tool.tool_name.__call__"
-THINKER: Final = "harness.deciding._thinker.DecisionThinker"
+THINKER: Final = "harness.thinker._thinker.DecisionThinker"
 THINKER_SUPER_INIT: Final = "__init__ of DecisionThinker"  # how mypy names super().__init__
 LIST_ARTIFACT: Final = "harness.artifacts._artifact.ListArtifact"
 ARTIFACT: Final = "harness.artifacts._artifact.Artifact"
 METADATA_KEY: Final = "harness"
-THINKER_INIT: Final = "harness.deciding._thinker.DecisionThinker.__init__"  # an explicit call
+THINKER_INIT: Final = "harness.thinker._thinker.DecisionThinker.__init__"  # an explicit call
 NAME_ATTR: Final = "__harness_tool_name__"  # what @tool_name sets on the class at run time

@@ -48,7 +48,7 @@ from mypy.types import (
 )
 from mypy.typevars import fill_typevars
 
-from harness._palette._rules import (
+from harness.palette._rules import (
     ToolFacts,
     Verdict,
     palette_verdicts,

@@ -31,7 +31,7 @@ __all__ = ["PLUGIN_VERSION", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 PLUGIN_VERSION: Final = "0.3.0"
 
 _PLUGIN_DIR = Path(__file__).resolve().parent
-_RULES = _PLUGIN_DIR.parent / "harness" / "_palette" / "_rules.py"
+_RULES = _PLUGIN_DIR.parent / "harness" / "palette" / "_rules.py"
 
 
 def _source_digest() -> str:

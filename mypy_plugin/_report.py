@@ -10,7 +10,7 @@ from mypy.errorcodes import ErrorCode
 from mypy.messages import MessageBuilder
 from mypy.nodes import Context
 
-from harness._palette._rules import Verdict
+from harness.palette._rules import Verdict
 from mypy_plugin._codes import INTERNAL, code_for
 
 __all__ = ["SURPRISE_NOTE", "report", "reporting_surprises"]

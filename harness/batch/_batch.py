@@ -11,8 +11,8 @@ from typing import Literal, TextIO
 
 import attrs
 
-from harness.llm import DecisionClient
-from harness.models import Catalog
+from harness.catalog import Catalog
+from harness.providers import DecisionClient
 
 from ._inputs import BadLine, InputLine, read_inputs
 from ._progress import Progress

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.models import Catalog
+    from harness.catalog import Catalog
     from harness.record import RunFailedError
 
 __all__ = [
@@ -105,7 +105,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 def catalog_from(args: argparse.Namespace) -> Catalog:
     """The catalog the options name, with ``--entry`` pinned to the decision seat (checked now,
     so an unknown entry fails before anything runs)."""
-    from harness.models import DECISION, CatalogError, TokenizerError, load_catalog
+    from harness.catalog import DECISION, CatalogError, TokenizerError, load_catalog
 
     try:
         catalog = load_catalog(args.catalog)

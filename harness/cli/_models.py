@@ -31,14 +31,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def describe_models(catalog_path: str | None = None) -> list[str]:
     """The lines ``harness models`` prints."""
-    from harness.models import (
+    from harness.catalog import (
         DECISION,
         CatalogError,
         TokenizerError,
         load_catalog,
         read_environment,
     )
-    from harness.models._env import (
+    from harness.catalog._env import (
         HARNESS_CATALOG,
         OPENAI_API_KEY,
         OPENAI_BASE_URL,

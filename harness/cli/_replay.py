@@ -17,24 +17,23 @@ import json
 from collections.abc import Sequence
 
 from harness.artifacts import ListArtifact, from_json
+from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
 from harness.cli._run import import_tool
-from harness.deciding import DecisionTurn
-from harness.llm import DecisionClient, client_for
-from harness.llm._override import _AsEntry, override
-from harness.llm._replay import ReplayClient, ReplayMissError
-from harness.models import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
+from harness.providers import DecisionClient, client_for
 from harness.record import (
-    CassetteError,
     RecordedAnswer,
     RecordError,
     RunFailedError,
     RunRecord,
-    cassette_from_record,
     load_record,
     move_line,
     record_run,
 )
+from harness.replay import CassetteError, cassette_from_record
+from harness.replay._client import ReplayClient, ReplayMissError
+from harness.replay._override import _AsEntry, override
+from harness.thinker import DecisionTurn
 from harness.tools import Workflow, runtime_class, tool_types
 
 __all__ = ["add_parser", "replay"]

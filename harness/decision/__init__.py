@@ -23,8 +23,6 @@ from ._questions import Choice as Choice
 from ._questions import Noul as Noul
 from ._questions import Question as Question
 from ._questions import Score as Score
-from ._record import JobRecord as JobRecord
-from ._record import ModelCall as ModelCall
 from ._request import DecisionRequest as DecisionRequest
 from ._response import AnswerReadError as AnswerReadError
 from ._response import DecisionResponse as DecisionResponse
@@ -38,9 +36,7 @@ __all__ = [
     "ChoiceAnswer",
     "DecisionRequest",
     "DecisionResponse",
-    "JobRecord",
     "JsonValue",
-    "ModelCall",
     "Noul",
     "NoulAnswer",
     "Question",

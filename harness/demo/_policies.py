@@ -18,14 +18,14 @@ import random
 from collections.abc import Mapping
 from typing import Final
 
-from harness.deciding import FINISH
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, Noul
 from harness.demo._key import AnswerKey
 from harness.demo._run import run_demo
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
-from harness.llm import FakeDecisionModel, choose, rate, yes
-from harness.models import Catalog, CatalogEntry
+from harness.providers import FakeDecisionModel, choose, rate, yes
 from harness.record import RecordedRun
+from harness.thinker import FINISH
 
 __all__ = [
     "POLICY_ENTRY",

@@ -12,13 +12,13 @@ import os
 from collections.abc import Callable, Mapping
 
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact
-from harness.deciding import OBS_TURNS, parse_turns
+from harness.catalog import Catalog, load_catalog
 from harness.demo._artifacts import Document, Folder, TextFile
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE, PriceDecisionFinder
 from harness.jobs import JobEvent
-from harness.llm import DecisionClient
-from harness.models import Catalog, load_catalog
+from harness.providers import DecisionClient
 from harness.record import RecordedRun, move_line, record_run
+from harness.thinker import OBS_TURNS, parse_turns
 from harness.tools import Workflow
 
 __all__ = ["demo_folder", "demo_progress_line", "relative_source", "run_demo"]
@@ -90,7 +90,7 @@ async def run_demo(
 ) -> RecordedRun:
     """Run the demo thinker on ``folder`` (the shipped corpus when ``None``) and record it.
 
-    ``catalog`` defaults to :func:`~harness.models.load_catalog` (``$HARNESS_CATALOG`` or the
+    ``catalog`` defaults to :func:`~harness.catalog.load_catalog` (``$HARNESS_CATALOG`` or the
     shipped one, whose pinned entry is the embedded model); ``entry_id`` pins another entry.
     ``on_progress`` gets one line per tool turn as it ends.
     """

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Final
 
 from harness.artifacts import TextFormatterRegistry
-from harness.deciding import DecisionThinker
 from harness.demo._artifacts import Folder, Statement, register_formatters
 from harness.demo._tools import ListFolder, ReadStatements
+from harness.thinker import DecisionThinker
 from harness.tools import Identifiable, tool_name
 
 __all__ = ["DEMO_MAX_TURNS", "DEMO_OBJECTIVE", "PriceDecisionFinder", "demo_formatters"]

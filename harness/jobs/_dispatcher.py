@@ -10,6 +10,8 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
+from harness.admission import Admission, Demand, Permit
+from harness.catalog import Catalog, CatalogEntry, check_ceiling
 from harness.errors import (
     ExternalServiceError,
     JobTimeoutError,
@@ -26,10 +28,9 @@ from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
 from harness.jobs._retry import RetryPolicy
-from harness.models import Admission, Catalog, CatalogEntry, Demand, Permit, check_ceiling
 
 if TYPE_CHECKING:
-    from harness.llm import DecisionClient
+    from harness.providers import DecisionClient
 
 __all__ = ["Dispatcher", "JobHandle", "JobTimeoutError"]
 
@@ -179,7 +180,7 @@ ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
 
 
 def _client_for(entry: CatalogEntry) -> DecisionClient:
-    from harness.llm import client_for  # the llm package imports jobs: resolve at first use
+    from harness.providers import client_for
 
     return client_for(entry)
 
@@ -215,7 +216,7 @@ class Dispatcher:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if catalog is None:
-            from harness.models import load_catalog
+            from harness.catalog import load_catalog
 
             catalog = load_catalog()
         self.catalog = catalog
@@ -243,7 +244,7 @@ class Dispatcher:
     def client_for(self, entry: CatalogEntry) -> DecisionClient:
         """The client for ``entry``: an active ``harness.override``'s, else :meth:`installed_client`
         (refused when it is a real model over the network while tests block those)."""
-        from harness.llm._override import overridden_client  # llm imports jobs: resolve at use
+        from harness.replay import overridden_client
 
         return overridden_client(entry, self.installed_client, self._owned)
 

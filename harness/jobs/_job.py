@@ -6,15 +6,15 @@ import abc
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, ClassVar, Final, Generic, TypeVar
 
-from harness.decision._record import JobRecord
+from harness.jobs._record import JobRecord
 from harness.jobs._requirements import Requirements, ResolvedBinding
 from harness.jobs._retry import RetryPolicy
 from harness.scope import Identifiable, Identity, new_job_id
 
 if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
     from harness.jobs._dispatcher import Dispatcher
-    from harness.llm import DecisionClient
-    from harness.models import CatalogEntry
+    from harness.providers import DecisionClient
 
 __all__ = ["DEFAULT_UPSTREAM_RETRIES", "Job", "JobContext"]
 

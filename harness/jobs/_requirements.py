@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import attrs
 
+from harness.catalog import CatalogEntry, Reservation, price, reserve
 from harness.decision import DecisionRequest
-from harness.models import CatalogEntry, Reservation, price, reserve
 
 __all__ = ["DecisionBinding", "Requirements", "ResolvedBinding"]
 
@@ -34,7 +34,7 @@ class DecisionBinding:
         """The body ``entry`` would receive, or ``None`` for a flat binding."""
         if self.request is None:
             return None
-        from harness.llm._providers import wire_body  # llm imports jobs: resolve at first use
+        from harness.providers import wire_body
 
         return wire_body(self.request, entry)
 
@@ -49,7 +49,7 @@ class DecisionBinding:
     def reserve(self, entry: CatalogEntry) -> Reservation:
         """What the dispatcher reserves for this binding on ``entry``: counted when the entry
         needs a count, else the body's byte length (an upper bound; see
-        :func:`harness.models.reserve`)."""
+        :func:`harness.catalog.reserve`)."""
         if self.flat_tokens is not None:
             return Reservation(self.flat_tokens, counted_by="given")
         body = self.wire_body(entry)

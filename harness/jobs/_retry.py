@@ -4,7 +4,7 @@ The default is the official SDK's documented behaviour (``typesafe_sdk.RetryPoli
 re-runs after the first attempt; HTTP 408, 429 and every 5xx re-run, and so is a round trip that
 got no answer (refused, reset, timed out); the server's ``retry-after-ms`` / ``Retry-After`` hint
 honoured whatever its length; otherwise ``0.5 s * 2**n`` capped at 5 s, minus up to 25 % jitter.
-A catalog entry changes any of it (``[entries.retry]``, :class:`harness.models.RetrySettings`), a
+A catalog entry changes any of it (``[entries.retry]``, :class:`harness.catalog.RetrySettings`), a
 job or call replaces it (``retry=RetryPolicy(...)``), and the old ``upstream_retries=N`` sets
 the number of re-runs of whichever policy applies.
 """
@@ -17,8 +17,8 @@ from typing import Final
 
 import attrs
 
+from harness.catalog import CatalogEntry, RetrySettings, retry_rules
 from harness.errors import RetryableError, StatusError
-from harness.models import CatalogEntry, RetrySettings, retry_rules
 
 __all__ = ["SDK_STATUSES", "RetryPolicy"]
 

@@ -28,12 +28,12 @@ import attrs
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from harness.deciding import OBS_TURNS, DecisionCall, DecisionThinker, DecisionTurn, ToolRun
+from harness.catalog import CatalogEntry
 from harness.errors import HarnessError, RateLimitedError, RetryableError, StatusError
 from harness.jobs import EventKind, JobEvent
-from harness.models import CatalogEntry
 from harness.observe import _names as n
 from harness.observe._content import capturing
+from harness.thinker import OBS_TURNS, DecisionCall, DecisionThinker, DecisionTurn, ToolRun
 
 if TYPE_CHECKING:
     from harness.jobs import Dispatcher, ModelCall

@@ -1,5 +1,6 @@
-"""Run records: the JSON file a run leaves behind, how it is captured, and how it reads; and
-cassettes, a model's recorded answers that a :class:`~harness.llm.ReplayClient` replays.
+"""Run records: the JSON file a run leaves behind, how it is captured, and how it reads.
+
+(Cassettes, a model's recorded answers, are :mod:`harness.replay`'s.)
 
 ``harness demo`` and ``harness run`` write a :class:`RunRecord` (:func:`record_run` captures one);
 ``harness record FILE`` reads it back with :func:`load_record` and shows it with
@@ -12,15 +13,6 @@ from harness.record._capture import RunFailedError as RunFailedError
 from harness.record._capture import pinned_copy as pinned_copy
 from harness.record._capture import provider_client as provider_client
 from harness.record._capture import record_run as record_run
-from harness.record._cassette import CASSETTE_FORMAT as CASSETTE_FORMAT
-from harness.record._cassette import CASSETTE_VERSION as CASSETTE_VERSION
-from harness.record._cassette import Cassette as Cassette
-from harness.record._cassette import CassetteError as CassetteError
-from harness.record._cassette import Interaction as Interaction
-from harness.record._cassette import RecordedReply as RecordedReply
-from harness.record._cassette import cassette_from_json as cassette_from_json
-from harness.record._cassette import cassette_from_record as cassette_from_record
-from harness.record._cassette import load_cassette as load_cassette
 from harness.record._format import RECORD_FORMAT as RECORD_FORMAT
 from harness.record._format import RECORD_VERSION as RECORD_VERSION
 from harness.record._format import RecordedAnswer as RecordedAnswer

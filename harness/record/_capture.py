@@ -1,7 +1,7 @@
 """Running a thinker (or any tool) through the dispatcher and recording it as a :class:`RunRecord`.
 
-:func:`record_run` runs the tool as a :class:`~harness.deciding.ThinkerRun` through a
-:class:`RecordingDispatcher`, which keeps every :class:`~harness.deciding.DecisionCall` the run
+:func:`record_run` runs the tool as a :class:`~harness.thinker.ThinkerRun` through a
+:class:`RecordingDispatcher`, which keeps every :class:`~harness.thinker.DecisionCall` the run
 submits; each call's job record (:class:`~harness.jobs.ModelCall`: billed and counted input
 tokens, latency, served model, reason) becomes the run record's calls, so nothing is counted a
 second time. Progress events of the run's job go to a callback as they happen. A run that fails
@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from harness.admission import Admission
 from harness.artifacts import (
     Artifact,
     ArtifactRegistry,
@@ -25,15 +26,15 @@ from harness.artifacts import (
     artifact_converter,
     digest_line,
 )
-from harness.deciding import FINISH, DecisionCall, DecisionThinker, ThinkerRun
+from harness.catalog import DECISION, Catalog, CatalogEntry
 from harness.decision import DecisionRequest
 from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
-from harness.llm import DecisionClient, client_for, wire_body
-from harness.llm._redact import Redaction
-from harness.models import DECISION, Admission, Catalog, CatalogEntry
-from harness.record._cassette import RecordedReply, answers_json
+from harness.providers import DecisionClient, client_for, wire_body
+from harness.providers._redact import Redaction
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
+from harness.replay._cassette import RecordedReply, answers_json
+from harness.thinker import FINISH, DecisionCall, DecisionThinker, ThinkerRun
 from harness.tools import DecisionTool, Workflow
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
 R = TypeVar("R")
 
 provider_client = client_for
-"""A fresh client for an entry's provider (see :func:`harness.llm.client_for`)."""
+"""A fresh client for an entry's provider (see :func:`harness.providers.client_for`)."""
 
 
 class RecordingDispatcher(Dispatcher):
@@ -115,7 +116,7 @@ class RunFailedError(HarnessError):
 def pinned_copy(catalog: Catalog, entry_id: str) -> Catalog:
     """A copy of ``catalog`` with ``entry_id`` pinned to the decision seat; ``catalog`` itself
     is left as it was (an unknown or non-decision entry raises
-    :class:`~harness.models.CatalogError`)."""
+    :class:`~harness.catalog.CatalogError`)."""
     return Catalog(
         catalog.entries.values(), {**catalog.pins, DECISION: entry_id}, source=catalog.source
     )
@@ -169,7 +170,7 @@ async def record_run(
 
     ``entry_id`` pins that catalog entry to the decision seat of a copy of ``catalog`` (the
     caller's catalog is not changed; an unknown or non-decision entry raises
-    :class:`~harness.models.CatalogError`). ``on_progress`` gets each progress event of the
+    :class:`~harness.catalog.CatalogError`). ``on_progress`` gets each progress event of the
     run's top job as it happens. ``admission`` shares gates and buckets with other runs (a batch
     runs many at once under one admission). ``clients`` overrides the client of an entry id (tests,
     benchmarks); any other entry gets its provider's client. A run that fails raises

@@ -24,7 +24,7 @@ A record is one JSON object::
 ``artifacts`` maps every ref of the run's world to its digest line (what the model read), so a
 record reads on its own. ``calls`` are the decision calls in the order they were made; ``body``
 (the request's wire body) is there only when asked for, and then ``reply`` too (what the model
-answered, as a cassette holds it: see :mod:`harness.record._cassette`), so ``harness replay``
+answered, as a cassette holds it: see :mod:`harness.replay._cassette`), so ``harness replay``
 can re-run the record offline; each call's tokens and latency are its
 decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
 answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
@@ -45,8 +45,8 @@ from typing import Final
 
 import attrs
 
-from harness.deciding import DecisionTurn
 from harness.errors import HarnessError
+from harness.thinker import DecisionTurn
 
 __all__ = [
     "RECORD_FORMAT",

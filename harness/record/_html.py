@@ -26,9 +26,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from harness.deciding import DecisionTurn
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
 from harness.record._text import counted, move_line, ordered_options
+from harness.thinker import DecisionTurn
 
 __all__ = ["BAR_PIXELS", "render_html", "usage_line"]
 

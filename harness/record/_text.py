@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from harness.deciding import FINISH, DecisionTurn
 from harness.record._format import RunRecord
+from harness.thinker import FINISH, DecisionTurn
 
 __all__ = ["RANKED_QUESTIONS", "counted", "move_line", "ordered_options", "render_text"]
 

@@ -2,11 +2,11 @@
 
 ``model`` is one of
 
-* ``None``: the configured catalog's decision pin (see :func:`harness.models.load_catalog`);
+* ``None``: the configured catalog's decision pin (see :func:`harness.catalog.load_catalog`);
 * a catalog entry id (``"embedded"``, ``"typesafe"``, an id of your catalog file);
 * ``"systemone:<wire model>"`` or ``"openai:<model>"``: an entry made from the environment
   (``TYPESAFE_BASE_URL`` / ``TYPESAFE_API_KEY``, ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``);
-* a :class:`~harness.llm.DecisionClient` (a :class:`~harness.testing.FakeDecisionModel`, a
+* a :class:`~harness.providers.DecisionClient` (a :class:`~harness.testing.FakeDecisionModel`, a
   replay, your own): installed for a local entry named ``client`` through the dispatcher's
   ``clients`` mapping, so everything the dispatcher does (pricing, budgets, admission, records,
   overrides) applies to it as to any model.
@@ -20,9 +20,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from harness.llm import DecisionClient
-from harness.models import DECISION, Catalog, CatalogEntry, CatalogError, load_catalog
-from harness.models import entry_for_model as _entry_for_model
+from harness.catalog import DECISION, Catalog, CatalogEntry, CatalogError, load_catalog
+from harness.catalog import entry_for_model as _entry_for_model
+from harness.providers import DecisionClient
 
 __all__ = ["CLIENT_ENTRY", "ModelChoice", "Seat", "seat_for"]
 
@@ -67,7 +67,7 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
             return Seat(_with(base, None, model), {})
         made = _entry_for_model(model)
         if made is None and model == "embedded":
-            from harness.models import default_catalog
+            from harness.catalog import default_catalog
 
             made = default_catalog().entry("embedded")
         if made is None:

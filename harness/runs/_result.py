@@ -17,11 +17,11 @@ from harness.artifacts import (
     artifact_converter,
     digest_line,
 )
-from harness.deciding import FINISH, DecisionTurn
-from harness.decision import ModelCall
-from harness.models import CatalogEntry
+from harness.catalog import CatalogEntry
+from harness.jobs import ModelCall
 from harness.record import RecordedAnswer, RecordedCall, RunRecord
 from harness.record import RunFailedError as _RecordRunFailedError
+from harness.thinker import FINISH, DecisionTurn
 
 __all__ = ["RunFailedError", "RunResult", "Usage"]
 

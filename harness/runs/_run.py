@@ -2,7 +2,7 @@
 
 Built on the dispatcher (the way to run many jobs at once): the thinker is constructed with its
 ``(parent)`` constructor under a fresh :class:`~harness.scope.Workflow` (or yours), run as a
-:class:`~harness.deciding.ThinkerRun` through a dispatcher over the run's catalog, and every
+:class:`~harness.thinker.ThinkerRun` through a dispatcher over the run's catalog, and every
 decision call it makes is read back from its job's record into the :class:`RunResult`.
 """
 
@@ -16,15 +16,14 @@ from typing import TypeVar, cast
 import attrs
 
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
-from harness.deciding import DecisionThinker, ThinkerRun
-from harness.decision import ModelCall
+from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
-from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent
-from harness.models import Catalog
+from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent, ModelCall
 from harness.record import RecordingDispatcher
 from harness.runs._model import ModelChoice, seat_for
 from harness.runs._result import RunFailedError, RunResult, Usage
 from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflow
+from harness.thinker import DecisionThinker, ThinkerRun
 from harness.tools import DecisionTool
 
 __all__ = ["ThinkerFactory", "run", "run_sync"]
@@ -58,8 +57,8 @@ async def run(
     """Run ``thinker`` on ``input`` and return its :class:`RunResult`.
 
     ``model``: an entry id, ``"embedded"``, ``"systemone:<wire model>"``, ``"openai:<model>"``
-    or a :class:`~harness.llm.DecisionClient` (default: the configured catalog's pin).
-    ``catalog``: the catalog to resolve through (default: :func:`harness.models.load_catalog`,
+    or a :class:`~harness.providers.DecisionClient` (default: the configured catalog's pin).
+    ``catalog``: the catalog to resolve through (default: :func:`harness.catalog.load_catalog`,
     which adds the environment's entries). ``budget`` limits this run; ``workflow`` (its own
     ``budget`` included) is shared by every run given it. ``on_progress`` sees each progress
     event of the run's top job. ``keep_bodies`` keeps each request's wire body for the record.

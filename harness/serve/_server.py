@@ -1,7 +1,7 @@
 """``harness serve``: a System One server (127.0.0.1 by default) fronting any catalog entry.
 
 Each request is validated (:func:`harness.decision.systemone.decode_request`, a clear 422 with
-``detail[]`` otherwise), then asked as a :class:`~harness.deciding.DecisionCall` pinned to the
+``detail[]`` otherwise), then asked as a :class:`~harness.thinker.DecisionCall` pinned to the
 entry through a :class:`~harness.jobs.Dispatcher`, so the entry's admission and the job record
 apply exactly as in a run. The reply is :func:`~harness.decision.systemone.encode_reply` with
 real usage: the request body counted under the entry's tokenizer.
@@ -41,7 +41,8 @@ from typing import Final, Protocol, Self, runtime_checkable
 import attrs
 from aiohttp import web
 
-from harness.deciding import DecisionCall
+from harness.catalog import DECISION, Catalog, CatalogError, ContextCeilingError
+from harness.catalog import tokenizer as load_tokenizer
 from harness.decision import (
     Answer,
     ChoiceAnswer,
@@ -60,10 +61,9 @@ from harness.errors import (
     UpstreamThrottleError,
 )
 from harness.jobs import Dispatcher, JobTimeoutError
-from harness.llm import DecisionClient
-from harness.llm._redact import Redaction
-from harness.models import DECISION, Catalog, CatalogError, ContextCeilingError
-from harness.models import tokenizer as load_tokenizer
+from harness.providers import DecisionClient
+from harness.providers._redact import Redaction
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 __all__ = [

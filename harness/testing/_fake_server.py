@@ -26,11 +26,11 @@ from urllib.parse import quote
 import attrs
 from aiohttp import web
 
+from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, RequestValidationError
 from harness.decision import openai as openai_codec
 from harness.decision import systemone as systemone_codec
-from harness.llm._fake import Policy, default_answers
-from harness.models import CatalogEntry
+from harness.providers._fake import Policy, default_answers
 
 if TYPE_CHECKING:
     from harness.decision import Answer

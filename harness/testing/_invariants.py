@@ -24,10 +24,9 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from harness.artifacts import Artifact, ListArtifact, conforms, digest_line
-from harness.deciding import FINISH, DecisionThinker, DecisionTurn, parse_turns
 from harness.decision import Answer, ChoiceAnswer, DecisionRequest, NoulAnswer
 from harness.decision import systemone as systemone_codec
-from harness.llm._fake import Policy
+from harness.providers._fake import Policy
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
 from harness.testing._run_report import (
@@ -42,6 +41,7 @@ from harness.testing._run_report import (
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded
 from harness.testing.strategies import policies as drawn_policies
+from harness.thinker import FINISH, DecisionThinker, DecisionTurn, parse_turns
 from harness.tools import ClassToolProvider, Identifiable, Workflow, runtime_class
 
 __all__ = [

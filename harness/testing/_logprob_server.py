@@ -38,7 +38,7 @@ from typing import Final, Self
 import attrs
 from aiohttp import web
 
-from harness.models import Tokenizer, tokenizer
+from harness.catalog import Tokenizer, tokenizer
 
 __all__ = ["TRAINING_TEXT", "BigramModel", "LogprobServer"]
 

@@ -12,7 +12,7 @@ import random
 from typing import Final
 
 from harness.decision import Answer, Choice, DecisionRequest, Noul
-from harness.llm import choose, rate, yes
+from harness.providers import choose, rate, yes
 
 __all__ = ["CHOICE_PROBABILITIES", "SELECTION_PROBABILITIES", "RandomPolicy"]
 

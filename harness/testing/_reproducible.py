@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from harness.artifacts import Artifact
-from harness.deciding import DecisionThinker
-from harness.llm._fake import Policy
+from harness.providers._fake import Policy
 from harness.testing._policy import RandomPolicy
 from harness.testing._run_report import RunBytes, record_run
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded
+from harness.thinker import DecisionThinker
 from harness.tools import Identifiable, Workflow
 
 __all__ = [

@@ -1,9 +1,9 @@
 """One thinker run through the dispatcher against a fake model, recorded for the invariants.
 
 :func:`record_run` runs a thinker on an input with a policy (through a real
-:class:`~harness.jobs.Dispatcher`, a :class:`~harness.llm.FakeDecisionModel` and upstream retries
-0, so every decision is asked exactly once) and returns a :class:`RunReport`: every request, the
-answers the model's responses carried, the wire bodies, the turns, ``OBS_TURNS``, the world, and
+:class:`~harness.jobs.Dispatcher`, a :class:`~harness.providers.FakeDecisionModel` and upstream
+retries 0, so every decision is asked exactly once) and returns a :class:`RunReport`: every request,
+the answers the model's responses carried, the wire bodies, the turns, ``OBS_TURNS``, the world, and
 the answer or the error. The run is bounded: the decision past ``max_turns + 1`` is refused and
 stops the run (``report.runaway``), and with ``run_timeout`` a run that outlives it is stopped
 and says where it was waiting (``report.hang``). :meth:`RunReport.render` shows it as text.
@@ -25,8 +25,7 @@ from typing import Any
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact, digest_line
-from harness.deciding import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun
-from harness.deciding._turn import turns_json
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import (
     Answer,
     Choice,
@@ -37,10 +36,11 @@ from harness.decision import (
 )
 from harness.decision import systemone as systemone_codec
 from harness.jobs import Dispatcher, Pacing
-from harness.llm import FakeDecisionModel
-from harness.llm._fake import Policy
-from harness.models import Catalog, CatalogEntry
+from harness.providers import FakeDecisionModel
+from harness.providers._fake import Policy
 from harness.testing._wall_clock import RunHung, disarm
+from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun
+from harness.thinker._turn import turns_json
 from harness.tools import Workflow
 
 __all__ = [

@@ -29,7 +29,6 @@ import attrs
 from hypothesis import strategies as st
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
 from harness.testing._policy import CHOICE_PROBABILITIES as CHOICE_PROBABILITIES
 from harness.testing._policy import SELECTION_PROBABILITIES as SELECTION_PROBABILITIES
 from harness.testing._policy import RandomPolicy as RandomPolicy
@@ -43,6 +42,7 @@ from harness.testing._scenario import ToolSpec as ToolSpec
 from harness.testing._scenario import TypeSpec as TypeSpec
 from harness.testing._scenario import build_kinds as build_kinds
 from harness.testing._scenario import build_tool, runtime_type
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, Identifiable
 
 __all__ = [

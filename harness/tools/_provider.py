@@ -353,5 +353,5 @@ class ClassToolProvider(Generic[I_contra, O_co]):
         return f"ClassToolProvider({self._cls.__qualname__}, name={self._name!r})"
 
 
-# Kept for harness._palette._runtime, which imported them before the public names existed.
+# Kept for harness.palette._runtime, which imported them before the public names existed.
 _open_part = open_type_part

@@ -9,9 +9,9 @@ import pytest
 
 from examples.triage import Note, Triage
 from harness import Catalog, RunFailedError, run_sync
+from harness.catalog import CATALOG_ENV, CatalogError, load_catalog, read_environment
+from harness.catalog._env import ENVIRONMENT_VARIABLES
 from harness.errors import UnauthorizedError
-from harness.models import CATALOG_ENV, CatalogError, load_catalog, read_environment
-from harness.models._env import ENVIRONMENT_VARIABLES
 from tests.interop.peers import Peer
 
 KEY = "test-key-0123456789"

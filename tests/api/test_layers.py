@@ -1,4 +1,4 @@
-"""No import circle between packages: the layers of ARCHITECTURE.md section 13 run one way.
+"""No import circle between packages: the layers of docs/architecture.md run one way.
 
 Two views: every ``import`` in a package's source (module level, under ``TYPE_CHECKING`` and
 inside functions) names only its own layer or lower ones; and importing a package in a fresh
@@ -20,12 +20,14 @@ HARNESS = ROOT / "harness"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "_guard"}),
     frozenset({"decision", "artifacts", "scope"}),
-    frozenset({"models"}),
-    frozenset({"llm"}),
+    frozenset({"catalog"}),
+    frozenset({"admission"}),
+    frozenset({"providers"}),
+    frozenset({"replay"}),
     frozenset({"jobs"}),
     frozenset({"tools"}),
-    frozenset({"_palette", "palette"}),
-    frozenset({"deciding"}),
+    frozenset({"palette"}),
+    frozenset({"thinker"}),
     frozenset({"record"}),
     frozenset({"runs", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
     frozenset({"cli", "__main__", "mypy"}),
@@ -87,24 +89,39 @@ def test_no_package_imports_a_higher_layer() -> None:
 
 
 def test_the_old_circle_is_gone() -> None:
-    """tools <- jobs <- llm used to run both ways: jobs took Identity from tools, llm took the
-    record types from jobs, jobs took the clients from llm."""
+    """tools <- jobs <- providers used to run both ways: jobs took Identity from tools, the clients
+    took the record types from jobs, jobs took the clients; and the override loaded the record
+    package at call time, closing a circle of llm, jobs, thinker and record."""
     jobs = {t for p in (HARNESS / "jobs").rglob("*.py") for t in harness_imports(p)}
-    llm = {t for p in (HARNESS / "llm").rglob("*.py") for t in harness_imports(p)}
+    providers = {t for p in (HARNESS / "providers").rglob("*.py") for t in harness_imports(p)}
+    replay = {t for p in (HARNESS / "replay").rglob("*.py") for t in harness_imports(p)}
+    assert providers
     assert "tools" not in jobs
-    assert "jobs" not in llm
-    assert "tools" not in llm
+    assert "jobs" not in providers
+    assert "tools" not in providers
+    assert not replay & {"jobs", "thinker", "record"}
 
 
 ABOVE = {
-    "errors": {"decision", "artifacts", "scope", "models", "llm", "jobs", "tools", "deciding"},
-    "scope": {"models", "llm", "jobs", "tools", "deciding", "runs"},
-    "decision": {"models", "llm", "jobs", "tools", "deciding"},
-    "models": {"llm", "jobs", "tools", "deciding", "runs"},
-    "llm": {"jobs", "tools", "deciding", "runs", "record"},
-    "jobs": {"tools", "deciding", "runs", "record", "testing"},
-    "tools": {"deciding", "runs", "record", "testing", "llm"},
-    "deciding": {"runs", "record", "testing", "cli", "serve", "demo"},
+    "errors": {
+        "decision",
+        "artifacts",
+        "scope",
+        "catalog",
+        "providers",
+        "jobs",
+        "tools",
+        "thinker",
+    },
+    "scope": {"catalog", "admission", "providers", "replay", "jobs", "tools", "thinker", "runs"},
+    "decision": {"catalog", "admission", "providers", "replay", "jobs", "tools", "thinker"},
+    "catalog": {"admission", "providers", "replay", "jobs", "tools", "thinker", "runs"},
+    "admission": {"providers", "replay", "jobs", "tools", "thinker", "runs"},
+    "providers": {"replay", "jobs", "tools", "thinker", "runs", "record"},
+    "replay": {"jobs", "tools", "thinker", "runs", "record", "testing"},
+    "jobs": {"tools", "thinker", "runs", "record", "testing"},
+    "tools": {"thinker", "runs", "record", "testing", "providers"},
+    "thinker": {"runs", "record", "testing", "cli", "serve", "demo"},
     "runs": {"cli", "testing", "serve", "demo"},
 }
 
@@ -129,7 +146,7 @@ def test_importing_a_package_loads_nothing_above_it(package: str) -> None:
 
 
 def test_old_import_paths_still_work() -> None:
-    from harness.decision import JobRecord, ModelCall
+    from harness.jobs import JobRecord, ModelCall
     from harness.jobs import JobRecord as JobsRecord
     from harness.jobs import ModelCall as JobsCall
     from harness.scope import Identifiable, Identity, Workflow

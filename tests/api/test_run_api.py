@@ -25,8 +25,8 @@ from harness import (
     run,
     run_sync,
 )
+from harness.catalog import CatalogError
 from harness.errors import UnauthorizedError
-from harness.models import CatalogError
 from harness.record import load_record
 from harness.testing import FakeDecisionModel, FakeSystemOneServer, Fault
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import CatalogEntry
+from harness.catalog import CatalogEntry
 
 
 def _free_port() -> int:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.admission._adaptive import AdaptiveAdmission, AdaptiveLimit
 from harness.batch import BatchError, BatchSpec, run_batch_async
-from harness.models import Catalog
-from harness.models._adaptive import AdaptiveAdmission, AdaptiveLimit
+from harness.catalog import Catalog
 from harness.testing import FakeSystemOneServer
 from tests.batch.conftest import read_results, write_inputs
 
@@ -124,7 +124,7 @@ async def test_adaptive_concurrency_settles_under_a_server_that_takes_three(
 
 
 def test_adaptive_needs_a_concurrency_bound_and_reads_from_toml(tmp_path: Path) -> None:
-    from harness.models import CatalogEntry, CatalogError, load_catalog
+    from harness.catalog import CatalogEntry, CatalogError, load_catalog
 
     with pytest.raises(CatalogError, match="adaptive = true needs max_concurrent"):
         CatalogEntry(

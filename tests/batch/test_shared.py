@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import CatalogEntry
-from harness.models._pricing import Reservation
-from harness.models._redis_admission import AdmissionUnavailableError, RedisAdmission
+from harness.admission._redis_admission import AdmissionUnavailableError, RedisAdmission
+from harness.catalog import CatalogEntry
+from harness.catalog._pricing import Reservation
 from harness.testing import FakeSystemOneServer
 from tests.batch.conftest import catalog_file, read_results, write_inputs
 
@@ -155,9 +155,8 @@ async def test_a_killed_workers_permits_come_back_within_their_lease(
             sys.executable,
             "-c",
             "import asyncio, sys\n"
-            "from harness.models import CatalogEntry\n"
-            "from harness.models._pricing import Reservation\n"
-            "from harness.models._redis_admission import RedisAdmission\n"
+            "from harness.catalog import CatalogEntry, Reservation\n"
+            "from harness.admission import RedisAdmission\n"
             "async def main():\n"
             "    e = CatalogEntry(id='leased', provider='systemone', wire_model_id='m',\n"
             "        base_url='http://127.0.0.1:9', max_context_tokens=10000, max_concurrent=2)\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
 from harness.jobs import JobContext
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
 
 

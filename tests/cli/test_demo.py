@@ -12,11 +12,11 @@ import pytest
 
 import harness as harness_package
 from harness.cli._demo import SHOWN_ANSWERS
-from harness.deciding import FINISH
 from harness.demo import answer_key, answer_statements, score_answer
 from harness.demo._run import relative_source
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
 from harness.record import load_record, move_line
+from harness.thinker import FINISH
 from tests.cli.runs import ROOT, harness
 from tests.demo import sample
 

@@ -7,8 +7,8 @@ import pathlib
 
 import pytest
 
-from harness.deciding import FINISH
 from harness.record import load_record
+from harness.thinker import FINISH
 from tests.cli.runs import harness
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
 from harness.jobs import JobContext
+from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
 
 

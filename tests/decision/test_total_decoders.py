@@ -33,7 +33,7 @@ from harness.decision import (
 )
 from harness.decision._wire import WireReply
 from harness.errors import NotAnAnswerError, ReplyTooDeepError, ReplyTooLargeError
-from harness.llm import SystemOneClient
+from harness.providers import SystemOneClient
 from harness.testing import FakeSystemOneServer, Fault
 
 REQUEST = DecisionRequest(

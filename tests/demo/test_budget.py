@@ -12,7 +12,6 @@ import asyncio
 
 import pytest
 
-from harness.deciding import FINISH
 from harness.demo import (
     DEMO_MAX_TURNS,
     AnswerKeyPolicy,
@@ -27,6 +26,7 @@ from harness.demo import (
     survey_folder,
 )
 from harness.record import RunRecord
+from harness.thinker import FINISH
 from harness.tools import Workflow
 
 RANDOM_SEEDS = range(8)

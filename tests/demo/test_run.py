@@ -7,10 +7,10 @@ import pathlib
 import shutil
 from collections.abc import Mapping
 
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import Answer, Choice, DecisionRequest
 from harness.demo import corpus_path, run_demo
-from harness.llm import FakeDecisionModel, choose, yes
-from harness.models import Catalog, CatalogEntry
+from harness.providers import FakeDecisionModel, choose, yes
 from harness.record import RunRecord
 
 PREFERENCE = ("read_statements", "list_folder", "finish")

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.models import CatalogEntry
+from harness.catalog import CatalogEntry
 
 __all__ = ["LOOPBACK", "Peer", "PeerStartError", "free_port", "peer_entry", "script"]
 

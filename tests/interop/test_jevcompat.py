@@ -16,7 +16,7 @@ import attrs
 import pytest
 from jevcompat.mock import MockConfig, Running
 
-from harness.deciding import DecisionCall
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import (
     Choice,
     ChoiceAnswer,
@@ -35,7 +35,7 @@ from harness.errors import (
     UpstreamThrottleError,
 )
 from harness.jobs import Dispatcher, EventKind, JobEvent, Pacing
-from harness.models import Catalog, CatalogEntry
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from ..jobs.stack import RecordedPacing

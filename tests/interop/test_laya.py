@@ -12,11 +12,11 @@ import re
 
 import pytest
 
-from harness.deciding import DecisionCall
+from harness.catalog import Catalog
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError, UpstreamThrottleError
 from harness.jobs import Dispatcher, EventKind, JobEvent
-from harness.models import Catalog
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from ..jobs.stack import RecordedPacing, eventually

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness.deciding import DecisionCall
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import Choice, ChoiceAnswer, DecisionRequest, DecisionResponse, Noul, Score
 from harness.errors import ExternalServiceError, InvalidInputError
 from harness.jobs import Dispatcher, Pacing
-from harness.llm import SystemOneClient
-from harness.models import Catalog, CatalogEntry
+from harness.providers import SystemOneClient
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .peers import Peer, peer_entry

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import attrs
 
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import Choice, DecisionRequest, Noul
 from harness.jobs import Pacing
-from harness.models import Catalog, CatalogEntry
 
 __all__ = ["REQUEST", "FakeClock", "RecordedPacing", "catalog_of", "eventually"]
 

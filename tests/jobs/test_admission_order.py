@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
+from harness.admission import Admission
+from harness.catalog import Catalog, CatalogEntry
 from harness.jobs import DecisionBinding, Dispatcher, Job, JobContext, Requirements
-from harness.models import Admission, Catalog, CatalogEntry
 from harness.tools import Workflow
 
 from .stack import REQUEST

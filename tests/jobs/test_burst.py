@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import time
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry
 from harness.decision import Choice, DecisionRequest, Noul
 from harness.errors import JobTimeoutError
 from harness.jobs import DecisionBinding, Dispatcher, Job, JobContext, Requirements
 from harness.jobs._dispatcher import INTAKE_PER_SLICE
-from harness.models import CatalogEntry
 from harness.testing import FakeSystemOneServer
+from harness.thinker import DecisionCall
 from harness.tools import Identifiable, Workflow
 
 from .stack import RecordedPacing, catalog_of

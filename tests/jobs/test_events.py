@@ -8,11 +8,11 @@ from typing import ClassVar
 
 import pytest
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry
 from harness.errors import ExternalServiceError
 from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent, JobTimeoutError
-from harness.models import CatalogEntry
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import REQUEST, RecordedPacing, catalog_of, eventually

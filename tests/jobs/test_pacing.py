@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from harness.deciding import DecisionCall
 from harness.errors import ExternalServiceError, UpstreamThrottleError
 from harness.jobs import Dispatcher, EventKind, JobEvent, Pacing
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import REQUEST, FakeClock, RecordedPacing, catalog_of

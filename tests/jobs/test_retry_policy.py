@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import typesafe_sdk
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry, CatalogError, RetrySettings, load_catalog
 from harness.errors import (
     ExternalServiceError,
     NotAnAnswerError,
@@ -29,8 +29,8 @@ from harness.jobs import (
     Pacing,
     RetryPolicy,
 )
-from harness.models import CatalogEntry, CatalogError, RetrySettings, load_catalog
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import REQUEST, RecordedPacing, catalog_of

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalog import CatalogError, load_catalog
 from harness.jobs import RetryPolicy
-from harness.models import CatalogError, load_catalog
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "runtime.md"
 

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from harness.deciding import DecisionCall
 from harness.jobs import Dispatcher, EventKind, JobEvent
-from harness.llm import SystemOneClient
+from harness.providers import SystemOneClient
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import REQUEST, catalog_of, eventually

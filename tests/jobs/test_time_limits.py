@@ -10,11 +10,11 @@ import time
 import attrs
 import pytest
 
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry
 from harness.errors import ExternalServiceError, JobTimeoutError, TransientError
 from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent, RetryPolicy
-from harness.models import CatalogEntry
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import DecisionCall
 from harness.tools import Identifiable, Workflow
 
 from .stack import REQUEST, FakeClock, RecordedPacing, catalog_of

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from harness.deciding import DecisionCall
 from harness.decision import Answer, DecisionRequest
 from harness.jobs import Dispatcher, EventKind, JobEvent, JobTimeoutError
 from harness.testing import FakeSystemOneServer, Fault, default_answers
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 from .stack import REQUEST, RecordedPacing, catalog_of, eventually

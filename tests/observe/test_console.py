@@ -18,7 +18,7 @@ def test_harness_run_prints_the_span_tree_of_the_run(
     code = main(
         [
             "run",
-            "tests.deciding.notes:Triage",
+            "tests.thinker.notes:Triage",
             "--input",
             json.dumps({"text": "alpha is due; beta can wait"}),
             "--record",

@@ -8,14 +8,14 @@ import textwrap
 
 import pytest
 
-from harness.deciding import ThinkerRun
+from harness.catalog import Catalog
 from harness.decision import Answer, Choice, DecisionRequest, Noul, NoulAnswer
 from harness.jobs import Dispatcher, Pacing
-from harness.models import Catalog
 from harness.testing import FakeSystemOneServer, Fault
+from harness.thinker import ThinkerRun
 from harness.tools import Workflow
-from tests.deciding.notes import Note, Triage, pick
 from tests.observe.conftest import Telemetry
+from tests.thinker.notes import Note, Triage, pick
 
 
 def first_tools_then_finish(request: DecisionRequest) -> dict[str, Answer]:
@@ -74,11 +74,11 @@ def test_harness_imports_and_runs_without_opentelemetry() -> None:
 
         sys.meta_path.insert(0, Block())
         import harness
-        from harness.deciding import ThinkerRun
+        from harness.thinker import ThinkerRun
         from harness.jobs import Dispatcher
-        from harness.llm import FakeDecisionModel
+        from harness.providers import FakeDecisionModel
         from harness.tools import Workflow
-        from tests.deciding.notes import Note, Triage, fake_catalog, triage_policy
+        from tests.thinker.notes import Note, Triage, fake_catalog, triage_policy
 
         async def main():
             model = FakeDecisionModel(triage_policy)

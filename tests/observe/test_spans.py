@@ -11,14 +11,15 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 import harness.observe
-from harness.deciding import DecisionCall, DecisionThinker, ThinkerRun
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import Answer, Choice, DecisionRequest, DecisionResponse, Noul, NoulAnswer
 from harness.errors import OverloadedError
 from harness.jobs import Dispatcher, Pacing
-from harness.llm import FakeDecisionModel
-from harness.models import Catalog, CatalogEntry
+from harness.providers import FakeDecisionModel
+from harness.thinker import DecisionCall, DecisionThinker, ThinkerRun
 from harness.tools import Identifiable, Workflow, tool_name
-from tests.deciding.notes import (
+from tests.observe.conftest import Telemetry
+from tests.thinker.notes import (
     JudgeNote,
     Note,
     SplitNote,
@@ -27,7 +28,6 @@ from tests.deciding.notes import (
     pick,
     triage_policy,
 )
-from tests.observe.conftest import Telemetry
 
 
 @tool_name("review")

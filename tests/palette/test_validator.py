@@ -346,7 +346,7 @@ def test_blank_objective_is_refused() -> None:
 
 
 def test_blank_objective_reads_as_the_thinkers_own_refusal() -> None:
-    from harness.deciding._thinker import DecisionThinker
+    from harness.thinker._thinker import DecisionThinker
 
     class Triage(DecisionThinker[Note, Verdict]):
         pass
@@ -378,7 +378,7 @@ def test_all_verdicts_are_reported_together() -> None:
 
 
 def test_thinker_input_of_reads_the_subclass_bases() -> None:
-    from harness.deciding._thinker import DecisionThinker
+    from harness.thinker._thinker import DecisionThinker
 
     class Triage(DecisionThinker[Note, Verdict]):
         pass
@@ -443,7 +443,7 @@ def test_key_tool_producing_a_list_subclass_passes() -> None:
 
 
 def test_thinker_accepts_a_key_tool_producing_a_list_subclass() -> None:
-    from harness.deciding._thinker import DecisionThinker
+    from harness.thinker._thinker import DecisionThinker
 
     class Triage(DecisionThinker[Note, Verdict]):
         def __init__(self, parent: Identifiable) -> None:

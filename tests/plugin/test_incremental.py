@@ -97,7 +97,7 @@ class JudgePart(DecisionTool[Part, ListArtifact[Verdict]]):
 """
 
 APP = """\
-from harness.deciding._thinker import DecisionThinker
+from harness.thinker._thinker import DecisionThinker
 from harness.tools import Identifiable
 
 from artifacts import Note, Verdict

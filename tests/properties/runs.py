@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from typing import Never
 
 from harness.artifacts import Artifact
-from harness.deciding import FINISH
 from harness.decision import Choice, DecisionRequest
-from harness.llm._fake import Policy
+from harness.providers._fake import Policy
 from harness.testing.invariants import RunReport, record_run, takes
 from harness.testing.strategies import Scenario
+from harness.thinker import FINISH
 from harness.tools import ClassToolProvider, Workflow
 
 __all__ = ["offered_tools", "options", "providers", "run", "seen_world", "takes"]

@@ -18,7 +18,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from harness.models import Admission, AdmissionError, CatalogEntry, Permit, Reservation, TokenBucket
+from harness.admission import Admission, AdmissionError, Permit, TokenBucket
+from harness.catalog import CatalogEntry, Reservation
 
 State = Literal["waiting", "holding", "done"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from hypothesis import example, given
 
-from harness.deciding import FINISH, parse_turns
 from harness.decision import NoulAnswer
 from harness.testing._invariants import given_with
 from harness.testing.strategies import (
@@ -20,6 +19,7 @@ from harness.testing.strategies import (
     scenarios,
     seeded_policy,
 )
+from harness.thinker import FINISH, parse_turns
 
 from .runs import options, run, seen_world
 

@@ -11,8 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.artifacts import Artifact
-from harness.deciding import DecisionThinker
-from harness.deciding._world import RunWorld
 from harness.decision import DecisionResponse
 from harness.testing.invariants import (
     InvariantKind,
@@ -27,9 +25,11 @@ from harness.testing.strategies import (
     policies,
     scenarios,
 )
+from harness.thinker import DecisionThinker
+from harness.thinker._world import RunWorld
 from harness.tools import Workflow
 
-from ..deciding.notes import Note, Triage
+from ..thinker.notes import Note, Triage
 
 In = TypeVar("In", bound=Artifact)
 Out = TypeVar("Out", bound=Artifact)

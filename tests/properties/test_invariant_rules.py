@@ -12,20 +12,20 @@ from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import DecisionThinker
-from harness.deciding._world import RunWorld
 from harness.decision import Answer, Choice, DecisionRequest
 from harness.jobs import JobContext
-from harness.llm import choose, yes
+from harness.providers import choose, yes
 from harness.testing.invariants import (
     InvariantViolation,
     check_thinker,
     invariant_problems,
     record_run,
 )
+from harness.thinker import DecisionThinker
+from harness.thinker._world import RunWorld
 from harness.tools import DecisionTool, Identifiable, Workflow, tool_name
 
-from ..deciding.notes import Note, Triage
+from ..thinker.notes import Note, Triage
 
 
 @attrs.frozen

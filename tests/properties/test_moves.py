@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 
 from harness.artifacts import ListArtifact
-from harness.deciding import FINISH
 from harness.testing.strategies import RandomPolicy, Scenario, policies, scenarios
+from harness.thinker import FINISH
 from harness.tools import runtime_class
 
 from .runs import offered_tools, options, providers, run, seen_world, takes

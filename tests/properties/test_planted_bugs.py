@@ -25,17 +25,17 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn
-from harness.deciding._turn import turns_json
-from harness.deciding._world import RunWorld
 from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, DecisionResponse
 from harness.jobs import JobContext
-from harness.llm import choose, default_answers
+from harness.providers import choose, default_answers
 from harness.testing import InvariantKind, InvariantViolation
 from harness.testing.invariants import RunBytes, check_reproducible, check_thinker
+from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn
+from harness.thinker._turn import turns_json
+from harness.thinker._world import RunWorld
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, tool_name
 
-from ..deciding.notes import OBJECTIVE, JudgeNote, Note, SplitNote, Triage, Verdict
+from ..thinker.notes import OBJECTIVE, JudgeNote, Note, SplitNote, Triage, Verdict
 
 NOTES = st.lists(
     st.sampled_from(["alpha is due", "beta can wait", "gamma", "alpha"]), min_size=1, max_size=3

@@ -13,7 +13,7 @@ from types import FrameType
 import pytest
 
 from harness.decision import Answer, DecisionRequest
-from harness.llm import default_answers
+from harness.providers import default_answers
 from harness.testing import InvariantKind, InvariantViolation
 from harness.testing._wall_clock import RunHung, guarded
 from harness.testing.invariants import (
@@ -26,7 +26,7 @@ from harness.testing.invariants import (
 )
 from harness.tools import Workflow
 
-from ..deciding.notes import Note, Triage
+from ..thinker.notes import Note, Triage
 from .test_planted_bugs import ReasksOnFinish, TracesItsRequests, finishes_when_it_can
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from harness.deciding import FINISH
 from harness.testing.strategies import PlantedCrash, RandomPolicy, Scenario, policies, scenarios
+from harness.thinker import FINISH
 
 from .runs import providers, run, takes
 

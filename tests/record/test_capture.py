@@ -8,10 +8,10 @@ from collections.abc import Mapping
 
 import pytest
 
+from harness.catalog import Catalog, CatalogEntry, tokenizer
 from harness.decision import Answer, DecisionRequest
 from harness.errors import OverloadSignal
-from harness.llm import FakeDecisionModel, wire_body
-from harness.models import Catalog, CatalogEntry, tokenizer
+from harness.providers import FakeDecisionModel, wire_body
 from harness.record import RunFailedError, pinned_copy, record_run
 from harness.testing import default_answers
 from harness.tools import Workflow

@@ -19,7 +19,6 @@ from typing import TypedDict, cast
 import attrs
 import pytest
 
-from harness.deciding import FINISH
 from harness.demo import AnswerKeyPolicy, answer_key, run_demo_with
 from harness.record import (
     RecordedCall,
@@ -31,6 +30,7 @@ from harness.record import (
     usage_line,
 )
 from harness.record._html import BAR_PIXELS
+from harness.thinker import FINISH
 from tests.record.browser import browser_page
 
 LONG_WORDS = "a digest far longer than any row should be, " * 40

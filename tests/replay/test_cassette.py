@@ -10,23 +10,22 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.deciding import DecisionCall
+from harness.catalog import CatalogEntry
 from harness.decision import Choice, DecisionRequest, Noul
 from harness.jobs import Dispatcher
-from harness.llm import FakeDecisionModel, SystemOneClient
-from harness.models import CatalogEntry
-from harness.record import (
+from harness.providers import FakeDecisionModel, SystemOneClient
+from harness.record import load_record, record_run
+from harness.replay import (
     Cassette,
     CassetteError,
     cassette_from_json,
     cassette_from_record,
     load_cassette,
-    load_record,
-    record_run,
 )
 from harness.testing import FakeSystemOneServer, ReplayClient
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
-from tests.deciding.notes import Note, Triage, fake_catalog, triage_policy
+from tests.thinker.notes import Note, Triage, fake_catalog, triage_policy
 
 SECRET = "sk-test-cassette-0123456789"
 

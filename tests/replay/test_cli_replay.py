@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.llm import FakeDecisionModel
+from harness.providers import FakeDecisionModel
 from harness.record import record_run
 from harness.tools import Workflow
-from tests.deciding.notes import Note, Triage, fake_catalog, triage_policy
+from tests.thinker.notes import Note, Triage, fake_catalog, triage_policy
 
-TARGET = "tests.deciding.notes:Triage"
+TARGET = "tests.thinker.notes:Triage"
 
 
 def recorded(tmp_path: Path, *, bodies: bool = True) -> Path:

@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.catalog import Catalog, CatalogEntry
 from harness.cli import main
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.decision import systemone as systemone_codec
 from harness.demo import Document, Folder, PriceDecisionFinder, TextFile, corpus_path
-from harness.llm import DecisionClient, SystemOneClient
-from harness.llm._override import ModelOverride
-from harness.models import Catalog, CatalogEntry
-from harness.record import Cassette, RunFailedError, RunRecord, load_cassette, record_run
+from harness.providers import DecisionClient, SystemOneClient
+from harness.record import RunFailedError, RunRecord, record_run
+from harness.replay import Cassette, load_cassette
+from harness.replay._override import ModelOverride
 from harness.testing import ReplayClient, ReplayMissError
 from harness.tools import Workflow
 from tests.serve.servers import harness_serve, offline_env

@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.deciding import DecisionCall
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse, Noul
 from harness.jobs import Dispatcher
-from harness.llm import FakeDecisionModel, SystemOneClient, yes
-from harness.llm._override import (
+from harness.providers import FakeDecisionModel, SystemOneClient, yes
+from harness.replay import Cassette
+from harness.replay._override import (
     OverrideError,
     RealModelBlockedError,
     current_override,
     guard_real_models,
 )
-from harness.models import Catalog, CatalogEntry
-from harness.record import Cassette
 from harness.testing import FakeSystemOneServer, ReplayClient, ReplayMissError
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 REQUEST = DecisionRequest("a note about alpha", {"keep": Noul("Keep it?")})

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalog import CatalogEntry
 from harness.decision import (
     Answer,
     Choice,
@@ -21,10 +22,9 @@ from harness.decision import (
     Score,
 )
 from harness.decision import systemone as systemone_codec
-from harness.llm import FakeDecisionModel, choose, rate, yes
-from harness.models import CatalogEntry
-from harness.record import Cassette, CassetteError, Interaction, RecordedReply, load_cassette
-from harness.record._cassette import body_digest
+from harness.providers import FakeDecisionModel, choose, rate, yes
+from harness.replay import Cassette, CassetteError, Interaction, RecordedReply, load_cassette
+from harness.replay._cassette import body_digest
 from harness.testing import ReplayClient, ReplayMissError
 
 ENTRY = CatalogEntry(

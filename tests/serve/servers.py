@@ -12,9 +12,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from harness.catalog import Catalog, CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
-from harness.llm import FakeDecisionModel
-from harness.models import Catalog, CatalogEntry
+from harness.providers import FakeDecisionModel
 
 URL = re.compile(r"http://127\.0\.0\.1:(\d+)/v1/systemone")
 

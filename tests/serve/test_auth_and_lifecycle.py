@@ -9,10 +9,10 @@ import logging
 import aiohttp
 import pytest
 
+from harness.catalog import CatalogEntry, default_catalog
 from harness.decision import DecisionRequest, DecisionResponse, Noul, systemone
 from harness.errors import NotAnAnswerError, UnauthorizedError
-from harness.llm import SystemOneClient
-from harness.models import CatalogEntry, default_catalog
+from harness.providers import SystemOneClient
 from harness.serve import REQUEST_ID_HEADER, UPSTREAM_MODEL_HEADER, DecisionServer
 from tests.jobs.stack import eventually
 from tests.serve.servers import CountingModel, fake_catalog

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
+from harness.catalog import CatalogEntry, CatalogError, default_catalog, tokenizer
 from harness.decision import Choice, DecisionRequest, Noul, NoulAnswer, Score, systemone
 from harness.errors import OverloadSignal
-from harness.llm import OpenAIDecisionsClient, SystemOneClient
-from harness.models import CatalogEntry, CatalogError, default_catalog, tokenizer
+from harness.providers import OpenAIDecisionsClient, SystemOneClient
 from harness.serve import REQUEST_ID_HEADER, DecisionServer
 from tests.serve.servers import CountingModel, fake_catalog
 

@@ -27,8 +27,8 @@ import pytest
 from harness import Catalog, CatalogEntry, DecisionCall, DecisionRequest, Dispatcher, Noul
 from harness import ThinkerRun, Workflow
 from harness.demo import Folder, PriceDecisionFinder
-from harness.llm import FakeDecisionModel, choose, default_answers, yes
-from harness.models import load_catalog
+from harness.providers import FakeDecisionModel, choose, default_answers, yes
+from harness.catalog import load_catalog
 from harness.testing import RealModelBlockedError
 
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.deciding import DecisionCall
 from harness.decision import DecisionRequest, Noul
 from harness.jobs import Dispatcher
-from harness.llm import FakeDecisionModel, yes
+from harness.providers import FakeDecisionModel, yes
 from harness.testing import ReplayMissError
 from harness.testing.pytest_plugin import CassetteRun
+from harness.thinker import DecisionCall
 from harness.tools import Workflow
-from tests.deciding.notes import fake_catalog
+from tests.thinker.notes import fake_catalog
 
 
 def asking(*states: str) -> list[DecisionRequest]:

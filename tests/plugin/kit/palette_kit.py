@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
-from harness.deciding._thinker import DecisionThinker as DecisionThinker
 from harness.jobs import JobContext as JobContext
+from harness.thinker._thinker import DecisionThinker as DecisionThinker
 from harness.tools import DecisionTool, tool_name
 from harness.tools import Identifiable as Identifiable
 

@@ -1,0 +1,167 @@
+"""Admission: what a call of a catalog entry must take before it goes on the wire.
+
+A concurrency-bounded entry (``max_concurrent``) demands one permit on its gate, held for the
+whole call; a window-bounded entry (``tpm``) demands its priced input tokens on its bucket, spent
+once taken. :class:`Admission` keeps one gate or bucket per entry id, so every call of an entry
+meets the same one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Literal
+
+import attrs
+
+from harness.admission._bucket import TokenBucket
+from harness.admission._gate import AdmissionError, Gate
+from harness.catalog import CatalogEntry, Reservation
+
+__all__ = ["Admission", "Demand", "Permit"]
+
+
+class Permit:
+    """What a call holds once admitted; :meth:`release` (idempotent) returns a gate's permit.
+
+    Use it as an async context manager to release it on every path. A bucket's tokens are spent
+    when taken, so releasing a bucket permit returns nothing to the bucket.
+    """
+
+    def __init__(
+        self, kind: Literal["gate", "bucket"], name: str, amount: int, gate: Gate | None
+    ) -> None:
+        self.kind: Literal["gate", "bucket"] = kind
+        self.name = name
+        self.amount = amount
+        self._gate = gate
+        self._released = False
+
+    @property
+    def released(self) -> bool:
+        """Whether :meth:`release` was called."""
+        return self._released
+
+    def release(self) -> None:
+        """Give back what the permit holds; a second call does nothing."""
+        if self._released:
+            return
+        self._released = True
+        if self._gate is not None:
+            self._gate.release()
+
+    async def __aenter__(self) -> Permit:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        state = "released" if self._released else "held"
+        return f"Permit({self.kind}, {self.name!r}, amount={self.amount}, {state})"
+
+
+@attrs.frozen
+class Demand:
+    """What a call will take: ``amount`` permits on gate ``name``, or tokens on bucket ``name``."""
+
+    kind: Literal["gate", "bucket"]
+    name: str
+    amount: int
+    _gate: Gate | None = attrs.field(default=None, repr=False, eq=False)
+    _bucket: TokenBucket | None = attrs.field(default=None, repr=False, eq=False)
+
+    def would_wait(self) -> bool:
+        """Whether :meth:`acquire` would wait if called now (for an "admission wait" event)."""
+        if self._gate is not None:
+            return self._gate.available < 1
+        assert self._bucket is not None
+        return self._bucket.would_wait(self.amount)
+
+    async def acquire(self) -> Permit:
+        """Wait in line and take the whole demand; a cancelled wait holds nothing."""
+        if self._gate is not None:
+            await self._gate.acquire()
+        else:
+            assert self._bucket is not None
+            await self._bucket.acquire(self.amount)
+        return Permit(self.kind, self.name, self.amount, self._gate)
+
+
+class Admission:
+    """The gates and buckets of a process, one per catalog entry id.
+
+    ``clock`` and ``sleep`` reach every bucket (inject fakes to run windows in no real time).
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._gates: dict[str, Gate] = {}
+        self._buckets: dict[str, TokenBucket] = {}
+
+    def gate_for(self, entry: CatalogEntry) -> Gate:
+        """The gate of a concurrency-bounded entry: named after it, capacity ``max_concurrent``."""
+        if entry.max_concurrent is None:
+            raise AdmissionError(
+                f"catalog entry {entry.id!r} is bounded by a quota window (tpm), not by "
+                "max_concurrent: it has a bucket, not a gate"
+            )
+        gate = self._gates.get(entry.id)
+        if gate is None:
+            gate = self._gates[entry.id] = Gate(entry.id, entry.max_concurrent)
+        elif gate.capacity != entry.max_concurrent:
+            raise AdmissionError(
+                f"catalog entry {entry.id!r} now says max_concurrent = {entry.max_concurrent} "
+                f"but its gate was opened with {gate.capacity}: use a fresh Admission"
+            )
+        return gate
+
+    def bucket_for(self, entry: CatalogEntry) -> TokenBucket:
+        """The bucket of a window-bounded entry: named after it, capacity ``tpm``, rpm if set."""
+        if entry.tpm is None:
+            raise AdmissionError(
+                f"catalog entry {entry.id!r} is bounded by max_concurrent, not by a quota window "
+                "(tpm): it has a gate, not a bucket"
+            )
+        bucket = self._buckets.get(entry.id)
+        if bucket is None:
+            bucket = self._buckets[entry.id] = TokenBucket(
+                entry.id,
+                entry.tpm,
+                requests_per_minute=entry.rpm,
+                clock=self._clock,
+                sleep=self._sleep,
+            )
+        elif bucket.capacity != entry.tpm:
+            raise AdmissionError(
+                f"catalog entry {entry.id!r} now says tpm = {entry.tpm} but its bucket was "
+                f"opened with {bucket.capacity}: use a fresh Admission"
+            )
+        return bucket
+
+    def demand(self, entry: CatalogEntry, reservation: Reservation) -> Demand:
+        """What a call of ``entry`` priced at ``reservation`` must take before it is sent."""
+        if entry.max_concurrent is not None:
+            return Demand("gate", entry.id, 1, gate=self.gate_for(entry))
+        bucket = self.bucket_for(entry)
+        amount = reservation.total
+        if amount > bucket.capacity:
+            raise AdmissionError(
+                f"a call of catalog entry {entry.id!r} reserves {amount} tokens, more than its "
+                f"tpm of {bucket.capacity}, so it could never be admitted: shorten the request or "
+                "raise the entry's tpm"
+            )
+        return Demand("bucket", entry.id, amount, bucket=bucket)

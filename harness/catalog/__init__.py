@@ -1,0 +1,36 @@
+"""The catalog: entries and pins, the environment's configuration, offline tokenizers and
+pricing (what a call costs and reserves). Admission (gates, buckets) is :mod:`harness.admission`.
+
+Users import from here; the private modules behind it may move.
+"""
+
+from harness.catalog._catalog import CATALOG_ENV as CATALOG_ENV
+from harness.catalog._catalog import DECISION as DECISION
+from harness.catalog._catalog import Catalog as Catalog
+from harness.catalog._catalog import default_catalog as default_catalog
+from harness.catalog._catalog import load_catalog as load_catalog
+from harness.catalog._entry import DEFAULT_PATHS as DEFAULT_PATHS
+from harness.catalog._entry import PROVIDERS as PROVIDERS
+from harness.catalog._entry import CatalogEntry as CatalogEntry
+from harness.catalog._entry import CatalogError as CatalogError
+from harness.catalog._entry import RetrySettings as RetrySettings
+from harness.catalog._entry import retry_rules as retry_rules
+from harness.catalog._env import ENVIRONMENT_VARIABLES as ENVIRONMENT_VARIABLES
+from harness.catalog._env import TYPESAFE_ENTRY as TYPESAFE_ENTRY
+from harness.catalog._env import Environment as Environment
+from harness.catalog._env import Setting as Setting
+from harness.catalog._env import entry_for_model as entry_for_model
+from harness.catalog._env import read_environment as read_environment
+from harness.catalog._pricing import ContextCeilingError as ContextCeilingError
+from harness.catalog._pricing import CountedBy as CountedBy
+from harness.catalog._pricing import Reservation as Reservation
+from harness.catalog._pricing import check_ceiling as check_ceiling
+from harness.catalog._pricing import count_tokens as count_tokens
+from harness.catalog._pricing import needs_count as needs_count
+from harness.catalog._pricing import price as price
+from harness.catalog._pricing import reserve as reserve
+from harness.catalog._tokenizers import KNOWN_ENCODINGS as KNOWN_ENCODINGS
+from harness.catalog._tokenizers import Tokenizer as Tokenizer
+from harness.catalog._tokenizers import TokenizerError as TokenizerError
+from harness.catalog._tokenizers import load_tokenizer as load_tokenizer
+from harness.catalog._tokenizers import tokenizer as tokenizer

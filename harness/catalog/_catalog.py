@@ -1,0 +1,324 @@
+"""The catalog: entries by id in file order, and the pins that say which entry fills a seat.
+
+File format (TOML)::
+
+    [pins]
+    decision = "embedded"
+
+    [[entries]]
+    id = "embedded"
+    provider = "embedded"
+    wire_model_id = "sparrow-decider"
+    max_context_tokens = 32768
+    max_concurrent = 2
+
+Entries are an array of tables (``[[entries]]``), each with its ``id`` inside; the keys are the
+fields of :class:`CatalogEntry`. Every entry's tokenizer is resolved when the catalog is built.
+An entry's retry policy is a sub-table, every key optional (the rest keep the default)::
+
+    [entries.retry]
+    max_retries = 4
+    statuses = [429, 503]
+    backoff_base = 0.25
+    backoff_cap = 4.0
+    jitter = 0.25
+    no_reply = true
+    honour_hints = true
+    max_hint = 20.0
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from types import MappingProxyType
+
+import attrs
+
+from ._entry import CatalogEntry, CatalogError, RetrySettings
+from ._tokenizers import KNOWN_ENCODINGS, tokenizer
+
+__all__ = ["CATALOG_ENV", "DECISION", "Catalog", "default_catalog", "load_catalog"]
+
+CATALOG_ENV = "HARNESS_CATALOG"
+"""The environment variable naming the catalog file when no path is given."""
+
+DECISION = "decision"
+"""The seat (and entry kind) of decision models."""
+
+_STR_FIELDS = ("id", "provider", "kind", "wire_model_id", "base_url", "path", "api_key_env")
+_INT_FIELDS = (
+    "max_context_tokens",
+    "tpm",
+    "rpm",
+    "max_concurrent",
+    "max_options",
+    "max_levels",
+    "max_reply_bytes",
+    "max_reply_depth",
+    "max_connections",
+    "top_logprobs",
+    "orderings",
+)
+_FLOAT_FIELDS = ("input_price_per_million", "mass_floor")
+_BOOL_FIELDS = ("adaptive",)
+_FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
+_RETRY_KEYS: dict[str, str] = {
+    "max_retries": "int",
+    "statuses": "list",
+    "no_reply": "bool",
+    "backoff_base": "float",
+    "backoff_cap": "float",
+    "jitter": "float",
+    "honour_hints": "bool",
+    "max_hint": "float",
+}
+
+
+def _retry_from_table(table: object, where: str) -> RetrySettings:
+    """An entry's ``[entries.retry]`` table as settings; every key checked by name and type."""
+    if not isinstance(table, dict):
+        raise CatalogError(f"{where}: retry must be a table ([entries.retry])")
+    unknown = sorted(set(table) - set(_RETRY_KEYS))
+    if unknown:
+        raise CatalogError(
+            f"{where}: unknown retry key(s) {', '.join(unknown)}; "
+            f"known retry keys: {', '.join(sorted(_RETRY_KEYS))}"
+        )
+    values: dict[str, object] = {}
+    for key, value in table.items():
+        kind = _RETRY_KEYS[key]
+        if kind == "bool":
+            ok = isinstance(value, bool)
+        elif kind == "int":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif kind == "float":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            value = float(value) if ok else value
+        else:
+            ok = isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            )
+        if not ok:
+            wanted = {"list": "a list of HTTP statuses", "float": "a number"}.get(kind, f"a {kind}")
+            raise CatalogError(
+                f"{where}: retry.{key} has the wrong type ({type(value).__name__}); "
+                f"it takes {wanted}"
+            )
+        values[key] = value
+    try:
+        return RetrySettings(**values)  # type: ignore[arg-type]  # each checked just above
+    except CatalogError as exc:
+        raise CatalogError(f"{where}: {exc}") from None
+
+
+class Catalog:
+    """Entries by id in file order, and pins seat -> entry id (mutable with :meth:`pin`)."""
+
+    def __init__(
+        self,
+        entries: Iterable[CatalogEntry],
+        pins: Mapping[str, str] | None = None,
+        *,
+        source: str = "<catalog>",
+    ) -> None:
+        self.source = source
+        by_id: dict[str, CatalogEntry] = {}
+        for entry in entries:
+            if entry.id in by_id:
+                raise CatalogError(
+                    f"{source}: catalog entry {entry.id!r} is listed twice (ids are unique)"
+                )
+            if entry.tokenizer not in KNOWN_ENCODINGS:
+                known = ", ".join(KNOWN_ENCODINGS)
+                raise CatalogError(
+                    f"{source}: catalog entry {entry.id!r}: unknown tokenizer {entry.tokenizer!r}; "
+                    f"known encodings: {known}"
+                )
+            tokenizer(entry.tokenizer)  # resolved now: a missing BPE file fails at load
+            by_id[entry.id] = entry
+        self._entries = by_id
+        self._pins: dict[str, str] = {}
+        for seat, entry_id in (pins or {}).items():
+            self.pin(seat, entry_id)
+
+    @property
+    def entries(self) -> Mapping[str, CatalogEntry]:
+        """The entries by id, in file order (read-only)."""
+        return MappingProxyType(self._entries)
+
+    @property
+    def pins(self) -> dict[str, str]:
+        """A copy of the pins, seat -> entry id; change them with :meth:`pin`."""
+        return dict(self._pins)
+
+    def entry(self, entry_id: str) -> CatalogEntry:
+        """The entry ``entry_id``; an unknown id is refused, listing the known ids."""
+        found = self._entries.get(entry_id)
+        if found is None:
+            known = ", ".join(repr(k) for k in self._entries) or "none"
+            raise CatalogError(
+                f"{self.source}: unknown catalog entry id {entry_id!r}; known ids: {known}"
+            )
+        return found
+
+    def pin(self, seat: str, entry_id: str) -> None:
+        """Pin ``entry_id`` to ``seat``; the entry's kind must be the seat."""
+        entry = self.entry(entry_id)
+        if entry.kind != seat:
+            raise CatalogError(
+                f"{self.source}: cannot pin catalog entry {entry_id!r} to seat {seat!r}: it is "
+                f"not a {seat} entry (its kind is {entry.kind!r})"
+            )
+        self._pins[seat] = entry_id
+
+    def pinned(self, seat: str = DECISION) -> CatalogEntry:
+        """The entry pinned to ``seat`` now."""
+        entry_id = self._pins.get(seat)
+        if entry_id is None:
+            raise CatalogError(
+                f"{self.source}: no catalog entry is pinned to seat {seat!r}: "
+                f'add [pins] {seat} = "<entry id>" to the catalog'
+            )
+        return self.entry(entry_id)
+
+    def resolve_decision(self, pinned_id: str | None, *, asked_by: str) -> CatalogEntry:
+        """The decision entry for a call: ``pinned_id`` when given, else the decision pin.
+
+        ``asked_by`` names the job that asked, for the error when no decision entry is configured.
+        """
+        if pinned_id is not None:
+            entry = self.entry(pinned_id)
+            if entry.kind != DECISION:
+                raise CatalogError(
+                    f"{self.source}: {asked_by} pinned catalog entry {pinned_id!r}, which is not "
+                    f"a decision entry (its kind is {entry.kind!r})"
+                )
+            return entry
+        entry_id = self._pins.get(DECISION)
+        if entry_id is None:
+            offered = [e.id for e in self._entries.values() if e.kind == DECISION]
+            hint = f"decision entries: {', '.join(offered)}" if offered else "it has none"
+            raise CatalogError(
+                f"{asked_by} asked for a decision model but {self.source} has no decision entry "
+                f'pinned ({hint}): add [pins] decision = "<entry id>", or pin the call to an entry'
+            )
+        return self.entry(entry_id)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.source!r}, entries={list(self._entries)!r}, pins={self._pins!r})"
+
+
+def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
+    if not isinstance(table, dict):
+        raise CatalogError(f"{source}: entries[{index}] must be a table ([[entries]])")
+    raw_id = table.get("id")
+    name = repr(raw_id) if isinstance(raw_id, str) else f"#{index + 1} (no id)"
+    where = f"{source}: catalog entry {name}"
+    unknown = sorted(set(table) - _FIELDS)
+    if unknown:
+        raise CatalogError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; "
+            f"known keys: {', '.join(sorted(_FIELDS))}"
+        )
+    for key, value in table.items():
+        if key == "retry":
+            continue  # a sub-table, read below
+        if key in _STR_FIELDS or key == "tokenizer":
+            ok = isinstance(value, str)
+        elif key in _INT_FIELDS:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif key in _FLOAT_FIELDS:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif key in _BOOL_FIELDS:
+            ok = isinstance(value, bool)
+        else:  # pragma: no cover - every field is in one of the groups above
+            ok = False
+        if not ok:
+            raise CatalogError(f"{where}: {key} has the wrong type ({type(value).__name__})")
+    for required in ("id", "provider", "wire_model_id", "max_context_tokens"):
+        if required not in table:
+            raise CatalogError(f"{where}: {required} is required")
+    for name in _FLOAT_FIELDS:
+        if name in table:
+            table = {**table, name: float(table[name])}
+    if "retry" in table:
+        table = {**table, "retry": _retry_from_table(table["retry"], where)}
+    try:
+        return CatalogEntry(**table)
+    except CatalogError as exc:
+        raise CatalogError(f"{source}: {exc}") from None
+
+
+def _parse(text: str, source: str) -> Catalog:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{source}: not valid TOML: {exc}") from exc
+    unknown = sorted(set(document) - {"entries", "pins"})
+    if unknown:
+        raise CatalogError(
+            f"{source}: unknown top-level key(s) {', '.join(unknown)}; use [[entries]] and [pins]"
+        )
+    tables = document.get("entries", [])
+    if not isinstance(tables, list):
+        raise CatalogError(f"{source}: entries must be an array of tables ([[entries]])")
+    pins = document.get("pins", {})
+    if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
+        raise CatalogError(f'{source}: [pins] maps a seat to an entry id (decision = "<id>")')
+    entries = [_entry_from_table(table, i, source) for i, table in enumerate(tables)]
+    return Catalog(entries, pins, source=source)
+
+
+def _read(file: Traversable | Path, source: str) -> Catalog:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CatalogError(f"catalog file {source} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"catalog file {source} cannot be read: {exc}") from exc
+    return _parse(text, source)
+
+
+def default_catalog() -> Catalog:
+    """The catalog shipped with harness: the embedded model pinned to the decision seat."""
+    file = importlib.resources.files("harness").joinpath("catalog.toml")
+    return _read(file, "the default catalog (harness/catalog.toml)")
+
+
+def load_catalog(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Catalog:
+    """The configured catalog: the file ``path``, else ``$HARNESS_CATALOG``, else
+    :func:`default_catalog`, plus the ready entries of the environment (``TYPESAFE_*``) whose
+    ids the file does not use. Over the shipped catalog, ``TYPESAFE_DEFAULT_MODEL`` pins the
+    ``typesafe`` entry. ``environ`` replaces the process environment (tests). The precedence is
+    in :mod:`harness.catalog._env`.
+    """
+    from ._env import TYPESAFE_ENTRY, read_environment
+
+    environment = read_environment(environ)
+    if path is not None:
+        base = _read(Path(path), os.fspath(path))
+    elif environment.catalog_path is not None:
+        found = environment.catalog_path
+        base = _read(Path(found), f"{found} (from ${CATALOG_ENV})")
+    else:
+        base = default_catalog()
+    added = [e for e in environment.entries() if e.id not in base.entries]
+    if not added:
+        return base
+    pins = base.pins
+    shipped = path is None and environment.catalog_path is None
+    if shipped and environment.pins_typesafe:
+        pins[DECISION] = TYPESAFE_ENTRY
+    names = ", ".join(e.id for e in added)
+    return Catalog(
+        [*base.entries.values(), *added], pins, source=f"{base.source} + environment ({names})"
+    )

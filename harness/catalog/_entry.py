@@ -1,0 +1,289 @@
+"""One catalog entry: a model the harness can ask, where it lives and what bounds it."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from typing import Literal
+
+import attrs
+
+from harness.errors import HarnessError
+
+__all__ = [
+    "DEFAULT_PATHS",
+    "LOGPROB_PROVIDERS",
+    "PROVIDERS",
+    "CatalogEntry",
+    "CatalogError",
+    "RetrySettings",
+    "retry_rules",
+]
+
+PROVIDERS: frozenset[str] = frozenset(
+    {"systemone", "openai", "openai-chat", "openai-completions", "embedded", "fake"}
+)
+"""The providers a catalog entry may name."""
+
+DEFAULT_PATHS: dict[str, str] = {
+    "systemone": "/v1/systemone",
+    "openai": "/v1/decisions",
+    "openai-chat": "/v1/chat/completions",
+    "openai-completions": "/v1/completions",
+    "embedded": "/v1/systemone",
+    "fake": "/v1/systemone",
+}
+"""The request path of each provider when an entry states none."""
+
+_REMOTE_PROVIDERS = frozenset({"systemone", "openai", "openai-chat", "openai-completions"})
+LOGPROB_PROVIDERS = frozenset({"openai-chat", "openai-completions"})
+"""The providers that read decisions from an LLM's token logprobs (``harness.providers``)."""
+
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""A reply body larger than this is refused unread (``max_reply_bytes``)."""
+DEFAULT_MAX_REPLY_DEPTH = 32
+"""A reply nested deeper than this is refused unparsed (``max_reply_depth``; an answer needs 4)."""
+WINDOW_CONNECTIONS = 32
+"""The connection pool of a window-bounded entry without ``max_connections``: its bucket admits
+by tokens, not by calls, so the pool bounds the sockets instead."""
+
+
+class CatalogError(HarnessError, ValueError):
+    """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
+
+
+def retry_rules(
+    *,
+    max_retries: int | None = None,
+    statuses: Iterable[int] | None = None,
+    backoff_base: float | None = None,
+    backoff_cap: float | None = None,
+    jitter: float | None = None,
+    max_hint: float | None = None,
+) -> list[str]:
+    """The rules a retry policy's settings break (empty when none): one sentence each.
+
+    Shared by :class:`RetrySettings` (a catalog entry's) and ``harness.jobs.RetryPolicy``.
+    """
+    rules: list[str] = []
+    if max_retries is not None and (isinstance(max_retries, bool) or max_retries < 0):
+        rules.append(f"max_retries must be an integer >= 0 (0 disables re-runs), not {max_retries}")
+    for code in statuses or ():
+        if isinstance(code, bool) or not isinstance(code, int) or not 400 <= code <= 599:
+            rules.append(f"statuses holds {code!r}: only HTTP statuses 400-599 can be retried")
+            break
+    for name, value in (("backoff_base", backoff_base), ("backoff_cap", backoff_cap)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            rules.append(f"{name} must be a finite number of seconds >= 0, not {value}")
+    if jitter is not None and not 0 <= jitter <= 1:
+        rules.append(f"jitter must be a fraction between 0 and 1, not {jitter}")
+    if max_hint is not None and not max_hint >= 0:
+        rules.append(
+            f"max_hint must be >= 0 seconds (leave it out to honour any hint), not {max_hint}"
+        )
+    return rules
+
+
+def _statuses(value: Iterable[int] | None) -> frozenset[int] | None:
+    return None if value is None else frozenset(value)
+
+
+@attrs.frozen(kw_only=True)
+class RetrySettings:
+    """A catalog entry's retry settings (``[entries.retry]``): each one left out keeps the
+    default policy's (``harness.jobs.RetryPolicy()``, the official SDK's behaviour).
+
+    The dispatcher applies them (``RetryPolicy.for_entry``); see :class:`harness.jobs.RetryPolicy`
+    for what each one means.
+    """
+
+    max_retries: int | None = None
+    statuses: frozenset[int] | None = attrs.field(default=None, converter=_statuses)
+    no_reply: bool | None = None
+    backoff_base: float | None = None
+    backoff_cap: float | None = None
+    jitter: float | None = None
+    honour_hints: bool | None = None
+    max_hint: float | None = None
+
+    def __attrs_post_init__(self) -> None:
+        broken = retry_rules(
+            max_retries=self.max_retries,
+            statuses=self.statuses,
+            backoff_base=self.backoff_base,
+            backoff_cap=self.backoff_cap,
+            jitter=self.jitter,
+            max_hint=self.max_hint,
+        )
+        if broken:
+            raise CatalogError("retry settings: " + "; ".join(broken))
+
+    def given(self) -> dict[str, object]:
+        """The settings that were given, by name."""
+        return {
+            field.name: value
+            for field in attrs.fields(RetrySettings)
+            if (value := getattr(self, field.name)) is not None
+        }
+
+
+def _default_path(entry: CatalogEntry) -> str:
+    return DEFAULT_PATHS.get(entry.provider, "/v1/systemone")
+
+
+@attrs.frozen(kw_only=True)
+class CatalogEntry:
+    """A model the harness can ask, with its limits.
+
+    Exactly one of ``tpm`` (a quota window: tokens per minute, optionally ``rpm`` requests per
+    minute) or ``max_concurrent`` (a concurrency bound) is set. ``kind`` says which seat the entry
+    can fill (``"decision"`` for decision models). The API key is read from the environment
+    variable ``api_key_env`` when asked, never stored.
+    """
+
+    id: str
+    provider: str
+    kind: str = "decision"
+    wire_model_id: str
+    base_url: str | None = None
+    path: str = attrs.field(default=attrs.Factory(_default_path, takes_self=True))
+    api_key_env: str | None = None
+    tokenizer: str = "cl100k_base"
+    max_context_tokens: int
+    tpm: int | None = None
+    rpm: int | None = None
+    max_concurrent: int | None = None
+    input_price_per_million: float | None = None
+    max_options: int | None = None
+    max_levels: int | None = None
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    max_reply_depth: int = DEFAULT_MAX_REPLY_DEPTH
+    max_connections: int | None = None
+    retry: RetrySettings | None = None
+    """How the dispatcher re-runs a call of this entry (``[entries.retry]``); ``None`` keeps
+    the default policy."""
+    top_logprobs: int | None = None
+    """``openai-chat``: how many alternatives a token's ``top_logprobs`` holds (the server's
+    limit, OpenAI's is 20; default 20). More options than that are read as a hierarchy."""
+    mass_floor: float | None = None
+    """``openai-chat`` / ``openai-completions``: the least share of the model's probability that
+    must fall on the options (default 0.5 for chat, 0 for completions); below it the question is
+    refused, naming the share, never renormalised in silence."""
+    orderings: int = 1
+    """Position-bias correction for the logprob providers: each question is read under this many
+    cyclic orderings of its options and the distributions averaged (1: no correction)."""
+    adaptive: bool = False
+    """Lower the effective concurrency on 429s and raise it back on successes (AIMD), within
+    ``max_concurrent``; used where admission is adaptive (``harness batch``)."""
+
+    def __attrs_post_init__(self) -> None:
+        broken = self._broken_rules()
+        if broken:
+            raise CatalogError(f"catalog entry {self.id!r}: " + "; ".join(broken))
+
+    def _broken_rules(self) -> list[str]:
+        rules: list[str] = []
+        if not self.id.strip():
+            rules.append("id must not be blank")
+        if self.provider not in PROVIDERS:
+            known = ", ".join(sorted(PROVIDERS))
+            rules.append(f"unknown provider {self.provider!r}; known providers: {known}")
+        if not self.kind.strip():
+            rules.append('kind must not be blank (use "decision" for a decision model)')
+        if not self.wire_model_id.strip():
+            rules.append("wire_model_id must not be blank")
+        if self.provider in _REMOTE_PROVIDERS and self.base_url is None:
+            rules.append(f"provider {self.provider!r} needs a base_url (e.g. https://host)")
+        if self.base_url is not None and not self.base_url.startswith(("http://", "https://")):
+            rules.append("base_url must start with http:// or https://")
+        if not self.path.startswith("/"):
+            rules.append(f"path must start with '/' (e.g. {_default_path(self)!r})")
+        if self.api_key_env is not None and not self.api_key_env.strip():
+            rules.append("api_key_env must not be blank (leave it out for no key)")
+        if self.max_context_tokens <= 0:
+            rules.append("max_context_tokens must be > 0")
+        if self.tpm is not None and self.max_concurrent is not None:
+            rules.append(
+                "both tpm and max_concurrent are set: an entry is bounded either by a quota "
+                "window (tpm, optional rpm) or by max_concurrent, not both"
+            )
+        if self.adaptive and self.max_concurrent is None:
+            rules.append(
+                "adaptive = true needs max_concurrent: the adaptive limit moves a concurrency "
+                "bound, and a quota window (tpm) has none"
+            )
+        if self.tpm is None and self.max_concurrent is None:
+            rules.append(
+                "neither tpm nor max_concurrent is set: give a quota window (tpm = tokens per "
+                "minute, optional rpm) or a concurrency bound (max_concurrent)"
+            )
+        if self.rpm is not None and self.tpm is None:
+            rules.append("rpm is set without tpm: requests per minute only bound a quota window")
+        for name in (
+            "tpm",
+            "rpm",
+            "max_concurrent",
+            "max_options",
+            "max_reply_bytes",
+            "max_reply_depth",
+            "max_connections",
+        ):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                rules.append(f"{name} must be > 0")
+        if self.max_levels is not None and self.max_levels < 2:
+            rules.append("max_levels must be >= 2 (a score has at least two levels)")
+        retry: object = self.retry  # built from Python, it may be anything
+        if retry is not None and not isinstance(retry, RetrySettings):
+            rules.append(
+                f"retry must be a RetrySettings, not {type(retry).__name__} "
+                "(in TOML: an [entries.retry] table)"
+            )
+        if self.top_logprobs is not None and not 2 <= self.top_logprobs <= 20:
+            rules.append("top_logprobs must be in [2, 20] (OpenAI's limit is 20)")
+        if self.mass_floor is not None and not 0 <= self.mass_floor < 1:
+            rules.append("mass_floor must be a share in [0, 1), e.g. 0.5")
+        if self.orderings < 1:
+            rules.append("orderings must be >= 1 (1: no position-bias correction)")
+        price = self.input_price_per_million
+        if price is not None and not price >= 0:
+            rules.append("input_price_per_million must be >= 0")
+        return rules
+
+    @property
+    def bound(self) -> Literal["window", "concurrency"]:
+        """``"window"`` for a tpm-bounded entry, ``"concurrency"`` for a max_concurrent one."""
+        return "window" if self.tpm is not None else "concurrency"
+
+    @property
+    def connection_limit(self) -> int:
+        """How many sockets the entry's connection pool holds at most: ``max_connections`` when
+        set, else ``max_concurrent`` (the gate admits no more calls than that, so nothing waits
+        in the pool), else :data:`WINDOW_CONNECTIONS` for a window-bounded entry."""
+        if self.max_connections is not None:
+            return self.max_connections
+        return self.max_concurrent if self.max_concurrent is not None else WINDOW_CONNECTIONS
+
+    @property
+    def api_key(self) -> str | None:
+        """The key in ``api_key_env`` now, or None when the entry has none or it is unset."""
+        if self.api_key_env is None:
+            return None
+        return os.environ.get(self.api_key_env) or None
+
+    @property
+    def url(self) -> str:
+        """``base_url`` + ``path``; refused for an entry that is not reached over HTTP."""
+        if self.base_url is None:
+            raise CatalogError(
+                f"catalog entry {self.id!r} (provider {self.provider!r}) has no base_url: "
+                "it is not reached over HTTP"
+            )
+        return self.base_url.rstrip("/") + self.path
+
+    def cost(self, input_tokens: int) -> float | None:
+        """The price of ``input_tokens`` billed input tokens, or None when the entry has none."""
+        if self.input_price_per_million is None:
+            return None
+        return input_tokens * self.input_price_per_million / 1_000_000

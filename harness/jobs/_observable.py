@@ -1,0 +1,102 @@
+"""Puts every decision call, answered or failed, on its job's record."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from types import MappingProxyType
+
+from harness.catalog import CatalogEntry
+from harness.decision import DecisionRequest, DecisionResponse
+from harness.jobs._record import JobRecord, ModelCall
+from harness.providers._client import DecisionClient
+from harness.providers._redact import Redaction
+
+__all__ = ["ObservableDecisionClient"]
+
+log = logging.getLogger("harness.jobs")
+
+
+class ObservableDecisionClient:
+    """A decision client that records each call on ``record``: its answers or its reason, billed
+    and counted input tokens, latency, served model, request id, and cost where the entry has a
+    price. It never logs a state or a key."""
+
+    def __init__(
+        self,
+        inner: DecisionClient,
+        record: JobRecord,
+        *,
+        counted_input_tokens: int | None = None,
+        counted_by: str | None = None,
+    ) -> None:
+        self._inner = inner
+        self._record = record
+        self._counted = counted_input_tokens
+        self._counted_by = counted_by  # how the count was found (harness.catalog.CountedBy)
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        """Ask the inner client and record the outcome, then return or re-raise it."""
+        start = time.perf_counter()
+        try:
+            response = await self._inner.decide(request, entry, timeout=timeout)
+        except BaseException as error:
+            latency = time.perf_counter() - start
+            if isinstance(error, asyncio.CancelledError):
+                reason = "cancelled before an answer (the job timed out or was cancelled)"
+            else:  # our clients redact at the source; any other client's text is redacted here
+                reason = Redaction.of(request, key=entry.api_key).apply(
+                    str(error) or type(error).__name__
+                )
+            request_id = getattr(error, "request_id", None)
+            self._add(
+                entry, None, reason, latency, request_id if isinstance(request_id, str) else None
+            )
+            log.info("decision on %s failed after %.3f s: %s", entry.id, latency, reason)
+            raise
+        self._add(entry, response, response.failure, response.latency, response.request_id)
+        log.debug(
+            "decision on %s answered in %.3f s (model %s)",
+            entry.id,
+            response.latency,
+            response.model,
+        )
+        return response
+
+    def _add(
+        self,
+        entry: CatalogEntry,
+        response: DecisionResponse | None,
+        reason: str | None,
+        latency: float,
+        request_id: str | None,
+    ) -> None:
+        billed = response.input_tokens if response is not None else None
+        answered = response is not None and response.success
+        # A call is priced by what the server billed, else by harness's own count of the body it
+        # answered; a call that failed is never priced.
+        tokens = billed if billed is not None else self._counted
+        cost = entry.cost(tokens) if answered and tokens is not None else None
+        self._record.add(
+            ModelCall(
+                entry_id=entry.id,
+                provider=entry.provider,
+                success=answered,
+                answers=response.answers if response is not None else MappingProxyType({}),
+                reason=reason,
+                input_tokens=billed,
+                counted_input_tokens=self._counted,
+                latency=latency,
+                model=response.model if response is not None else None,
+                request_id=request_id,
+                cost=cost,
+                counted_by=self._counted_by,
+                reading=response.reading if response is not None else None,
+            )
+        )
+
+    async def aclose(self) -> None:
+        """The inner client belongs to the dispatcher: nothing to close here."""

@@ -1,0 +1,38 @@
+"""Palette rules and the runtime palette validator.
+
+A thinker's palette is legal when every tool is a concrete ``DecisionTool`` class with its own
+valid ``@tool_name`` and the ``(parent)`` constructor, both type parameters are bound to concrete
+artifact classes, names are unique, the key tool produces ``ListArtifact[O]``, and the key tool's
+input (like every tool's) is reachable from the thinker's input. The mypy plugin proves this at
+type-check time; :func:`validate_palette` re-checks it at construction, with the same verdicts.
+"""
+
+from harness.palette._rules import CODES as CODES
+from harness.palette._rules import Open as Open
+from harness.palette._rules import ToolFacts as ToolFacts
+from harness.palette._rules import TypeNode as TypeNode
+from harness.palette._rules import Verdict as Verdict
+from harness.palette._rules import palette_verdicts as palette_verdicts
+from harness.palette._runtime import PaletteError as PaletteError
+from harness.palette._runtime import PaletteReport as PaletteReport
+from harness.palette._runtime import RuntimeType as RuntimeType
+from harness.palette._runtime import palette_report as palette_report
+from harness.palette._runtime import runtime_facts as runtime_facts
+from harness.palette._runtime import thinker_input_of as thinker_input_of
+from harness.palette._runtime import validate_palette as validate_palette
+
+__all__ = [
+    "CODES",
+    "Open",
+    "PaletteError",
+    "PaletteReport",
+    "RuntimeType",
+    "ToolFacts",
+    "TypeNode",
+    "Verdict",
+    "palette_report",
+    "palette_verdicts",
+    "runtime_facts",
+    "thinker_input_of",
+    "validate_palette",
+]

@@ -1,0 +1,278 @@
+"""The runtime front end of the palette rules: facts read from live classes.
+
+Python erases generics, so nothing but this validator proves a palette legal for users of a type
+checker without the plugin (pyright, basedpyright) or of no checker at all. The thinker calls
+:func:`validate_palette` from its constructor; the verdicts are the mypy plugin's, code for code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import UnionType
+from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+
+from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.errors import HarnessError
+from harness.palette._rules import (
+    Open,
+    ToolFacts,
+    Verdict,
+    palette_shape_verdict,
+    palette_verdicts,
+    reachable_types,
+)
+from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
+from harness.tools._tool import NAME_ATTR, DecisionTool
+
+__all__ = [
+    "PaletteError",
+    "PaletteReport",
+    "RuntimeType",
+    "palette_report",
+    "runtime_facts",
+    "thinker_input_of",
+    "type_text",
+    "validate_palette",
+]
+
+
+@dataclass(frozen=True)
+class RuntimeType:
+    """A type node over a live type: an artifact class or a parameterised ``ListArtifact``."""
+
+    tp: type
+
+    @property
+    def cls(self) -> type:
+        """The class behind the type (the origin of ``ListArtifact[X]``)."""
+        origin = getattr(self.tp, "__origin__", None)
+        return origin if isinstance(origin, type) else self.tp
+
+    def iterand(self) -> RuntimeType | None:
+        """``X`` of ``ListArtifact[X]``."""
+        inner = list_iterand(self.tp)
+        return RuntimeType(inner) if inner is not None else None
+
+    def is_subtype_of(self, other: RuntimeType) -> bool:
+        """Subclassing, with ``ListArtifact`` covariant in its iterand."""
+        mine, theirs = self.iterand(), other.iterand()
+        if theirs is not None:
+            return (
+                mine is not None and issubclass(self.cls, other.cls) and mine.is_subtype_of(theirs)
+            )
+        return issubclass(self.cls, other.cls)
+
+    def render(self) -> str:
+        """``Note``, ``ListArtifact[Note]``, ``Verdicts``: as mypy prints it."""
+        return type_text(self.tp)
+
+
+def type_text(tp: object) -> str:
+    """A live type as mypy prints it: unqualified class names, ``ListArtifact[Note]``, ``Any``,
+    ``T`` for a type variable, ``Part | None``; a bare generic class shows ``Any`` arguments."""
+    if tp is Any:
+        return "Any"
+    if tp is None or tp is type(None):
+        return "None"
+    if isinstance(tp, TypeVar):
+        return tp.__name__
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Union or origin is UnionType:
+        return " | ".join(type_text(arg) for arg in args)
+    if isinstance(origin, type) and args:
+        return f"{origin.__name__}[{', '.join(type_text(arg) for arg in args)}]"
+    if isinstance(tp, type):
+        parameters: tuple[object, ...] = getattr(tp, "__parameters__", ())
+        if parameters:  # a bare generic class: mypy fills its parameters with Any
+            return f"{tp.__name__}[{', '.join('Any' for _ in parameters)}]"
+        return tp.__name__
+    return repr(tp)
+
+
+def _label(cls: object) -> str:
+    return cls.__name__ if isinstance(cls, type) else repr(cls)  # as mypy names it
+
+
+def _key(cls: object) -> str:
+    if isinstance(cls, type):
+        return f"{cls.__module__}.{cls.__qualname__}"
+    return f"<object {id(cls)}>"
+
+
+def _side(tp: object) -> RuntimeType | Open:
+    """A concrete artifact type, or why it is open (worded as the plugin words it)."""
+    open_part = open_type_part(tp)
+    whole = None if open_part is tp else type_text(tp)
+    if isinstance(open_part, TypeVar):
+        return Open.type_variable(open_part.__name__, whole)
+    if open_part is not None:
+        return Open.any(whole)
+    origin = get_origin(tp) or tp
+    if not (isinstance(origin, type) and issubclass(origin, Artifact)):
+        return Open.not_an_artifact(type_text(tp))
+    if issubclass(origin, ListArtifact) and list_iterand(tp) is None:
+        return Open.any(type_text(tp))  # a bare generic list subclass: mypy reads Bag[Any]
+    inner = list_iterand(tp)
+    if inner is not None and isinstance(_side(inner), Open):
+        return Open.any(type_text(tp))
+    return RuntimeType(cast(type, tp))
+
+
+def _ctor_problem(cls: type) -> str | None:
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # no signature to read (a C-level class): trust it
+        return None
+    try:
+        signature.bind(None)
+    except TypeError:
+        params = ", ".join(signature.parameters)
+        return f"its constructor takes ({params})"
+    return None
+
+
+def _execute_hints(cls: type) -> tuple[str | None, str | None]:
+    """``execute``'s input and return annotations, rendered, when each is a concrete artifact
+    type (the fix for an open type parameter is built from them); ``None`` otherwise."""
+    method = getattr(cls, "execute", None)
+    if method is None:
+        return None, None
+    module = sys.modules.get(getattr(method, "__module__", ""), None)
+    try:
+        hints = get_type_hints(method, vars(module) if module is not None else None)
+    except Exception:  # an annotation that does not resolve here: no hint, never a crash
+        return None, None
+    names = [name for name in inspect.signature(method).parameters if name != "self"]
+    shown: list[str | None] = []
+    for tp in (hints.get(names[0]) if names else None, hints.get("return")):
+        side = _side(tp) if tp is not None else None
+        shown.append(side.render() if isinstance(side, RuntimeType) else None)
+    return shown[0], shown[1]
+
+
+def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
+    """What the rules need to know about one palette entry, read from the live class."""
+    if not isinstance(cls, type):
+        return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a class")
+    if not issubclass(cls, DecisionTool):
+        return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a DecisionTool subclass")
+    own = cls.__dict__.get(NAME_ATTR)
+    inherited: tuple[str, str] | None = None
+    if own is None:
+        for parent in cls.__mro__[1:]:
+            if NAME_ATTR in parent.__dict__:
+                inherited = (str(parent.__dict__[NAME_ATTR]), parent.__qualname__)
+                break
+    found = declared_tool_types(cls)
+    sides = [_side(tp) for tp in found]
+    return ToolFacts(
+        key=_key(cls),
+        label=_label(cls),
+        abstract=tuple(sorted(getattr(cls, "__abstractmethods__", ()))),
+        name=own if isinstance(own, str) else None,
+        inherited_from=inherited,
+        ctor=_ctor_problem(cls),
+        input=sides[0],
+        output=sides[1],
+        execute_hints=_execute_hints(cls)
+        if any(isinstance(side, Open) for side in sides)
+        else (None, None),
+    )
+
+
+def thinker_input_of(thinker: type) -> type | None:
+    """The input type ``I`` a thinker class binds, or ``None`` when it leaves it open (a direct
+    ``DecisionThinker[Note, Verdict](...)`` construction: the parameters are erased)."""
+    if not (isinstance(thinker, type) and issubclass(thinker, DecisionTool)):
+        return None
+    side = _side(declared_tool_types(thinker)[0])
+    return None if isinstance(side, Open) else side.tp
+
+
+@dataclass(frozen=True)
+class PaletteReport:
+    """The verdicts on a palette and the artifact types a run can reach (``None``: unknown)."""
+
+    verdicts: tuple[Verdict, ...]
+    reachable: tuple[type, ...] | None
+
+    @property
+    def legal(self) -> bool:
+        """Whether no rule is broken."""
+        return not self.verdicts
+
+
+class PaletteError(HarnessError, TypeError):
+    """A palette breaks the rules: every verdict, each with its code, class, message and fix."""
+
+    def __init__(self, verdicts: Sequence[Verdict]) -> None:
+        self.verdicts = tuple(verdicts)
+        lines = [f"the palette is not legal ({len(self.verdicts)} problem(s)):"]
+        for verdict in self.verdicts:
+            lines.append(f"- {verdict.code}: {verdict.message}")
+            lines += [f"    {note}" for note in verdict.notes]
+        lines.append("(the mypy plugin reports the same verdicts at type-check time)")
+        super().__init__("\n".join(lines))
+
+
+def palette_report(
+    *,
+    thinker_input: type | None,
+    output_type: type,
+    key_tool: object,
+    palette: tuple[object, ...],
+    objective: str | None = None,
+) -> PaletteReport:
+    """Every verdict on a palette, without raising (see :func:`validate_palette`).
+
+    A palette that is not a tuple (a list, say) is refused as the type checker refuses it, with
+    that one verdict: as with mypy, its entries are judged once it is a tuple.
+    """
+    shape: object = palette  # a caller without a type checker may pass anything
+    if not isinstance(shape, tuple):
+        return PaletteReport((palette_shape_verdict(type_text(type(shape))),), None)
+    key = runtime_facts(key_tool)
+    entries = [runtime_facts(cls) for cls in shape]
+    start = _side(thinker_input) if thinker_input is not None else None
+    start_node = start if isinstance(start, RuntimeType) else None
+    out = _side(output_type)
+    verdicts = palette_verdicts(
+        thinker_input=start_node,
+        output_type=out if isinstance(out, RuntimeType) else None,
+        key_tool=key,
+        palette=entries,
+        objective=objective,
+    )
+    reachable: tuple[type, ...] | None = None
+    if start_node is not None:
+        tools = [facts for facts in entries if facts.key != key.key] + [key]
+        reachable = tuple(node.tp for node in reachable_types(start_node, tools))
+    return PaletteReport(tuple(verdicts), reachable)
+
+
+def validate_palette(
+    *,
+    thinker_input: type | None,
+    output_type: type,
+    key_tool: object,
+    palette: tuple[object, ...],
+    objective: str | None = None,
+) -> PaletteReport:
+    """Check a thinker's palette; raise :class:`PaletteError` with every verdict if illegal.
+
+    ``thinker_input`` is the thinker's ``I`` (:func:`thinker_input_of` on the thinker's class);
+    ``None`` skips the reachability rules (``harness-graph``, ``harness-dead-tool``).
+    """
+    report = palette_report(
+        thinker_input=thinker_input,
+        output_type=output_type,
+        key_tool=key_tool,
+        palette=palette,
+        objective=objective,
+    )
+    if report.verdicts:
+        raise PaletteError(report.verdicts)
+    return report

@@ -1,0 +1,232 @@
+"""The System One client: ``POST {base_url}{path}`` over one pooled aiohttp session.
+
+The wire itself (bodies and replies) is :mod:`harness.decision.systemone`; this module sends it,
+times it and classifies what comes back (:mod:`harness.providers._http`). It also holds what every
+HTTP decision client shares: the entry's limits checked before sending, and one-option choices
+answered here with certainty (some servers refuse them, and there is nothing to decide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from harness.decision import (
+    Answer,
+    Choice,
+    ChoiceAnswer,
+    DecisionRequest,
+    DecisionResponse,
+    Score,
+)
+from harness.decision import systemone as systemone_codec
+from harness.decision._wire import load_reply
+from harness.errors import ExternalServiceError, InvalidInputError, NotAnAnswerError, RetrySignal
+
+from ._http import Endpoint, HttpTransport, error_message
+from ._redact import Redaction
+
+if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
+    from harness.decision.systemone import WireReply
+
+__all__ = ["HttpDecisionClient", "SystemOneClient", "WireCodec", "check_limits", "local_answers"]
+
+
+class WireCodec(Protocol):
+    """The two functions of a wire codec module a client needs."""
+
+    def encode_body(self, request: DecisionRequest, model: str) -> bytes:
+        """The request body for ``request`` asking ``model``."""
+        ...
+
+    def decode_reply(self, request: DecisionRequest, payload: object) -> WireReply:
+        """The answers in a decoded reply; raises NotAnAnswerError."""
+        ...
+
+    def decode_body(
+        self, request: DecisionRequest, body: bytes, *, max_bytes: int, max_depth: int
+    ) -> WireReply:
+        """The answers in a reply body (any bytes); raises NotAnAnswerError (or a subclass)."""
+        ...
+
+
+def check_limits(request: DecisionRequest, entry: CatalogEntry) -> None:
+    """Refuse a question past the entry's ``max_options`` / ``max_levels`` before sending it."""
+    for question_id, question in request.questions.items():
+        if isinstance(question, Choice) and entry.max_options is not None:
+            count = len(question.options)
+            if count > entry.max_options:
+                raise InvalidInputError(
+                    f"option count of question {question_id!r}",
+                    count,
+                    f"entry {entry.id!r} accepts at most {entry.max_options} options a choice "
+                    "(max_options); offer fewer options or pin another entry",
+                )
+        if isinstance(question, Score) and entry.max_levels is not None:
+            count = len(question.levels)
+            if count > entry.max_levels:
+                raise InvalidInputError(
+                    f"level count of question {question_id!r}",
+                    count,
+                    f"entry {entry.id!r} accepts at most {entry.max_levels} levels a score "
+                    "(max_levels); use fewer levels or pin another entry",
+                )
+
+
+def local_answers(request: DecisionRequest) -> dict[str, Answer]:
+    """The answers needing no model: each one-option choice, its only option with certainty."""
+    answers: dict[str, Answer] = {}
+    for question_id, question in request.questions.items():
+        if isinstance(question, Choice) and len(question.options) == 1:
+            (only,) = question.options
+            answers[question_id] = ChoiceAnswer(
+                choice=only, probabilities={only: 1.0}, confidence=1.0
+            )
+    return answers
+
+
+class HttpDecisionClient:
+    """A decision client for one wire codec over HTTP; subclasses name the codec and service.
+
+    One pooled session per client, created lazily in the running loop; ``decide`` is one round
+    trip (the dispatcher re-runs on a :class:`harness.errors.RetrySignal`).
+    """
+
+    service: ClassVar[str] = "decision server"
+    codec: ClassVar[WireCodec]
+
+    def __init__(self, *, max_connections: int = 0) -> None:
+        self._transport = HttpTransport(max_connections=max_connections)
+
+    def _endpoint(
+        self, entry: CatalogEntry, url: str | None = None, request: DecisionRequest | None = None
+    ) -> Endpoint:
+        key = entry.api_key
+        return Endpoint(
+            service=self.service,
+            url=entry.url if url is None else url,
+            api_key_env=entry.api_key_env,
+            api_key=key,
+            redaction=Redaction.of(request, key=key),
+        )
+
+    async def decide(
+        self,
+        request: DecisionRequest,
+        entry: CatalogEntry,
+        *,
+        timeout: float | None = None,
+    ) -> DecisionResponse:
+        """Answer ``request`` with ``entry``'s model; see
+        :class:`~harness.providers.DecisionClient`."""
+        check_limits(request, entry)
+        settled = local_answers(request)
+        remote = {qid: q for qid, q in request.questions.items() if qid not in settled}
+        if not remote:
+            return DecisionResponse(
+                request=request,
+                answers=settled,
+                input_tokens=0,
+                model=entry.wire_model_id,
+                request_id=None,
+                latency=0.0,
+                failure=None,
+            )
+        asked = request if not settled else DecisionRequest(request.state, remote)
+        endpoint = self._endpoint(entry, request=asked)
+        body = self.codec.encode_body(asked, entry.wire_model_id)
+        reply = await self._transport.request(
+            "POST",
+            endpoint,
+            body,
+            timeout=timeout,
+            max_bytes=entry.max_reply_bytes,
+            pool=entry.id,
+            connections=entry.connection_limit,
+        )
+        where = f"{self.service} at {endpoint.shown_url} answered HTTP {reply.status}"
+        try:
+            wire = self.codec.decode_body(
+                asked, reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
+            )
+        except NotAnAnswerError as error:
+            # The codec's message names what is wrong without quoting the body; a body that is
+            # not JSON at all is shown as the server's text, redacted before it is cut.
+            said = error.message
+            if said.startswith("not an answer: the reply body cannot be read"):
+                said += f"; it reads: {error_message(reply.body, endpoint.redactor)}"
+            failure = type(error)(
+                f"{where} with a body that is not an answer: {endpoint.redact(said, 400)}",
+                status=reply.status,
+                request_id=reply.request_id,
+            )
+            raise failure from None
+        answers = {
+            qid: settled[qid] if qid in settled else wire.answers[qid] for qid in request.questions
+        }
+        return DecisionResponse(
+            request=request,
+            answers=answers,
+            input_tokens=wire.input_tokens,
+            model=wire.model or entry.wire_model_id,
+            request_id=reply.request_id,
+            latency=reply.latency,
+            failure=None,
+        )
+
+    async def list_models(self, entry: CatalogEntry) -> list[str] | None:
+        """The model names ``GET {base_url}/v1/models`` lists; None when unknown, never fatal.
+
+        A missing listing (404, another status, no server, a body that is not a listing) is
+        "unknown". Reads ``{"models": [{"name": ...}]}`` and OpenAI's ``{"data": [{"id": ...}]}``.
+        """
+        if entry.base_url is None:
+            return None
+        endpoint = self._endpoint(entry, entry.base_url.rstrip("/") + "/v1/models")
+        try:
+            reply = await self._transport.request(
+                "GET",
+                endpoint,
+                timeout=10.0,
+                max_bytes=entry.max_reply_bytes,
+                pool=entry.id,
+                connections=entry.connection_limit,
+            )
+            payload: object = load_reply(
+                reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
+            )
+        except (RetrySignal, ExternalServiceError):
+            return None
+        return _listed_names(payload)
+
+    async def aclose(self) -> None:
+        """Close the pooled connections; idempotent."""
+        await self._transport.aclose()
+
+
+def _listed_names(payload: object) -> list[str] | None:
+    if not isinstance(payload, Mapping):
+        return None
+    for key, name_key in (("models", "name"), ("data", "id")):
+        listing = payload.get(key)
+        if isinstance(listing, list):
+            names = [
+                item[name_key]
+                for item in listing
+                if isinstance(item, Mapping) and isinstance(item.get(name_key), str)
+            ]
+            return names
+    return None
+
+
+class SystemOneClient(HttpDecisionClient):
+    """A :class:`harness.providers.DecisionClient` speaking System One (``POST /v1/systemone``).
+
+    ``Authorization: Bearer <key>`` is sent only when the entry's ``api_key_env`` holds a key;
+    ``x-typesafe-request-id`` becomes the response's request id; the entry's ``max_options`` and
+    ``max_levels`` are checked before sending (:class:`harness.errors.InvalidInputError`).
+    """
+
+    service: ClassVar[str] = "System One server"
+    codec: ClassVar[WireCodec] = systemone_codec

@@ -1,0 +1,87 @@
+"""The decision call: a job whose input is a decision request and whose output is the response."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+from harness.catalog import CatalogEntry
+from harness.decision import DecisionRequest, DecisionResponse
+from harness.errors import HarnessError
+from harness.jobs import (
+    DEFAULT_UPSTREAM_RETRIES,
+    DecisionBinding,
+    Job,
+    JobContext,
+    ObservableDecisionClient,
+    Requirements,
+    RetryPolicy,
+)
+from harness.tools import Identifiable
+
+__all__ = ["DECISION_TIMEOUT", "DecisionCall", "MissingRequestError"]
+
+DECISION_TIMEOUT: Final = 60.0
+
+
+class MissingRequestError(HarnessError, RuntimeError):
+    """The requirements of a decision call were captured before its request was set."""
+
+
+class DecisionCall(Job[DecisionResponse]):
+    """Asks a decision model one request, one round trip.
+
+    It carries no tool name, so no model can call it. ``pin_model(entry)`` binds that exact
+    catalog entry; otherwise the catalog's decision pin resolves it. Its requirements price the
+    request, so they cannot be captured before the request is set.
+
+    ``timeout`` bounds the call over all its attempts and pauses (monotonic clock; waiting for
+    admission does not count). ``retry`` replaces the entry's retry policy for this call;
+    ``upstream_retries`` sets the number of re-runs of whichever policy applies.
+    """
+
+    default_timeout: ClassVar[float | None] = DECISION_TIMEOUT
+    kind: ClassVar[str] = "decision"
+
+    def __init__(
+        self,
+        parent: Identifiable,
+        request: DecisionRequest | None = None,
+        *,
+        upstream_retries: int | None = DEFAULT_UPSTREAM_RETRIES,
+        timeout: float | None = DECISION_TIMEOUT,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries, retry=retry)
+        self.request = request
+        self._pinned: str | None = None
+
+    def pin_model(self, entry: CatalogEntry | str) -> DecisionCall:
+        """Bind this call to ``entry`` (an entry or its id); returns the call."""
+        self._pinned = entry if isinstance(entry, str) else entry.id
+        return self
+
+    @property
+    def pinned(self) -> str | None:
+        """The pinned entry id, ``None`` when the catalog's pin decides."""
+        return self._pinned
+
+    def requirements(self) -> Requirements:
+        """One decision binding pricing the request."""
+        if self.request is None:
+            raise MissingRequestError(
+                f"{self.describe()} has no request: set the decision request before its "
+                "requirements are captured (they price the request)"
+            )
+        return Requirements((DecisionBinding(pinned=self._pinned, request=self.request),))
+
+    async def run(self, context: JobContext) -> DecisionResponse:
+        """Send the request to the resolved entry through an observable client."""
+        assert self.request is not None
+        (resolved,) = context.resolved
+        client = ObservableDecisionClient(
+            context.client_for(resolved),
+            context.record,
+            counted_input_tokens=resolved.reservation.input_tokens,
+            counted_by=resolved.reservation.counted_by,
+        )
+        return await client.decide(self.request, resolved.entry, timeout=context.remaining())

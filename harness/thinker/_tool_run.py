@@ -1,0 +1,102 @@
+"""A tool run as a job, so scope, admission and the record apply to it unchanged."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar
+
+from harness.artifacts import Artifact, ListArtifact, conforms
+from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
+from harness.tools import DecisionTool, Identifiable, tool_types
+from harness.tools._tool import NAME_ATTR
+
+__all__ = ["ThinkerRun", "ToolRun"]
+
+I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for a tool's input type
+O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for a tool's output type
+
+
+class ToolRun(Job[O]):
+    """Runs one tool on one artifact; the product must be of the tool's output type."""
+
+    kind: ClassVar[str] = "tool"
+
+    def __init__(
+        self,
+        parent: Identifiable,
+        tool: DecisionTool[I, O],
+        input: I,
+        *,
+        name: str,
+        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
+        _check_input(name, tool, input)
+        self.tool: DecisionTool[Any, O] = tool  # the input type is checked just above
+        self.input: Artifact = input
+        self._name = name
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool's name."""
+        return self._name
+
+    async def run(self, context: JobContext) -> O:
+        """Execute the tool and check its product's type."""
+        product = await self.tool.execute(self.input, context)
+        output = self._declared_output()
+        if not isinstance(product, Artifact) or not conforms(product, output):
+            raise TypeError(
+                f"tool {self._name!r} returned a {type(product).__qualname__}, not the "
+                f"{getattr(output, '__name__', output)!s} its type declares"
+            )
+        return product
+
+    def _declared_output(self) -> type[Artifact]:
+        from harness.thinker._thinker import DecisionThinker  # the thinker module imports this one
+
+        if isinstance(self.tool, DecisionThinker):
+            # A thinker built directly (DecisionThinker[Note, Verdict](...)) has erased type
+            # arguments; it knows its answer's item type from its constructor.
+            answer: type[Artifact] = ListArtifact[self.tool.output_type]  # type: ignore[name-defined]  # a runtime alias
+            return answer
+        return tool_types(type(self.tool))[1]
+
+
+def _check_input(name: str, tool: DecisionTool[Any, Artifact], input: Artifact) -> None:
+    try:
+        takes, _ = tool_types(type(tool))
+    except TypeError:
+        return  # a thinker built directly has erased type arguments: its palette checks inputs
+    if not isinstance(input, Artifact) or not conforms(input, takes):
+        wanted = getattr(takes, "__name__", str(takes))
+        raise TypeError(
+            f"tool {name!r} takes a {wanted}, not a {type(input).__qualname__}: pass an input "
+            "of the tool's input type"
+        )
+
+
+class ThinkerRun(ToolRun[O]):
+    """A thinker (or any tool) run as the top job of a piece of work: no timeout by default,
+    the name its ``@tool_name`` gives, else its class name."""
+
+    kind: ClassVar[str] = "thinker"
+
+    def __init__(
+        self,
+        parent: Identifiable,
+        thinker: DecisionTool[I, O],
+        input: I,
+        *,
+        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+        timeout: float | None = None,
+    ) -> None:
+        name = type(thinker).__dict__.get(NAME_ATTR, type(thinker).__qualname__)
+        super().__init__(
+            parent,
+            thinker,
+            input,
+            name=str(name),
+            upstream_retries=upstream_retries,
+            timeout=timeout,
+        )

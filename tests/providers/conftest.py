@@ -1,0 +1,41 @@
+"""Fixtures for the decision client tests: a fake System One server on loopback, clients."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from harness.providers._fake import FakeDecisionModel
+from harness.providers._openai import OpenAIDecisionsClient
+from harness.providers._systemone import SystemOneClient
+from harness.testing._fake_server import FakeSystemOneServer
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeSystemOneServer]:
+    """A running fake server on an ephemeral loopback port, stopped after the test."""
+    async with FakeSystemOneServer(service_time=0.001) as running:
+        yield running
+
+
+@pytest.fixture
+async def systemone() -> AsyncIterator[SystemOneClient]:
+    """A System One client, closed after the test."""
+    client = SystemOneClient()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def decisions() -> AsyncIterator[OpenAIDecisionsClient]:
+    """An OpenAI Decisions client, closed after the test."""
+    client = OpenAIDecisionsClient()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def fake_model() -> FakeDecisionModel:
+    """A fake decision model with the default policy."""
+    return FakeDecisionModel()
