@@ -167,9 +167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for method in METHODS:
             figures = asyncio.run(measure(method, root, model, requests))
             ratio = figures.own / figures.upstream
+            calls = f"{statistics.fmean(figures.calls):.1f} (max {max(figures.calls)})"
             print(
-                f"{method.name:16} {statistics.fmean(figures.calls):>9.1f} (max {max(figures.calls):>2})"
-                f" {statistics.fmean(figures.tokens):>16.0f} {figures.own:>8.3f} "
+                f"{method.name:16} {calls:>16} {statistics.fmean(figures.tokens):>16.0f} {figures.own:>8.3f} "
                 f"{figures.upstream:>10.3f} {ratio:>12.3f} {figures.refused:>8}"
             )
     finally:
