@@ -169,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ratio = figures.own / figures.upstream
             calls = f"{statistics.fmean(figures.calls):.1f} (max {max(figures.calls)})"
             print(
-                f"{method.name:16} {calls:>16} {statistics.fmean(figures.tokens):>16.0f} {figures.own:>8.3f} "
-                f"{figures.upstream:>10.3f} {ratio:>12.3f} {figures.refused:>8}"
+                f"{method.name:16} {calls:>16} {statistics.fmean(figures.tokens):>16.0f} "
+                f"{figures.own:>8.3f} {figures.upstream:>10.3f} {ratio:>12.3f} {figures.refused:>8}"
             )
     finally:
         if server is not None:
