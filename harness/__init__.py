@@ -12,7 +12,6 @@ shares the palette rules; type checkers read the explicit imports below.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -135,7 +134,30 @@ if not TYPE_CHECKING:  # type checkers read the imports above; unknown names sta
         module = _EXPORTS.get(name)
         if module is None:
             raise AttributeError(f"module 'harness' has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        # One plain import per package (no importlib), so the layer test reads what loads.
+        if module == "harness.artifacts":
+            from harness import artifacts as found
+        elif module == "harness.catalog":
+            from harness import catalog as found
+        elif module == "harness.decision":
+            from harness import decision as found
+        elif module == "harness.errors":
+            from harness import errors as found
+        elif module == "harness.jobs":
+            from harness import jobs as found
+        elif module == "harness.replay":
+            from harness import replay as found
+        elif module == "harness.runs":
+            from harness import runs as found
+        elif module == "harness.scope":
+            from harness import scope as found
+        elif module == "harness.thinker":
+            from harness import thinker as found
+        elif module == "harness.tools":
+            from harness import tools as found
+        else:  # every module of _EXPORTS has its branch above
+            raise AssertionError(f"harness.{name}: no import for {module}")
+        value = getattr(found, name)
         globals()[name] = value
         return value
 

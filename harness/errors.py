@@ -17,7 +17,7 @@ Failures that answered with an HTTP status carry ``status`` and the server's ``r
 5xx, no answer) tell the dispatcher to run the job again within its retry policy; when the policy
 is spent the dispatcher raises an :class:`UpstreamThrottleError` or :class:`ExternalServiceError`
 naming it, so a retryable error reaches a caller only from code that runs a client directly.
-Their old names (``RetrySignal``, ``RateLimitSignal``, ``OverloadSignal``, ``TransientSignal``)
+Their old names (``RetryableError``, ``RateLimitedError``, ``OverloadedError``, ``TransientError``)
 are aliases.
 
 Messages never quote a decision's state or an API key.
@@ -39,19 +39,15 @@ __all__ = [
     "LLMReadableError",
     "NotAnAnswerError",
     "NotFoundError",
-    "OverloadSignal",
     "OverloadedError",
     "PermissionDeniedError",
-    "RateLimitSignal",
     "RateLimitedError",
     "ReplyTooDeepError",
     "ReplyTooLargeError",
-    "RetrySignal",
     "RetryableError",
     "StatusError",
     "SyncRunInLoopError",
     "TransientError",
-    "TransientSignal",
     "UnauthorizedError",
     "UpstreamThrottleError",
 ]
@@ -230,13 +226,3 @@ class OverloadedError(RetryableError):
 
 class TransientError(RetryableError):
     """A failure that another attempt may not meet again (408, other 5xx, no answer at all)."""
-
-
-RetrySignal = RetryableError
-"""The old name of :class:`RetryableError`."""
-RateLimitSignal = RateLimitedError
-"""The old name of :class:`RateLimitedError`."""
-OverloadSignal = OverloadedError
-"""The old name of :class:`OverloadedError`."""
-TransientSignal = TransientError
-"""The old name of :class:`TransientError`."""

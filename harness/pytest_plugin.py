@@ -51,9 +51,8 @@ from harness._guard import guard_real_models
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
-    from harness.providers._client import DecisionClient
-    from harness.replay._client import ReplayClient
-    from harness.replay._override import ModelOverride, ModelSpec
+    from harness.providers import DecisionClient
+    from harness.replay import ModelOverride, ModelSpec, ReplayClient
 
 __all__ = ["RECORD_MODES", "CassetteRun", "ModelSwitch"]
 
@@ -156,7 +155,7 @@ class ModelSwitch:
     def use(self, model: ModelSpec) -> ModelOverride:
         """Answer every decision from now to the end of the test with ``model`` (anything
         :func:`harness.override` takes); returns the override (its ``client`` when it has one)."""
-        from harness.replay._override import override
+        from harness.replay import override
 
         active = override(model=model).__enter__()
         self._active.append(active)
@@ -213,9 +212,7 @@ class CassetteRun:
     ``new_interactions``)."""
 
     def __init__(self, path: Path, mode: RecordMode) -> None:
-        from harness.replay._cassette import Cassette, load_cassette
-        from harness.replay._client import ReplayClient
-        from harness.replay._override import ModelOverride
+        from harness.replay import Cassette, ModelOverride, ReplayClient, load_cassette
 
         self.path = path
         self.mode = mode

@@ -12,11 +12,11 @@ from harness.errors import (
     LLMReadableError,
     NotAnAnswerError,
     NotFoundError,
-    OverloadSignal,
+    OverloadedError,
     PermissionDeniedError,
-    RateLimitSignal,
-    RetrySignal,
-    TransientSignal,
+    RateLimitedError,
+    RetryableError,
+    TransientError,
     UnauthorizedError,
     UpstreamThrottleError,
 )
@@ -63,8 +63,8 @@ def test_the_correctable_flag_can_be_set_per_instance() -> None:
     assert not LLMReadableError("gone for good").correctable
 
 
-@pytest.mark.parametrize("signal", [RateLimitSignal, OverloadSignal, TransientSignal])
-def test_retry_signals_are_never_readable_errors(signal: type[RetrySignal]) -> None:
+@pytest.mark.parametrize("signal", [RateLimitedError, OverloadedError, TransientError])
+def test_retry_signals_are_never_readable_errors(signal: type[RetryableError]) -> None:
     raised = signal("HTTP 503", retry_after=1.5, status=503)
     assert not isinstance(raised, LLMReadableError)
     assert (raised.retry_after, raised.status, raised.request_id) == (1.5, 503, None)
@@ -107,7 +107,7 @@ def test_a_refused_key_is_not_a_fact_of_the_run_but_a_tool_failure_is() -> None:
     assert JobTimeoutError("late").llm_readable
     assert isinstance(JobTimeoutError("late"), TimeoutError)
     assert not HarnessSystemError("broken").llm_readable
-    assert issubclass(RetrySignal, HarnessError)
+    assert issubclass(RetryableError, HarnessError)
 
 
 def test_status_errors_carry_the_status_and_the_request_id() -> None:
@@ -116,5 +116,5 @@ def test_status_errors_carry_the_status_and_the_request_id() -> None:
     error = UnauthorizedError("refused", status=401, request_id="req-1")
     assert isinstance(error, StatusError)
     assert (error.status, error.request_id) == (401, "req-1")
-    signal = RateLimitSignal("slow down", retry_after=2.0, status=429, request_id="req-2")
+    signal = RateLimitedError("slow down", retry_after=2.0, status=429, request_id="req-2")
     assert (signal.status, signal.request_id, signal.retry_after) == (429, "req-2", 2.0)

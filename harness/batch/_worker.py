@@ -15,15 +15,13 @@ from typing import Any
 
 import attrs
 
-from harness.admission import Admission
-from harness.admission._adaptive import AdaptiveAdmission
+from harness.admission import AdaptiveAdmission, Admission
 from harness.artifacts import Artifact, from_json
 from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.providers import DecisionClient, client_for
-from harness.record import RunFailedError, record_run
-from harness.record._format import RunRecord
+from harness.record import RunFailedError, RunRecord, record_run
 from harness.tools import DecisionTool, Workflow
 
 from ._target import BatchError, import_target, input_type_of
@@ -69,7 +67,7 @@ class _Adapting:
 def _admission_for(spec: BatchSpec) -> Admission:
     if spec.admission_url is None:
         return AdaptiveAdmission()
-    from harness.admission._redis_admission import RedisAdmission
+    from harness.admission import RedisAdmission
 
     return RedisAdmission(spec.admission_url)
 

@@ -16,6 +16,12 @@ from harness.catalog._entry import CatalogError as CatalogError
 from harness.catalog._entry import RetrySettings as RetrySettings
 from harness.catalog._entry import retry_rules as retry_rules
 from harness.catalog._env import ENVIRONMENT_VARIABLES as ENVIRONMENT_VARIABLES
+from harness.catalog._env import HARNESS_CATALOG as HARNESS_CATALOG
+from harness.catalog._env import OPENAI_API_KEY as OPENAI_API_KEY
+from harness.catalog._env import OPENAI_BASE_URL as OPENAI_BASE_URL
+from harness.catalog._env import TYPESAFE_API_KEY as TYPESAFE_API_KEY
+from harness.catalog._env import TYPESAFE_BASE_URL as TYPESAFE_BASE_URL
+from harness.catalog._env import TYPESAFE_DEFAULT_MODEL as TYPESAFE_DEFAULT_MODEL
 from harness.catalog._env import TYPESAFE_ENTRY as TYPESAFE_ENTRY
 from harness.catalog._env import Environment as Environment
 from harness.catalog._env import Setting as Setting

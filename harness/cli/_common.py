@@ -110,7 +110,7 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     try:
         catalog = load_catalog(args.catalog)
         if args.entry is not None:
-            from harness.runs._model import seat_for  # entry ids and model strings alike
+            from harness.runs import seat_for  # entry ids and model strings alike
 
             catalog = seat_for(args.entry, catalog).catalog
         catalog.pinned(DECISION)

@@ -26,10 +26,18 @@ from harness.cli._common import (
     report_failed_run,
     say,
 )
-from harness.demo._key import answer_key, answer_statements, score_answer
-from harness.demo._run import demo_folder, relative_source, run_demo
-from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
-from harness.demo._tools import ListedFile, survey_folder
+from harness.demo import (
+    DEMO_MAX_TURNS,
+    DEMO_OBJECTIVE,
+    ListedFile,
+    answer_key,
+    answer_statements,
+    demo_folder,
+    relative_source,
+    run_demo,
+    score_answer,
+    survey_folder,
+)
 from harness.errors import LLMReadableError
 from harness.record import RecordedAnswer, RunFailedError, RunRecord, counted
 

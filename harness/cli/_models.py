@@ -33,12 +33,6 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
     """The lines ``harness models`` prints."""
     from harness.catalog import (
         DECISION,
-        CatalogError,
-        TokenizerError,
-        load_catalog,
-        read_environment,
-    )
-    from harness.catalog._env import (
         HARNESS_CATALOG,
         OPENAI_API_KEY,
         OPENAI_BASE_URL,
@@ -46,6 +40,10 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
         TYPESAFE_BASE_URL,
         TYPESAFE_DEFAULT_MODEL,
         TYPESAFE_ENTRY,
+        CatalogError,
+        TokenizerError,
+        load_catalog,
+        read_environment,
     )
 
     environment = read_environment()

@@ -30,9 +30,14 @@ from harness.record import (
     move_line,
     record_run,
 )
-from harness.replay import CassetteError, cassette_from_record
-from harness.replay._client import ReplayClient, ReplayMissError
-from harness.replay._override import _AsEntry, override
+from harness.replay import (
+    AsEntry,
+    CassetteError,
+    ReplayClient,
+    ReplayMissError,
+    cassette_from_record,
+    override,
+)
 from harness.thinker import DecisionTurn
 from harness.tools import Workflow, runtime_class, tool_types
 
@@ -86,7 +91,7 @@ def _fallback(args: argparse.Namespace) -> DecisionClient | None:
         target = load_catalog(args.catalog).entry(args.fallback)
     except (CatalogError, TokenizerError) as error:
         raise CliError(str(error)) from None
-    return _AsEntry(client_for(target), target, owns=True)
+    return AsEntry(client_for(target), target, owns=True)
 
 
 def _input_text(args: argparse.Namespace, record: RunRecord) -> str:

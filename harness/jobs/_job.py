@@ -111,7 +111,7 @@ class Job(Generic[R], abc.ABC):
 
     @abc.abstractmethod
     async def run(self, context: JobContext) -> R:
-        """Do the work. Raise a ``RetrySignal`` to be re-run within the retry budget."""
+        """Do the work. Raise a ``RetryableError`` to be re-run within the retry budget."""
 
     def describe(self) -> str:
         """A short name for messages: class and job id."""

@@ -10,8 +10,7 @@ from types import MappingProxyType
 from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.jobs._record import JobRecord, ModelCall
-from harness.providers._client import DecisionClient
-from harness.providers._redact import Redaction
+from harness.providers import DecisionClient, Redaction
 
 __all__ = ["ObservableDecisionClient"]
 

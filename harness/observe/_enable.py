@@ -8,7 +8,7 @@ import weakref
 from opentelemetry import metrics, trace
 
 from harness.jobs import Dispatcher, Subscription
-from harness.jobs._hooks import DISPATCHER_HOOKS
+from harness.jobs._internal import DISPATCHER_HOOKS
 from harness.observe._metrics import Instruments
 from harness.observe._observer import DispatcherObserver
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, Self, TypeVar
 
-from harness.tools._tool import RESERVED_TOOL_NAMES, validate_tool_name
+from harness.tools import RESERVED_TOOL_NAMES, validate_tool_name
 
 __all__ = [
     "CODES",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import UnionType
 from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
-from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.artifacts import Artifact, ListArtifact
 from harness.errors import HarnessError
 from harness.palette._rules import (
     Open,
@@ -24,8 +24,7 @@ from harness.palette._rules import (
     palette_verdicts,
     reachable_types,
 )
-from harness.tools._provider import declared_tool_types, list_iterand, open_type_part
-from harness.tools._tool import NAME_ATTR, DecisionTool
+from harness.tools import NAME_ATTR, DecisionTool, declared_tool_types, list_iterand, open_type_part
 
 __all__ = [
     "PaletteError",

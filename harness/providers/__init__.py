@@ -4,6 +4,8 @@ what a provider echoes, and the fake model.
 A new provider is one module here (its client, speaking its wire from :mod:`harness.decision`)
 and one row in ``_providers.py``."""
 
+from typing import TYPE_CHECKING
+
 from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._client import DecisionClient as DecisionClient
 from harness.providers._completion_logprobs import (
@@ -14,6 +16,7 @@ from harness.providers._fake import Policy as Policy
 from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
 from harness.providers._fake import choose as choose
 from harness.providers._fake import default_answers as default_answers
+from harness.providers._fake import digest_of as digest_of
 from harness.providers._fake import rate as rate
 from harness.providers._fake import yes as yes
 from harness.providers._http import error_message as error_message
@@ -24,10 +27,14 @@ from harness.providers._logprob_reading import (
 from harness.providers._openai import OpenAIDecisionsClient as OpenAIDecisionsClient
 from harness.providers._providers import client_for as client_for
 from harness.providers._providers import wire_body as wire_body
+from harness.providers._redact import Redaction as Redaction
 from harness.providers._systemone import HttpDecisionClient as HttpDecisionClient
 from harness.providers._systemone import SystemOneClient as SystemOneClient
 from harness.providers._systemone import check_limits as check_limits
 from harness.providers._systemone import local_answers as local_answers
+
+if TYPE_CHECKING:
+    from harness.providers._embedded import EmbeddedDecisionClient as EmbeddedDecisionClient
 
 
 def __getattr__(name: str) -> object:

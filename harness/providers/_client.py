@@ -16,7 +16,7 @@ class DecisionClient(Protocol):
 
     ``decide`` returns a successful :class:`DecisionResponse`, or raises:
 
-    * a :class:`harness.errors.RetrySignal` (429, 408, 5xx, 529, no answer at all) for the
+    * a :class:`harness.errors.RetryableError` (429, 408, 5xx, 529, no answer at all) for the
       dispatcher to re-run within the job's retry budget, carrying the server's hint;
     * :class:`harness.errors.NotAnAnswerError` for a 2xx body that is not an answer;
     * :class:`harness.errors.UnauthorizedError` / :class:`PermissionDeniedError` for 401/403;

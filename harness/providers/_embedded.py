@@ -47,7 +47,7 @@ from harness.decision import (
     Score,
     systemone,
 )
-from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientSignal
+from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientError
 
 from ._redact import Redaction
 from ._systemone import check_limits, local_answers
@@ -209,7 +209,7 @@ class EmbeddedDecisionClient:
         try:
             if self._inline(wire_request, entry):
                 if timeout is not None and timeout <= 0:
-                    raise TransientSignal(
+                    raise TransientError(
                         f"the embedded model of entry {entry.id!r} gave no answer within "
                         f"{timeout:.3g} s (the call's time was spent before it was asked)"
                     )
@@ -219,7 +219,7 @@ class EmbeddedDecisionClient:
                 try:
                     reply = await asyncio.wait_for(work, timeout)
                 except TimeoutError:
-                    raise TransientSignal(
+                    raise TransientError(
                         f"the embedded model of entry {entry.id!r} gave no answer within "
                         f"{timeout:.3g} s"
                     ) from None

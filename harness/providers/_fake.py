@@ -166,7 +166,7 @@ class FakeDecisionModel:
 
     ``policy`` (default :func:`default_answers`) may be swapped at any time
     (``model.policy = f``); it may be async, and an exception it raises comes out of
-    :meth:`decide` as is (raise a :class:`harness.errors.OverloadSignal` to play a 503).
+    :meth:`decide` as is (raise a :class:`harness.errors.OverloadedError` to play a 503).
     ``model`` is the served model id reported (default: the entry's ``wire_model_id``).
     """
 

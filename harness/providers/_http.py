@@ -3,8 +3,8 @@
 The decision clients make one round trip and classify its outcome (ARCHITECTURE.md section 4,
 SYSTEM-ONE.md "Errors" and "Headers"):
 
-* 408, 500, 502, 504 and no answer at all -> :class:`TransientSignal`;
-* 429 -> :class:`RateLimitSignal`; 503, 529 -> :class:`OverloadSignal`; every signal carries the
+* 408, 500, 502, 504 and no answer at all -> :class:`TransientError`;
+* 429 -> :class:`RateLimitedError`; 503, 529 -> :class:`OverloadedError`; every signal carries the
   server's hint (``retry-after-ms`` wins over ``Retry-After``, seconds or an HTTP date);
 * 401 -> :class:`UnauthorizedError`, 403 -> :class:`PermissionDeniedError`, any other status ->
   :class:`ExternalServiceError` naming the status and the server's message;
@@ -31,17 +31,17 @@ import aiohttp
 import attrs
 from yarl import URL
 
-from harness.decision._wire import MAX_REPLY_BYTES
+from harness.decision._internal import MAX_REPLY_BYTES
 from harness.errors import (
     ExternalServiceError,
     HarnessError,
-    OverloadSignal,
+    OverloadedError,
     PermissionDeniedError,
-    RateLimitSignal,
+    RateLimitedError,
     ReplyTooLargeError,
-    RetrySignal,
+    RetryableError,
     StatusError,
-    TransientSignal,
+    TransientError,
     UnauthorizedError,
 )
 
@@ -236,7 +236,7 @@ def status_failure(
     endpoint: Endpoint,
     *,
     now: datetime | None = None,
-) -> RetrySignal | StatusError:
+) -> RetryableError | StatusError:
     """The exception a non-2xx reply becomes; see the module docstring for the table. It carries
     the reply's ``x-typesafe-request-id`` as ``request_id`` (for the record)."""
     failure = _status_failure(status, headers, body, endpoint, now=now)
@@ -251,17 +251,17 @@ def _status_failure(
     endpoint: Endpoint,
     *,
     now: datetime | None,
-) -> RetrySignal | StatusError:
+) -> RetryableError | StatusError:
     message = error_message(body, endpoint.redactor)
     where = f"{endpoint.service} at {endpoint.shown_url}"
     if status in (408, 429) or status >= 500:
         said = f"{endpoint.service} answered HTTP {status}: {message} ({endpoint.shown_url})"
         hint = retry_after(headers, now)
         if status == 429:
-            return RateLimitSignal(said, retry_after=hint, status=status)
+            return RateLimitedError(said, retry_after=hint, status=status)
         if status in (503, 529):
-            return OverloadSignal(said, retry_after=hint, status=status)
-        return TransientSignal(said, retry_after=hint, status=status)
+            return OverloadedError(said, retry_after=hint, status=status)
+        return TransientError(said, retry_after=hint, status=status)
     if not endpoint.api_key_env:
         key_hint = "the catalog entry names no api_key_env, so no key was sent"
     elif not endpoint.api_key:
@@ -296,7 +296,7 @@ def _is_unknown_host(error: BaseException) -> bool:
 
 def connection_failure(
     error: BaseException, endpoint: Endpoint, *, timeout: float | None = None
-) -> RetrySignal | StatusError:
+) -> RetryableError | StatusError:
     """The exception a round trip without a reply becomes.
 
     A client-side timeout and a connection that failed (refused, reset, disconnected, a broken
@@ -310,11 +310,11 @@ def connection_failure(
         )
     if isinstance(error, TimeoutError):
         within = f"{timeout:g} s" if timeout is not None else "the connection's time limit"
-        return TransientSignal(
+        return TransientError(
             f"{endpoint.service} at {endpoint.shown_url} did not answer within {within}"
         )
     reason = endpoint.redact(str(error) or type(error).__name__, 120)
-    return TransientSignal(
+    return TransientError(
         f"{endpoint.service} at {endpoint.shown_url} could not be reached: {reason}"
     )
 

@@ -34,7 +34,7 @@ from urllib.parse import quote, quote_plus
 import attrs
 
 from harness.decision import Choice, DecisionRequest, Noul, Score
-from harness.decision._json import compact_json
+from harness.decision._internal import compact_json
 
 __all__ = [
     "KEY_MASK",

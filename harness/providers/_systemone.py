@@ -20,8 +20,8 @@ from harness.decision import (
     Score,
 )
 from harness.decision import systemone as systemone_codec
-from harness.decision._wire import load_reply
-from harness.errors import ExternalServiceError, InvalidInputError, NotAnAnswerError, RetrySignal
+from harness.decision._internal import load_reply
+from harness.errors import ExternalServiceError, InvalidInputError, NotAnAnswerError, RetryableError
 
 from ._http import Endpoint, HttpTransport, error_message
 from ._redact import Redaction
@@ -90,7 +90,7 @@ class HttpDecisionClient:
     """A decision client for one wire codec over HTTP; subclasses name the codec and service.
 
     One pooled session per client, created lazily in the running loop; ``decide`` is one round
-    trip (the dispatcher re-runs on a :class:`harness.errors.RetrySignal`).
+    trip (the dispatcher re-runs on a :class:`harness.errors.RetryableError`).
     """
 
     service: ClassVar[str] = "decision server"
@@ -196,7 +196,7 @@ class HttpDecisionClient:
             payload: object = load_reply(
                 reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
             )
-        except (RetrySignal, ExternalServiceError):
+        except (RetryableError, ExternalServiceError):
             return None
         return _listed_names(payload)
 

@@ -30,10 +30,9 @@ from harness.catalog import DECISION, Catalog, CatalogEntry
 from harness.decision import DecisionRequest
 from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
-from harness.providers import DecisionClient, client_for, wire_body
-from harness.providers._redact import Redaction
+from harness.providers import DecisionClient, Redaction, client_for, wire_body
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
-from harness.replay._cassette import RecordedReply, answers_json
+from harness.replay import RecordedReply, answers_json
 from harness.thinker import FINISH, DecisionCall, DecisionThinker, ThinkerRun
 from harness.tools import DecisionTool, Workflow
 

@@ -25,6 +25,7 @@ from harness.replay._cassette import cassette_from_record_json as cassette_from_
 from harness.replay._cassette import load_cassette as load_cassette
 from harness.replay._client import ReplayClient as ReplayClient
 from harness.replay._client import ReplayMissError as ReplayMissError
+from harness.replay._override import AsEntry as AsEntry
 from harness.replay._override import ModelOverride as ModelOverride
 from harness.replay._override import ModelSpec as ModelSpec
 from harness.replay._override import OverrideError as OverrideError

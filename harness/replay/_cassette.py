@@ -41,9 +41,9 @@ from typing import Final, Protocol
 
 import attrs
 
-from harness.decision import Answer, DecisionRequest, DecisionResponse, RefusedAnswer
+from harness.decision import Answer, DecisionRequest, DecisionResponse, JsonValue, RefusedAnswer
 from harness.decision import systemone as systemone_codec
-from harness.decision._json import JsonValue, compact_json
+from harness.decision._internal import compact_json
 from harness.errors import HarnessError
 
 __all__ = [

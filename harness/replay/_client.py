@@ -255,5 +255,5 @@ class ReplayClient:
         """Nothing of its own to release (the fallback belongs to whoever gave it); idempotent."""
 
 
-ReplayMissError.__module__ = "harness.testing"  # its public home, for reprs and tracebacks
-ReplayClient.__module__ = "harness.testing"  # its public home, for reprs and tracebacks
+ReplayMissError.__module__ = "harness.replay"  # its public home, for reprs and tracebacks
+ReplayClient.__module__ = "harness.replay"  # its public home, for reprs and tracebacks

@@ -191,7 +191,7 @@ def overridden_client(
     return client
 
 
-class _AsEntry:
+class AsEntry:
     """Asks ``inner`` every decision as ``target`` (an override naming an entry, or the embedded
     model, whose requests must name its own model); closes ``inner`` only when it ``owns`` it."""
 
@@ -213,7 +213,7 @@ class _AsEntry:
 
 def _embedded(entry: CatalogEntry, installed: Installed) -> DecisionClient:
     from harness.catalog import CatalogEntry
-    from harness.providers._embedded import EmbeddedDecisionClient  # needs the `local` extra
+    from harness.providers import EmbeddedDecisionClient  # needs the `local` extra
 
     target = CatalogEntry(
         id="embedded",
@@ -222,7 +222,7 @@ def _embedded(entry: CatalogEntry, installed: Installed) -> DecisionClient:
         max_context_tokens=entry.max_context_tokens,
         max_concurrent=entry.max_concurrent or 2,
     )
-    return _AsEntry(EmbeddedDecisionClient(), target, owns=True)
+    return AsEntry(EmbeddedDecisionClient(), target, owns=True)
 
 
 def _replay_file(path: str) -> DecisionClient:
@@ -258,7 +258,7 @@ def _entry(name: str) -> ModelOverride:
     def make(entry: CatalogEntry, installed: Installed) -> DecisionClient:
         inner = installed(target)
         _check_real(target, inner)
-        return _AsEntry(inner, target, owns=False)
+        return AsEntry(inner, target, owns=False)
 
     return ModelOverride(f"entry {name!r}", make=make)
 
@@ -294,4 +294,4 @@ def override(*, model: ModelSpec) -> ModelOverride:
     return resolve(model)
 
 
-RealModelBlockedError.__module__ = "harness.testing"  # its public home, for reprs and tracebacks
+RealModelBlockedError.__module__ = "harness.replay"  # its public home, for reprs and tracebacks

@@ -18,7 +18,8 @@ from difflib import SequenceMatcher
 
 import attrs
 
-from harness.decision._json import JsonValue, compact_json
+from harness.decision import JsonValue
+from harness.decision._internal import compact_json
 
 __all__ = ["Difference", "request_differences"]
 

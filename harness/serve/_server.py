@@ -61,8 +61,7 @@ from harness.errors import (
     UpstreamThrottleError,
 )
 from harness.jobs import Dispatcher, JobTimeoutError
-from harness.providers import DecisionClient
-from harness.providers._redact import Redaction
+from harness.providers import DecisionClient, Redaction
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 

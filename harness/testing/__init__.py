@@ -8,20 +8,20 @@ extra) and load on first use.
 
 from typing import TYPE_CHECKING
 
-from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
-from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
-from harness.providers._fake import choose as choose
-from harness.providers._fake import default_answers as default_answers
-from harness.providers._fake import digest_of as digest_of
-from harness.providers._fake import rate as rate
-from harness.providers._fake import yes as yes
-from harness.replay._cassette import Cassette as Cassette
-from harness.replay._cassette import CassetteError as CassetteError
-from harness.replay._cassette import load_cassette as load_cassette
-from harness.replay._client import ReplayClient as ReplayClient
-from harness.replay._client import ReplayMissError as ReplayMissError
-from harness.replay._override import RealModelBlockedError as RealModelBlockedError
-from harness.replay._override import override as override
+from harness.providers import FakeDecisionModel as FakeDecisionModel
+from harness.providers import ScriptExhaustedError as ScriptExhaustedError
+from harness.providers import choose as choose
+from harness.providers import default_answers as default_answers
+from harness.providers import digest_of as digest_of
+from harness.providers import rate as rate
+from harness.providers import yes as yes
+from harness.replay import Cassette as Cassette
+from harness.replay import CassetteError as CassetteError
+from harness.replay import RealModelBlockedError as RealModelBlockedError
+from harness.replay import ReplayClient as ReplayClient
+from harness.replay import ReplayMissError as ReplayMissError
+from harness.replay import load_cassette as load_cassette
+from harness.replay import override as override
 from harness.testing._fake_server import ECHO_SHAPES as ECHO_SHAPES
 from harness.testing._fake_server import EchoShape as EchoShape
 from harness.testing._fake_server import ErrorShape as ErrorShape

@@ -30,7 +30,7 @@ from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, RequestValidationError
 from harness.decision import openai as openai_codec
 from harness.decision import systemone as systemone_codec
-from harness.providers._fake import Policy, default_answers
+from harness.providers import Policy, default_answers
 
 if TYPE_CHECKING:
     from harness.decision import Answer

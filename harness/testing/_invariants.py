@@ -26,7 +26,7 @@ from hypothesis.database import ExampleDatabase
 from harness.artifacts import Artifact, ListArtifact, conforms, digest_line
 from harness.decision import Answer, ChoiceAnswer, DecisionRequest, NoulAnswer
 from harness.decision import systemone as systemone_codec
-from harness.providers._fake import Policy
+from harness.providers import Policy
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
 from harness.testing._run_report import (

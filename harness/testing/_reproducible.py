@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from harness.artifacts import Artifact
-from harness.providers._fake import Policy
+from harness.providers import Policy
 from harness.testing._policy import RandomPolicy
 from harness.testing._run_report import RunBytes, record_run
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem

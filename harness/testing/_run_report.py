@@ -36,11 +36,9 @@ from harness.decision import (
 )
 from harness.decision import systemone as systemone_codec
 from harness.jobs import Dispatcher, Pacing
-from harness.providers import FakeDecisionModel
-from harness.providers._fake import Policy
+from harness.providers import FakeDecisionModel, Policy
 from harness.testing._wall_clock import RunHung, disarm
-from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun
-from harness.thinker._turn import turns_json
+from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun, turns_json
 from harness.tools import Workflow
 
 __all__ = [

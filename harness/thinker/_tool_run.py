@@ -6,8 +6,7 @@ from typing import Any, ClassVar, TypeVar
 
 from harness.artifacts import Artifact, ListArtifact, conforms
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
-from harness.tools import DecisionTool, Identifiable, tool_types
-from harness.tools._tool import NAME_ATTR
+from harness.tools import NAME_ATTR, DecisionTool, Identifiable, tool_types
 
 __all__ = ["ThinkerRun", "ToolRun"]
 

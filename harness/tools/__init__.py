@@ -15,6 +15,7 @@ from harness.tools._provider import list_iterand as list_iterand
 from harness.tools._provider import open_type_part as open_type_part
 from harness.tools._provider import runtime_class as runtime_class
 from harness.tools._provider import tool_types as tool_types
+from harness.tools._tool import NAME_ATTR as NAME_ATTR
 from harness.tools._tool import RESERVED_TOOL_NAMES as RESERVED_TOOL_NAMES
 from harness.tools._tool import DecisionTool as DecisionTool
 from harness.tools._tool import tool_description as tool_description

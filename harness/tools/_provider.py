@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, ForwardRef, Generic, TypeVar, cast, get_args, get_origin
 
-from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.artifacts import Artifact, ListArtifact
 from harness.scope import Identifiable
 from harness.tools import _tool
 from harness.tools._tool import DESCRIPTION_ATTR, NAME_ATTR, DecisionTool, validate_tool_name

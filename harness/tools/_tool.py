@@ -7,7 +7,7 @@ import keyword
 import re
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from harness.artifacts._artifact import Artifact
+from harness.artifacts import Artifact
 from harness.scope import Identifiable, Identity
 
 if TYPE_CHECKING:

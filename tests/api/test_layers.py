@@ -1,18 +1,22 @@
-"""No import circle between packages: the layers of docs/architecture.md run one way.
+"""No import circle between packages: the layers of docs/architecture.md run one way, and a
+package uses another through its public face.
 
-Two views: every ``import`` in a package's source (module level, under ``TYPE_CHECKING`` and
-inside functions) names only its own layer or lower ones; and importing a package in a fresh
-interpreter loads no ``harness`` package above it.
+Three views: every use of a ``harness`` module in a package's source (imports at module level,
+under ``TYPE_CHECKING`` and inside functions, ``importlib.import_module``, ``__import__`` and
+module paths in strings; see ``tests/api/layers.py``) names only its own layer or lower ones;
+private modules of another package are used only where :data:`ALLOWED_REACH_INS` says why; and
+importing a package in a fresh interpreter loads no ``harness`` package above it.
 """
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.api import layers
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "harness"
@@ -29,14 +33,24 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"palette"}),
     frozenset({"thinker"}),
     frozenset({"record"}),
-    frozenset({"runs", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
+    frozenset({"runs", "evals", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
     frozenset({"cli", "__main__", "mypy"}),
 )
-"""Lowest first: a package may import its own layer and the layers below it."""
+"""Lowest first: a package may import its own layer and the layers below it (the picture in
+docs/architecture.md)."""
 
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
 """None: even a type-only import upward makes an import cycle for mypy (whose parallel mode then
 lost the plugin's verdicts when the thinker imported the run API's types)."""
+
+ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
+    ("harness/cli/_observe.py", "harness.observe._console"): (
+        "ConsoleTree imports the OpenTelemetry SDK (the otel extra) at import time; the face of "
+        "harness.observe must import without it, and --otel-console turns a missing SDK into "
+        "one line with the fix"
+    ),
+}
+"""(file, another package's private module) -> why the file cannot use the public face."""
 
 
 def layer_of(package: str) -> int:
@@ -46,46 +60,40 @@ def layer_of(package: str) -> int:
     raise AssertionError(f"harness.{package} has no layer: add it to LAYERS")
 
 
-def package_of(path: Path) -> str:
-    return path.relative_to(HARNESS).parts[0].removesuffix(".py")
-
-
 def harness_imports(path: Path) -> set[str]:
-    """The ``harness`` packages ``path`` imports anywhere in its source."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        names: list[str] = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "harness" and len(parts) > 1:
-                found.add(parts[1])
-    return found
-
-
-SOURCES = sorted(
-    p for p in HARNESS.rglob("*.py") if "corpus" not in p.parts and p.parent != HARNESS
-) + [p for p in sorted(HARNESS.glob("*.py")) if p.name not in ("__init__.py",)]
+    """The ``harness`` packages ``path`` uses anywhere in its source, in any of the ways."""
+    here = layers.module_name(path, ROOT)
+    text = path.read_text(encoding="utf-8")
+    found = layers.uses(
+        text,
+        here,
+        is_package=path.name == "__init__.py",
+        is_module=layers.is_module_under(HARNESS),
+    )
+    return {use.package for use in found}
 
 
 def test_every_package_has_a_layer() -> None:
-    for path in SOURCES:
-        layer_of(package_of(path))
+    for path in layers.sources(HARNESS):
+        layer_of(layers.package_of(layers.module_name(path, ROOT)))
 
 
 def test_no_package_imports_a_higher_layer() -> None:
-    upward: list[str] = []
-    for path in SOURCES:
-        source = package_of(path)
-        for target in harness_imports(path):
-            if target == source or (source, target) in ALLOWED_UPWARD:
-                continue
-            if layer_of(target) > layer_of(source):
-                upward.append(f"{path.relative_to(ROOT)} imports harness.{target}")
-    assert upward == []
+    upward = layers.upward(HARNESS, LAYERS, ALLOWED_UPWARD)
+    assert [str(v) for v in upward] == []
+
+
+def test_private_modules_are_used_from_outside_only_where_listed() -> None:
+    found = layers.reach_ins(HARNESS)
+    unlisted = sorted(str(uses[0]) for key, uses in found.items() if key not in ALLOWED_REACH_INS)
+    assert unlisted == [], (
+        "use the package's public face (add the name to its __init__), or list the reach-in "
+        "with its reason in ALLOWED_REACH_INS"
+    )
+    stale = sorted(key for key in ALLOWED_REACH_INS if key not in found)
+    assert stale == [], "listed reach-ins no longer made: remove them from ALLOWED_REACH_INS"
+    assert len(ALLOWED_REACH_INS) <= 12
+    assert all(reason.strip() for reason in ALLOWED_REACH_INS.values())
 
 
 def test_the_old_circle_is_gone() -> None:
@@ -145,16 +153,52 @@ def test_importing_a_package_loads_nothing_above_it(package: str) -> None:
     )
 
 
-def test_old_import_paths_still_work() -> None:
+def test_each_moved_name_has_one_home() -> None:
+    """0.x keeps no shims: a moved name lives at its new path only (CHANGELOG.md lists them)."""
+    import harness.decision
+    import harness.errors
+    import harness.record
     from harness.jobs import JobRecord, ModelCall
-    from harness.jobs import JobRecord as JobsRecord
-    from harness.jobs import ModelCall as JobsCall
+    from harness.jobs._record import JobRecord as RecordedHere
+    from harness.replay import Cassette
     from harness.scope import Identifiable, Identity, Workflow
     from harness.tools import Identifiable as ToolsIdentifiable
     from harness.tools import Identity as ToolsIdentity
     from harness.tools import Workflow as ToolsWorkflow
-    from harness.tools._identity import Workflow as OldWorkflow
 
-    assert (JobsRecord, JobsCall) == (JobRecord, ModelCall)
+    assert JobRecord is RecordedHere
+    assert ModelCall.__module__ == "harness.jobs._record"
     assert (ToolsIdentifiable, ToolsIdentity, ToolsWorkflow) == (Identifiable, Identity, Workflow)
-    assert OldWorkflow is Workflow
+    assert not hasattr(harness.decision, "JobRecord")
+    assert not hasattr(harness.record, "Cassette")
+    assert Cassette.__module__ == "harness.replay._cassette"
+    for old in ("RetrySignal", "RateLimitSignal", "OverloadSignal", "TransientSignal"):
+        assert not hasattr(harness.errors, old)
+    gone = [
+        "harness/tools/_identity.py",
+        "harness/record/_cassette.py",
+        "harness/palette.py",
+        "harness/_palette",
+        "harness/deciding",
+        "harness/llm",
+        "harness/models",
+    ]
+    assert [path for path in gone if (ROOT / path).exists()] == []
+
+
+def test_no_harness_module_is_loaded_by_name() -> None:
+    """``importlib.import_module("harness...")`` and ``__import__`` hide an import from readers;
+    the top face (``harness/__init__.py``) loads its names with plain imports too."""
+    is_module = layers.is_module_under(HARNESS)
+    loaded = [
+        f"{path.relative_to(ROOT)}:{use.line} {use.module}"
+        for path in [*layers.sources(HARNESS), HARNESS / "__init__.py"]
+        for use in layers.uses(
+            path.read_text(encoding="utf-8"),
+            layers.module_name(path, ROOT),
+            is_package=path.name == "__init__.py",
+            is_module=is_module,
+        )
+        if use.kind in ("importlib", "__import__")
+    ]
+    assert loaded == []

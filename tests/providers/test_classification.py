@@ -15,11 +15,11 @@ from harness.decision import Choice, ChoiceAnswer, DecisionRequest, Noul, Score
 from harness.errors import (
     ExternalServiceError,
     InvalidInputError,
-    OverloadSignal,
+    OverloadedError,
     PermissionDeniedError,
-    RetrySignal,
+    RetryableError,
     StatusError,
-    TransientSignal,
+    TransientError,
     UnauthorizedError,
 )
 from harness.providers._http import error_message, retry_after
@@ -91,7 +91,7 @@ async def test_a_stopped_server_could_not_be_reached(
     entry = server.entry()
     await systemone.decide(sample_request(), entry)
     await server.stop()
-    with pytest.raises(TransientSignal) as caught:
+    with pytest.raises(TransientError) as caught:
         await systemone.decide(sample_request(), entry)
     assert "could not be reached" in caught.value.message
     assert entry.url in caught.value.message
@@ -111,7 +111,7 @@ async def test_an_unknown_host_fails_at_once_naming_the_host(systemone: SystemOn
     )
     with pytest.raises(ExternalServiceError) as caught:
         await systemone.decide(sample_request(), entry)
-    assert not isinstance(caught.value, RetrySignal)
+    assert not isinstance(caught.value, RetryableError)
     assert type(caught.value) is ExternalServiceError
     assert "decider.no-such-host.invalid" in caught.value.message
     assert "base_url" in caught.value.message
@@ -121,7 +121,7 @@ async def test_a_client_side_timeout_is_transient(
     server: FakeSystemOneServer, systemone: SystemOneClient
 ) -> None:
     server.fail_next(Fault.hang())
-    with pytest.raises(TransientSignal) as caught:
+    with pytest.raises(TransientError) as caught:
         # The outer bound only keeps a broken client from hanging the suite.
         await asyncio.wait_for(systemone.decide(sample_request(), server.entry(), timeout=0.2), 30)
     assert "did not answer within 0.2 s" in caught.value.message
@@ -190,7 +190,7 @@ async def test_the_key_never_appears_in_messages_or_logs(
                 messages.append(f"{error!s} {error!r}")
                 error = error.__cause__ or error.__context__
         await server.stop()
-        with pytest.raises(TransientSignal) as unreachable:
+        with pytest.raises(TransientError) as unreachable:
             await systemone.decide(sample_request(), entry)
         messages.append(str(unreachable.value))
     assert len(messages) >= len(faults)
@@ -266,7 +266,7 @@ async def test_a_retry_signal_hint_is_never_negative(
     server.fail_next(
         Fault.http(503, "loading", headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
     )
-    with pytest.raises(OverloadSignal) as caught:
+    with pytest.raises(OverloadedError) as caught:
         await systemone.decide(sample_request(), server.entry())
     assert caught.value.retry_after == 0.0
 

@@ -12,7 +12,7 @@ from sparrow_decider import Decider
 
 from harness.catalog import CatalogEntry
 from harness.decision import Choice, DecisionRequest, Noul, Score, systemone
-from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
+from harness.errors import ExternalServiceError, InvalidInputError, TransientError
 from harness.providers import DecisionClient, _embedded
 from harness.providers._embedded import INLINE_BYTES, NOUL_AS_CHOICE, EmbeddedDecisionClient
 
@@ -258,9 +258,9 @@ async def test_concurrent_decides_all_complete(client: EmbeddedDecisionClient) -
 async def test_a_spent_deadline_is_a_transient_signal_and_close_is_idempotent() -> None:
     embedded = EmbeddedDecisionClient(max_workers=1)
     request = DecisionRequest(STATE, {"refund": Noul("Refund?")})
-    with pytest.raises(TransientSignal, match="gave no answer within 0 s"):
+    with pytest.raises(TransientError, match="gave no answer within 0 s"):
         await embedded.decide(request, entry(), timeout=0)
-    with pytest.raises(TransientSignal, match="gave no answer within 0 s"):  # the pool's way
+    with pytest.raises(TransientError, match="gave no answer within 0 s"):  # the pool's way
         await EmbeddedDecisionClient(inline_bytes=0).decide(request, entry(), timeout=0)
     await embedded.aclose()
     await embedded.aclose()

@@ -19,7 +19,7 @@ from harness.decision import (
     Score,
 )
 from harness.decision import systemone as systemone_codec
-from harness.errors import InvalidInputError, NotAnAnswerError, OverloadSignal
+from harness.errors import InvalidInputError, NotAnAnswerError, OverloadedError
 from harness.providers._client import DecisionClient
 from harness.providers._fake import (
     FakeDecisionModel,
@@ -125,13 +125,13 @@ async def test_an_installed_policy_and_a_swapped_one() -> None:
 
 async def test_a_script_answers_in_order_raises_its_exceptions_then_runs_out() -> None:
     request = DecisionRequest("s", {"t": TEAM})
-    overloaded = OverloadSignal("System One server answered HTTP 503: loading", status=503)
+    overloaded = OverloadedError("System One server answered HTTP 503: loading", status=503)
     model = FakeDecisionModel.scripted(
         [{"t": choose(TEAM, "sales")}, overloaded, {"t": choose(TEAM, "tech")}]
     )
     assert model.remaining == 3
     assert (await model.decide(request, entry())).choice("t").choice == "sales"
-    with pytest.raises(OverloadSignal) as caught:
+    with pytest.raises(OverloadedError) as caught:
         await model.decide(request, entry())
     assert caught.value is overloaded
     assert (await model.decide(request, entry())).choice("t").choice == "tech"

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from harness.decision import Answer, DecisionRequest, Noul
-from harness.errors import RateLimitSignal, RetrySignal, TransientSignal
+from harness.errors import RateLimitedError, RetryableError, TransientError
 from harness.providers._fake import yes
 from harness.providers._systemone import SystemOneClient
 from harness.testing._fake_server import FakeSystemOneServer, Fault
@@ -35,7 +35,7 @@ async def test_it_listens_on_loopback_and_restarts_on_the_same_port(
         assert (await systemone.decide(sample_request(), entry)).success
         await server.stop()
         assert not server.running
-        with pytest.raises(TransientSignal, match="could not be reached"):
+        with pytest.raises(TransientError, match="could not be reached"):
             await systemone.decide(sample_request(), entry)
         await server.start()
         assert server.port == port
@@ -79,7 +79,7 @@ async def test_max_in_flight_queues_then_refuses_with_429(systemone: SystemOneCl
     refused = [o for o in outcomes if isinstance(o, BaseException)]
     assert len(refused) == 3
     for error in refused:
-        assert isinstance(error, RateLimitSignal)
+        assert isinstance(error, RateLimitedError)
         assert error.retry_after == 3.0
         assert "HTTP 429" in error.message
     assert server.answered == 4
@@ -112,7 +112,7 @@ async def test_stopping_does_not_hang_on_hanging_requests(systemone: SystemOneCl
     await asyncio.wait_for(server.stop(), 30)  # a hang guard: stopping must not wait on them
     outcomes = await asyncio.gather(*calls, return_exceptions=True)
     for outcome in outcomes:
-        assert isinstance(outcome, TransientSignal)
+        assert isinstance(outcome, TransientError)
         assert "could not be reached" in outcome.message
     assert server.in_flight == 0
 
@@ -128,7 +128,7 @@ async def test_faults_by_request_number_and_by_script(
         try:
             await systemone.decide(sample_request(), entry)
             statuses.append(200)
-        except RetrySignal as error:  # 500 and 503 are both re-runs
+        except RetryableError as error:  # 500 and 503 are both re-runs
             statuses.append(error.status)
     # requests 1-2 take the scripted 500s, then even numbers get 503
     assert statuses == [500, 500, 200, 503, 200]
@@ -182,7 +182,7 @@ async def test_the_policy_and_usage(
         raise RuntimeError("policy bug")
 
     server.policy = broken  # a broken policy: a 500 saying so
-    with pytest.raises(TransientSignal, match=r"HTTP 500.*policy bug"):
+    with pytest.raises(TransientError, match=r"HTTP 500.*policy bug"):
         await systemone.decide(request, server.entry())
 
 

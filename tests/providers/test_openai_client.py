@@ -13,8 +13,8 @@ from harness.decision import Answer, Choice, DecisionRequest, Noul, RefusedAnswe
 from harness.errors import (
     ExternalServiceError,
     NotAnAnswerError,
-    RetrySignal,
-    TransientSignal,
+    RetryableError,
+    TransientError,
     UnauthorizedError,
 )
 from harness.providers._fake import default_answers
@@ -108,7 +108,7 @@ async def test_a_stopped_server_and_an_unknown_host(
 ) -> None:
     entry = decisions_entry(server)
     await server.stop()
-    with pytest.raises(TransientSignal, match="could not be reached"):
+    with pytest.raises(TransientError, match="could not be reached"):
         await decisions.decide(sample_request(), entry)
     nowhere = CatalogEntry(
         id="nowhere",
@@ -120,7 +120,7 @@ async def test_a_stopped_server_and_an_unknown_host(
     )
     with pytest.raises(ExternalServiceError) as caught:
         await decisions.decide(sample_request(), nowhere)
-    assert not isinstance(caught.value, RetrySignal)
+    assert not isinstance(caught.value, RetryableError)
     assert "decisions.no-such-host.invalid" in caught.value.message
 
 

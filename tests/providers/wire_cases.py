@@ -8,12 +8,12 @@ from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import (
     ExternalServiceError,
     NotAnAnswerError,
-    OverloadSignal,
+    OverloadedError,
     PermissionDeniedError,
-    RateLimitSignal,
-    RetrySignal,
+    RateLimitedError,
+    RetryableError,
     StatusError,
-    TransientSignal,
+    TransientError,
     UnauthorizedError,
 )
 from harness.testing._fake_server import ErrorShape, Fault
@@ -63,17 +63,17 @@ CASES: tuple[StatusCase, ...] = (
     StatusCase(
         "408",
         Fault.request_timeout("took too long"),
-        TransientSignal,
+        TransientError,
         ("HTTP 408", "took too long"),
         408,
     ),
     StatusCase(
-        "429-seconds", Fault.rate_limited(7), RateLimitSignal, ("HTTP 429",), 429, (7.0, 7.0)
+        "429-seconds", Fault.rate_limited(7), RateLimitedError, ("HTTP 429",), 429, (7.0, 7.0)
     ),
     StatusCase(
         "429-http-date",
         Fault.rate_limited(30, as_date=True),
-        RateLimitSignal,
+        RateLimitedError,
         ("HTTP 429",),
         429,
         (27.0, 30.0),
@@ -81,7 +81,7 @@ CASES: tuple[StatusCase, ...] = (
     StatusCase(
         "429-retry-after-ms-wins",
         Fault.rate_limited(30, retry_after_ms=250),
-        RateLimitSignal,
+        RateLimitedError,
         ("HTTP 429",),
         429,
         (0.25, 0.25),
@@ -89,27 +89,27 @@ CASES: tuple[StatusCase, ...] = (
     StatusCase(
         "429-no-hint",
         Fault.rate_limited(None),
-        RateLimitSignal,
+        RateLimitedError,
         ("HTTP 429", "rate limit reached"),
         429,
     ),
     StatusCase(
-        "500", Fault.server_error("boom"), TransientSignal, ("answered HTTP 500: boom",), 500
+        "500", Fault.server_error("boom"), TransientError, ("answered HTTP 500: boom",), 500
     ),
-    StatusCase("502", Fault.http(502, "bad gateway"), TransientSignal, ("HTTP 502",), 502),
-    StatusCase("504", Fault.http(504, "upstream slow"), TransientSignal, ("HTTP 504",), 504),
+    StatusCase("502", Fault.http(502, "bad gateway"), TransientError, ("HTTP 502",), 502),
+    StatusCase("504", Fault.http(504, "upstream slow"), TransientError, ("HTTP 504",), 504),
     StatusCase(
-        "503", Fault.unavailable("loading"), OverloadSignal, ("answered HTTP 503: loading",), 503
+        "503", Fault.unavailable("loading"), OverloadedError, ("answered HTTP 503: loading",), 503
     ),
     StatusCase(
         "503-with-hint",
         Fault.http(503, "loading", headers={"Retry-After": "2"}),
-        OverloadSignal,
+        OverloadedError,
         ("HTTP 503",),
         503,
         (2.0, 2.0),
     ),
-    StatusCase("529", Fault.overloaded("too busy"), OverloadSignal, ("HTTP 529", "too busy"), 529),
+    StatusCase("529", Fault.overloaded("too busy"), OverloadedError, ("HTTP 529", "too busy"), 529),
     StatusCase(
         "401",
         Fault.unauthorized("invalid API key"),
@@ -158,7 +158,7 @@ CASES: tuple[StatusCase, ...] = (
     StatusCase(
         "connection-reset",
         Fault.connection_reset(),
-        TransientSignal,
+        TransientError,
         ("could not be reached",),
         None,
     ),
@@ -189,7 +189,7 @@ def assert_classified(error: BaseException, case: StatusCase, url: str) -> None:
     assert url in message, f"{case.name}: the URL is not named in {message!r}"
     assert STATE_SECRET not in message
     assert len(message) < 600
-    if isinstance(error, RetrySignal):
+    if isinstance(error, RetryableError):
         assert error.status == case.status
         if case.retry_after is None:
             assert error.retry_after is None

@@ -10,7 +10,7 @@ import pytest
 
 from harness.catalog import Catalog, CatalogEntry, tokenizer
 from harness.decision import Answer, DecisionRequest
-from harness.errors import OverloadSignal
+from harness.errors import OverloadedError
 from harness.providers import FakeDecisionModel, wire_body
 from harness.record import RunFailedError, pinned_copy, record_run
 from harness.testing import default_answers
@@ -58,7 +58,7 @@ async def test_each_call_is_its_decision_jobs_record_re_runs_included() -> None:
         nonlocal asked
         asked += 1
         if asked == 1:
-            raise OverloadSignal("busy, try again", status=529, retry_after=0.0)
+            raise OverloadedError("busy, try again", status=529, retry_after=0.0)
         return default_answers(request)
 
     model = FakeDecisionModel(busy_once, model="served-name")

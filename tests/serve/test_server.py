@@ -11,7 +11,7 @@ import pytest
 
 from harness.catalog import CatalogEntry, CatalogError, default_catalog, tokenizer
 from harness.decision import Choice, DecisionRequest, Noul, NoulAnswer, Score, systemone
-from harness.errors import OverloadSignal
+from harness.errors import OverloadedError
 from harness.providers import OpenAIDecisionsClient, SystemOneClient
 from harness.serve import REQUEST_ID_HEADER, DecisionServer
 from tests.serve.servers import CountingModel, fake_catalog
@@ -186,7 +186,7 @@ async def test_a_throttled_upstream_answers_503_with_retry_after() -> None:
     model = CountingModel(service_time=0.0)
 
     def overloaded(request: DecisionRequest) -> dict[str, NoulAnswer]:
-        raise OverloadSignal("upstream overloaded", status=529)
+        raise OverloadedError("upstream overloaded", status=529)
 
     model.policy = overloaded
     async with DecisionServer(fake_catalog(), clients={"fake": model}) as server:

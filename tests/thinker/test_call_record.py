@@ -8,7 +8,7 @@ import pytest
 
 from harness.catalog import Catalog, tokenizer
 from harness.decision import Answer, Choice, DecisionRequest, DecisionResponse, Noul
-from harness.errors import ExternalServiceError, TransientSignal
+from harness.errors import ExternalServiceError, TransientError
 from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent, JobTimeoutError, Pacing
 from harness.providers import FakeDecisionModel
 from harness.testing import FakeSystemOneServer, Fault
@@ -75,7 +75,7 @@ async def test_the_retry_budget_is_one_counter_per_execution() -> None:
         key = len(request.questions) * 1000 + len(str(request.state))
         if key not in failed:
             failed.add(key)
-            raise TransientSignal("HTTP 503: loading", status=503)
+            raise TransientError("HTTP 503: loading", status=503)
         return triage_policy(request)
 
     events: list[JobEvent] = []

@@ -13,7 +13,7 @@ from harness.admission import Admission
 from harness.artifacts import LinkArtifact, ListArtifact
 from harness.catalog import Catalog
 from harness.decision import Answer, Choice, DecisionRequest, NoulAnswer
-from harness.errors import ExternalServiceError, InvalidInputError, TransientSignal
+from harness.errors import ExternalServiceError, InvalidInputError, TransientError
 from harness.jobs import Dispatcher, EventKind, JobContext, JobEvent, Pacing
 from harness.palette import PaletteError
 from harness.providers import FakeDecisionModel
@@ -226,7 +226,7 @@ async def test_nothing_of_the_output_type_answers_empty_after_one_decision() -> 
 
 
 async def test_a_transient_failure_with_no_retries_fails_naming_the_budget() -> None:
-    model = FakeDecisionModel.scripted([TransientSignal("HTTP 503: loading", status=503)])
+    model = FakeDecisionModel.scripted([TransientError("HTTP 503: loading", status=503)])
     thinker = Triage(Workflow())
     async with dispatcher_for(model) as dispatcher:
         job = ThinkerRun(Workflow(), thinker, Note(INPUT), upstream_retries=0)
@@ -559,7 +559,7 @@ async def test_a_nested_thinker_hands_on_the_retry_budget() -> None:
         if state_of(request)["objective"] == OBJECTIVE:
             if not failed[0]:
                 failed[0] = True
-                raise TransientSignal("HTTP 503: loading", status=503)
+                raise TransientError("HTTP 503: loading", status=503)
             return triage_policy(request)
         nxt = request.questions["next"]
         assert isinstance(nxt, Choice)
