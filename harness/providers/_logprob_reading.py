@@ -35,7 +35,6 @@ from harness.decision import (
     choice_confidence,
     score_confidence,
 )
-from harness.decision._json import compact_json
 from harness.errors import ExternalServiceError, NotAnAnswerError
 
 from ._http import Endpoint, HttpReply, HttpTransport
@@ -92,7 +91,9 @@ def _asked(question_id: str, question: Question) -> Asked:
 def render_state(request: DecisionRequest) -> str:
     """The state as the prompt shows it: a string as it is, JSON compactly."""
     state = request.state
-    return state if isinstance(state, str) else compact_json(state)
+    if isinstance(state, str):
+        return state
+    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
 
 
 def cyclic_orders(count: int, orderings: int) -> list[list[int]]:
