@@ -128,9 +128,9 @@ mass_floor = {floor}
 """,
         encoding="utf-8",
     )
+    command = [sys.executable, "-m", "harness.cli", "demo", "--catalog", str(catalog)]
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "demo", "--catalog", str(catalog)]
-        + ["--max-turns", "3"],
+        [*command, "--max-turns", "3"],
         capture_output=True,
         text=True,
         timeout=1800,
