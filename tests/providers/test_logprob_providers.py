@@ -270,3 +270,30 @@ async def test_the_triage_example_runs_and_the_record_and_span_say_how_it_was_re
         calls = span.attributes["harness.reading.upstream_calls"]
         assert isinstance(calls, int)
         assert calls >= 1
+
+
+async def test_position_bias_correction_averages_the_cyclic_orderings(
+    server: LogprobServer,
+) -> None:
+    options = ["billing", "tech", "sales"]
+    rotated = options[1:] + options[:1]  # the second of two cyclic orderings of three options
+    client = ChatLogprobsClient()
+    try:
+        plain = entry(server, "openai-chat", mass_floor=0.05)
+        corrected = await client.decide(
+            team(3), entry(server, "openai-chat", mass_floor=0.05, orderings=2)
+        )
+        first = await client.decide(team(3), plain)
+        second = await client.decide(
+            DecisionRequest(STATE, {"team": Choice("Which team?", rotated)}), plain
+        )
+    finally:
+        await client.aclose()
+    got = corrected.choice("team").probabilities
+    one, two = first.choice("team").probabilities, second.choice("team").probabilities
+    for option in options:
+        assert got[option] == pytest.approx((one[option] + two[option]) / 2, abs=1e-12)
+    assert one["billing"] != pytest.approx(two["billing"], abs=1e-3)  # the order mattered
+    assert corrected.reading is not None
+    assert corrected.reading["upstream_calls"] == 2
+    assert corrected.reading["orderings"] == 2
