@@ -144,7 +144,6 @@ def brute_force_labels(content: str, labels: list[str], top: int | None) -> list
     return [m / sum(mass) for m in mass]
 
 
-@pytest.mark.slow
 def test_chat_label_distributions_equal_enumeration_over_the_whole_vocabulary(
     server: LogprobServer,
 ) -> None:
