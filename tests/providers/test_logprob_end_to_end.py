@@ -1,6 +1,6 @@
 """End to end on the test model: `harness demo` through both logprob providers, and
 `harness serve --upstream` serving each as System One under jevcompat's MUST suite, with the
-triage example run through it."""
+triage example and the demo run through it."""
 
 from __future__ import annotations
 
@@ -115,4 +115,14 @@ def test_serve_upstream_passes_every_must_of_jevcompat_and_runs_the_triage_examp
             cwd=pathlib.Path(__file__).resolve().parents[2],
             env={"TYPESAFE_BASE_URL": root},
         )
+        demo = harness_cli(
+            "demo",
+            "--model",
+            "systemone:bigram-test",
+            "--max-turns",
+            "3",
+            cwd=tmp_path,
+            env={"TYPESAFE_BASE_URL": root},
+        )
     assert '"urgent":' in out  # the verdicts, as JSON
+    assert "score against the folder's answer key" in demo
