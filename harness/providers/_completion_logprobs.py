@@ -15,7 +15,8 @@ the option texts after the prompt goes with the answer as its ``mass`` (refused 
 ``mass_floor``, default 0: no floor).
 
 All prompts of a request (every question, option and ordering) go in one call as a list (the
-API allows it), split only past :data:`MAX_PROMPTS` a call.
+API allows it), split only past :data:`MAX_PROMPTS` a call. A server that takes one prompt a call
+(llama-cpp-python's refuses a list) is asked one prompt a call from its first refusal on.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import attrs
 
 from harness.catalog import CatalogEntry
 from harness.decision import Answer, DecisionRequest, DecisionResponse, Noul, RefusedAnswer
-from harness.errors import NotAnAnswerError
+from harness.errors import NotAnAnswerError, StatusError
 
 from ._http import Endpoint
 from ._logprob_reading import (
@@ -50,6 +51,8 @@ __all__ = ["MAX_PROMPTS", "CompletionLogprobsClient", "option_prompts", "questio
 
 MAX_PROMPTS = 32
 """The most prompts one completions call carries."""
+_LIST_REFUSED = frozenset({400, 413, 422, 500})
+"""The statuses with which a server that takes one prompt a call refuses a list."""
 DELIMITER = "\n"
 
 
@@ -100,6 +103,11 @@ class CompletionLogprobsClient(LogprobClient):
     service: ClassVar[str] = "OpenAI-compatible completions server"
     method: ClassVar[str] = "completion-echo"
 
+    def __init__(self, *, max_connections: int = 0) -> None:
+        super().__init__(max_connections=max_connections)
+        self._one_prompt: set[str] = set()
+        """Entries whose server took a list of prompts badly: asked one prompt a call."""
+
     async def decide(
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
     ) -> DecisionResponse:
@@ -110,10 +118,26 @@ class CompletionLogprobsClient(LogprobClient):
         settled = local_answers(request)
         endpoint = self.endpoint(entry, request)
         groups, texts = _groups(request, entry, settled)
-        chunks = [texts[i : i + MAX_PROMPTS] for i in range(0, len(texts), MAX_PROMPTS)]
-        replies = await asyncio.gather(
-            *(self._score(entry, endpoint, chunk, deadline) for chunk in chunks)
-        )
+        size = 1 if entry.id in self._one_prompt else MAX_PROMPTS
+        chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
+        calls = len(chunks)
+        try:
+            replies = await asyncio.gather(
+                *(self._score(entry, endpoint, chunk, deadline) for chunk in chunks)
+            )
+        except (NotAnAnswerError, StatusError) as error:
+            # A server that scores one prompt a call (llama-cpp-python's) refuses a list, with a
+            # 4xx, a 500 or a wrong number of choices: ask it one prompt a call from now on.
+            if size == 1 or not (
+                isinstance(error, NotAnAnswerError) or error.status in _LIST_REFUSED
+            ):
+                raise
+            chunks = [[text] for text in texts]
+            replies = await asyncio.gather(
+                *(self._score(entry, endpoint, chunk, deadline) for chunk in chunks)
+            )
+            self._one_prompt.add(entry.id)
+            calls += len(chunks)
         scored = [item for reply in replies for item in reply[0]]
         questions = request.questions
         shares: dict[str, list[list[float]]] = {}
@@ -142,7 +166,7 @@ class CompletionLogprobsClient(LogprobClient):
             answers[question_id] = answer_for(question, averaged)
         reading = Reading(
             method=self.method,
-            upstream_calls=len(chunks),
+            upstream_calls=calls,
             mass={qid: min(values) for qid, values in mass.items()},
             orderings=entry.orderings,
         )

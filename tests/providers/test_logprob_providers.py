@@ -297,3 +297,28 @@ async def test_position_bias_correction_averages_the_cyclic_orderings(
     assert corrected.reading is not None
     assert corrected.reading["upstream_calls"] == 2
     assert corrected.reading["orderings"] == 2
+
+
+async def test_a_server_taking_one_prompt_a_call_is_asked_one_prompt_a_call() -> None:
+    request = DecisionRequest(
+        STATE, {"team": Choice("Which team?", ["billing", "tech"]), "refund": Noul("Refund?")}
+    )
+    async with LogprobServer() as batched, LogprobServer(max_prompts=1) as single:
+        client = CompletionLogprobsClient()
+        try:
+            expected = await client.decide(request, entry(batched, "openai-completions"))
+            first = await client.decide(request, entry(single, "openai-completions"))
+            again = await client.decide(request, entry(single, "openai-completions"))
+        finally:
+            await client.aclose()
+    for response in (first, again):
+        assert response.choice("team").probabilities == pytest.approx(
+            dict(expected.choice("team").probabilities), abs=1e-12
+        )
+        assert response.noul("refund").probability == pytest.approx(
+            expected.noul("refund").probability, abs=1e-12
+        )
+    assert first.reading is not None
+    assert again.reading is not None
+    assert first.reading["upstream_calls"] == 1 + 4  # the refused list, then one prompt a call
+    assert again.reading["upstream_calls"] == 4  # remembered for the entry
