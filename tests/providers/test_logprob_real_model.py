@@ -1,12 +1,12 @@
 """A real LLM, offline: Gemma 3 270M (Q4_K_M GGUF from the registry) behind llama-cpp-python's
-OpenAI-compatible server on loopback, read through both logprob providers: the triage example
-and the demo run end to end. Collected only when llama-cpp-python and the model are installed
-(tests/providers/conftest.py; docs/llms.md says how to build the wheel once)."""
+OpenAI-compatible server on loopback, read through both logprob providers. Collected only when
+llama-cpp-python and the model are installed (tests/providers/conftest.py; docs/llms.md says how
+to build the wheel once). One ticket, not the demo: llama-cpp-python scores echoed prompts at
+about a minute a prompt on 2 shared cores (it computes every token's full-vocabulary logprobs)."""
 
 from __future__ import annotations
 
-import os
-import pathlib
+import math
 import socket
 import subprocess
 import sys
@@ -16,10 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from examples.triage import Note, Triage
-from harness import run_sync
-from harness.catalog import Catalog, CatalogEntry
-from tests.serve.servers import offline_env
+from harness.catalog import entry_for_model
+from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, RefusedAnswer
+from harness.providers import client_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.realmodel, pytest.mark.interop]
 
@@ -56,6 +55,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 "8192",
                 "--logits_all",
                 "True",
+                "--chat_format",
+                "gemma",
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -77,66 +78,54 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(30)
 
 
-def entry(root: str, provider: str) -> CatalogEntry:
-    return CatalogEntry(
-        id=f"gemma-{provider}",
-        provider=provider,
-        wire_model_id=MODEL,
-        base_url=root,
-        max_context_tokens=8192,
-        max_concurrent=1,  # llama-cpp-python's server answers one request at a time
-        mass_floor=0.0 if provider == "openai-completions" else 0.05,
-    )
+TICKET = DecisionRequest(
+    {"ticket": "The March invoice charges twice; please refund the second charge."},
+    {
+        "team": Choice(
+            "Which team handles the ticket?",
+            {
+                "billing": "invoices and payments",
+                "tech": "bugs and outages",
+                "sales": "new contracts",
+            },
+        ),
+        "refund": Noul("Does the customer ask for a refund?"),
+    },
+)
 
 
-@pytest.mark.parametrize("provider", ["openai-chat", "openai-completions"])
-def test_the_triage_example_runs_on_gemma_through_each_provider(
-    llama_server: str, provider: str
+async def ask(root: str, provider: str) -> DecisionResponse:
+    entry = entry_for_model(f"{provider}:{MODEL}@{root}", {})
+    assert entry is not None
+    client = client_for(entry)
+    try:
+        return await client.decide(TICKET, entry)
+    finally:
+        await client.aclose()
+
+
+async def test_completions_read_a_sensible_exact_answer_from_gemma(llama_server: str) -> None:
+    response = await ask(llama_server, "openai-completions")
+    team = response.choice("team")
+    assert team.choice == "billing"  # an invoice charged twice
+    assert math.fsum(team.probabilities.values()) == pytest.approx(1.0)
+    assert 0 < response.noul("refund").probability < 1
+    assert response.reading is not None
+    assert response.reading["method"] == "completion-echo"
+    print(dict(response.answers), response.reading)
+
+
+async def test_chat_refuses_by_name_what_gemma_does_not_put_on_the_labels(
+    llama_server: str,
 ) -> None:
-    the_entry = entry(llama_server, provider)
-    result = run_sync(
-        Triage,
-        Note("the server is down and customers cannot pay; water the office plants"),
-        catalog=Catalog([the_entry], {"decision": the_entry.id}),
-    )
-    assert result.failure is None
-    assert result.calls
-    for call in result.calls:
-        assert call.reading is not None
-        assert call.reading["upstream_calls"] >= 1  # type: ignore[operator]  # an int here
-    print(provider, [(v.note, v.urgent) for v in result.items])
-
-
-@pytest.mark.parametrize("provider", ["openai-chat", "openai-completions"])
-def test_the_demo_runs_on_gemma_through_each_provider(
-    llama_server: str, provider: str, tmp_path: pathlib.Path
-) -> None:
-    catalog = tmp_path / "catalog.toml"
-    floor = 0.0 if provider == "openai-completions" else 0.05
-    catalog.write_text(
-        f"""[pins]
-decision = "gemma"
-
-[[entries]]
-id = "gemma"
-provider = "{provider}"
-wire_model_id = "{MODEL}"
-base_url = "{llama_server}"
-max_context_tokens = 8192
-max_concurrent = 1
-mass_floor = {floor}
-""",
-        encoding="utf-8",
-    )
-    command = [sys.executable, "-m", "harness.cli", "demo", "--catalog", str(catalog)]
-    done = subprocess.run(
-        [*command, "--max-turns", "3"],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        cwd=tmp_path,
-        env={**offline_env(), "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "score against the folder's answer key" in done.stdout
-    print(done.stdout[-1500:])
+    # Gemma 3 270M answers "Is", "The", "-" ... before any label: the mass on the labels is far
+    # below the floor, and the answer says so instead of renormalising it.
+    response = await ask(llama_server, "openai-chat")
+    assert response.reading is not None
+    mass = response.reading["mass"]
+    assert isinstance(mass, dict)
+    for question_id, answer in response.answers.items():
+        assert isinstance(answer, RefusedAnswer)
+        assert answer.reason is not None
+        assert f"{mass[question_id]:.1%}" in answer.reason
+    print(dict(response.answers), response.reading)
