@@ -67,6 +67,13 @@ _EXPORTS: dict[str, str] = {
     "run": "harness.runs",
     "run_sync": "harness.runs",
     "override": "harness.replay",
+    "Approval": "harness.runs",
+    "PausedResult": "harness.runs",
+    "branch": "harness.runs",
+    "idempotency_key": "harness.runs",
+    "requires_approval": "harness.runs",
+    "resume": "harness.runs",
+    "resume_sync": "harness.runs",
     "tool_description": "harness.tools",
     "tool_name": "harness.tools",
 }
@@ -110,9 +117,16 @@ if TYPE_CHECKING:
     from harness.jobs import Pacing as Pacing
     from harness.jobs import RetryPolicy as RetryPolicy
     from harness.replay import override as override
+    from harness.runs import Approval as Approval
+    from harness.runs import PausedResult as PausedResult
     from harness.runs import RunFailedError as RunFailedError
     from harness.runs import RunResult as RunResult
     from harness.runs import Usage as Usage
+    from harness.runs import branch as branch
+    from harness.runs import idempotency_key as idempotency_key
+    from harness.runs import requires_approval as requires_approval
+    from harness.runs import resume as resume
+    from harness.runs import resume_sync as resume_sync
     from harness.runs import run as run
     from harness.runs import run_sync as run_sync
     from harness.scope import Budget as Budget

@@ -11,17 +11,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from harness.admission import AdaptiveAdmission, Admission
-from harness.artifacts import Artifact, from_json
+from harness.artifacts import Artifact, artifact_converter, from_json
 from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.providers import DecisionClient, client_for
 from harness.record import RunFailedError, RunRecord, record_run
+from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool, Workflow
 
 from ._target import BatchError, import_target, input_type_of
@@ -40,6 +41,11 @@ class BatchSpec:
     records_dir: str | None = None
     concurrency: int = 8
     upstream_retries: int = 3
+    candidates: bool = False
+    """Add the thinker's threshold and each output candidate (ref, probability, value) to the
+    result line (evals label them)."""
+    journals_dir: str | None = None
+    """Journal each input's run here (``line-N.journal``): a run cut short resumes mid-run."""
 
 
 class _Adapting:
@@ -98,6 +104,8 @@ class BatchWorker:
         if self.entry.adaptive:
             self.clients[self.entry.id] = _Adapting(inner, self.admission)
         self._slots = asyncio.Semaphore(spec.concurrency) if spec.concurrency > 0 else None
+        if spec.journals_dir is not None:
+            Path(spec.journals_dir).mkdir(parents=True, exist_ok=True)
 
     async def run_line(self, number: int, text: str) -> dict[str, object]:
         """Run the input on line ``number``; its result line (never raises for a failed run)."""
@@ -117,6 +125,8 @@ class BatchWorker:
             raise BatchError(
                 f"building {self.spec.target} failed: {type(error).__name__}: {error}"
             ) from None
+        if self.spec.journals_dir is not None:
+            return await self._run_journalled(number, tool, given)
         try:
             outcome = await record_run(
                 tool,
@@ -128,8 +138,56 @@ class BatchWorker:
                 upstream_retries=self.spec.upstream_retries,
             )
         except RunFailedError as failed:
-            return self._result(number, "failed", failed.record, error=str(failed))
-        return self._result(number, "completed", outcome.record)
+            result = self._result(number, "failed", failed.record, error=str(failed))
+        else:
+            result = self._result(number, "completed", outcome.record)
+        if self.spec.candidates and isinstance(tool, DecisionThinker):
+            result["threshold"] = tool.selection_threshold
+            result["candidates"] = _candidates(tool)
+        return result
+
+    async def _run_journalled(
+        self, number: int, tool: DecisionTool[Any, Artifact], given: Artifact
+    ) -> dict[str, object]:
+        """Run (or resume, when its journal is there) the input on line ``number``."""
+        from harness.runs import (
+            JournalError,
+            PausedResult,
+            RunResult,
+            Seat,
+            ThinkerFactory,
+            run_journalled,
+        )
+        from harness.runs import RunFailedError as RunApiFailedError
+
+        folder = Path(str(self.spec.journals_dir))
+        factory = cast("ThinkerFactory[Artifact, Artifact]", self.tool_class)  # any tool
+        try:
+            result: RunResult[Artifact] = await run_journalled(
+                factory,
+                given,
+                folder / f"line-{number:08d}.journal",
+                seat=Seat(self.catalog, self.clients),
+                admission=self.admission,
+                upstream_retries=self.spec.upstream_retries,
+            )
+        except RunApiFailedError as failed:
+            record = failed.result.record(command="batch")
+            return self._result(number, "failed", record, error=str(failed))
+        except JournalError as error:  # JournalMismatchError too: another run's journal
+            return {"line": number, "status": "failed", "error": str(error)[:500]}
+        if isinstance(result, PausedResult) and result.pending is not None:
+            record = result.record(command="batch")
+            return self._result(number, "failed", record, error=result.pending.question())
+        line = self._result(number, "completed", result.record(command="batch"))
+        if self.spec.candidates and result.threshold is not None:
+            line["threshold"] = result.threshold
+            line["candidates"] = [
+                {"ref": ref, "probability": p, "value": artifact_converter.unstructure(a)}
+                for ref, p in result.selection.items()
+                for a in (result.artifacts[ref],)
+            ]
+        return line
 
     def _result(
         self, number: int, status: str, record: RunRecord, *, error: str | None = None
@@ -182,3 +240,14 @@ class BatchWorker:
         closing = getattr(self.admission, "aclose", None)
         if closing is not None:
             await closing()
+
+
+def _candidates(tool: DecisionThinker[Any, Artifact]) -> list[dict[str, object]]:
+    """Each output candidate of the thinker's last run: its ref, selection probability and value
+    (JSON), in world order (none when the run never finished)."""
+    selection = next((t.selection for t in reversed(tool.turns()) if t.tool == FINISH), {})
+    world = tool.registry
+    return [
+        {"ref": ref, "probability": p, "value": artifact_converter.unstructure(world.get(ref))}
+        for ref, p in selection.items()
+    ]

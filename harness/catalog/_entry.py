@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import attrs
 
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from ._calibration import Calibration
 
 __all__ = [
     "DEFAULT_PATHS",
@@ -53,19 +56,34 @@ class CatalogError(HarnessError, ValueError):
     """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
 
 
-def retry_rules(
-    *,
-    max_retries: int | None = None,
-    statuses: Iterable[int] | None = None,
-    backoff_base: float | None = None,
-    backoff_cap: float | None = None,
-    jitter: float | None = None,
-    max_hint: float | None = None,
-) -> list[str]:
-    """The rules a retry policy's settings break (empty when none): one sentence each.
+class RetryFields(Protocol):
+    """The retry settings :func:`retry_rules` checks (``None``: not given)."""
 
-    Shared by :class:`RetrySettings` (a catalog entry's) and ``harness.jobs.RetryPolicy``.
-    """
+    @property
+    def max_retries(self) -> int | None: ...
+
+    @property
+    def statuses(self) -> Iterable[int] | None: ...
+
+    @property
+    def backoff_base(self) -> float | None: ...
+
+    @property
+    def backoff_cap(self) -> float | None: ...
+
+    @property
+    def jitter(self) -> float | None: ...
+
+    @property
+    def max_hint(self) -> float | None: ...
+
+
+def retry_rules(settings: RetryFields) -> list[str]:
+    """The rules retry settings break (empty when none): one sentence each. The one validator
+    of :class:`RetrySettings` (a catalog entry's) and ``harness.jobs.RetryPolicy``."""
+    max_retries, statuses = settings.max_retries, settings.statuses
+    backoff_base, backoff_cap = settings.backoff_base, settings.backoff_cap
+    jitter, max_hint = settings.jitter, settings.max_hint
     rules: list[str] = []
     if max_retries is not None and (isinstance(max_retries, bool) or max_retries < 0):
         rules.append(f"max_retries must be an integer >= 0 (0 disables re-runs), not {max_retries}")
@@ -108,14 +126,7 @@ class RetrySettings:
     max_hint: float | None = None
 
     def __attrs_post_init__(self) -> None:
-        broken = retry_rules(
-            max_retries=self.max_retries,
-            statuses=self.statuses,
-            backoff_base=self.backoff_base,
-            backoff_cap=self.backoff_cap,
-            jitter=self.jitter,
-            max_hint=self.max_hint,
-        )
+        broken = retry_rules(self)
         if broken:
             raise CatalogError("retry settings: " + "; ".join(broken))
 
@@ -176,6 +187,9 @@ class CatalogEntry:
     adaptive: bool = False
     """Lower the effective concurrency on 429s and raise it back on successes (AIMD), within
     ``max_concurrent``; used where admission is adaptive (``harness batch``)."""
+    calibration: Calibration | None = None
+    """The maps the entry's answers go through before a thinker reads them
+    (``[entries.calibration]``, see :class:`harness.catalog.Calibration`); ``None``: as answered."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -246,6 +260,15 @@ class CatalogEntry:
             rules.append("mass_floor must be a share in [0, 1), e.g. 0.5")
         if self.orderings < 1:
             rules.append("orderings must be >= 1 (1: no position-bias correction)")
+
+        from ._calibration import Calibration  # it imports this module's CatalogError
+
+        calibration: object = self.calibration  # built from Python, it may be anything
+        if calibration is not None and not isinstance(calibration, Calibration):
+            rules.append(
+                f"calibration must be a Calibration, not {type(calibration).__name__} "
+                "(in TOML: an [entries.calibration] table)"
+            )
         price = self.input_price_per_million
         if price is not None and not price >= 0:
             rules.append("input_price_per_million must be >= 0")

@@ -46,6 +46,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "harness.cli._batch",
         "run a thinker over every line of a JSONL file (resumable; local or on Ray)",
     ),
+    "eval": (
+        "harness.cli._eval",
+        "score a thinker on a labelled dataset, or compare two evals (CI gates)",
+    ),
 }
 """Each command's module (with ``add_parser``) and its one-line help."""
 

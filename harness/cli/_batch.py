@@ -26,6 +26,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="result lines")
     parser.add_argument("--records", metavar="DIR", help="write each input's run record here")
     parser.add_argument(
+        "--journals",
+        metavar="DIR",
+        help="journal each input's run here: started again, a run cut short resumes mid-run",
+    )
+    parser.add_argument(
         "--concurrency", type=int, default=8, metavar="N", help="inputs in flight (default 8)"
     )
     parser.add_argument(
@@ -67,6 +72,7 @@ def batch(args: argparse.Namespace) -> int:
         records_dir=args.records,
         concurrency=args.concurrency,
         upstream_retries=args.retries,
+        journals_dir=args.journals,
     )
     try:
         summary = run_batch(

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from harness.artifacts import ListArtifact, from_json
 from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
+from harness.cli._journal import add_branch_option, branch_journal, branch_spec, replay_branch
 from harness.cli._run import import_tool
 from harness.providers import DecisionClient, client_for
 from harness.record import (
@@ -38,6 +39,7 @@ from harness.replay import (
     cassette_from_record,
     override,
 )
+from harness.runs import Seat
 from harness.thinker import DecisionTurn
 from harness.tools import Workflow, runtime_class, tool_types
 
@@ -80,6 +82,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FILE",
         help="the catalog --fallback names an entry of (default: $HARNESS_CATALOG, else shipped)",
     )
+    add_branch_option(parser)
     parser.set_defaults(command=replay)
 
 
@@ -120,6 +123,9 @@ def _replay_entry(record: RunRecord) -> CatalogEntry:
 
 def replay(args: argparse.Namespace) -> int:
     """Load, replay, compare, report."""
+    branched = branch_journal(args, import_tool)  # --branch on a journal
+    if branched is not None:
+        return branched
     try:
         record = load_record(args.file)
         cassette = cassette_from_record(record, args.file)
@@ -146,6 +152,16 @@ def replay(args: argparse.Namespace) -> int:
     catalog = Catalog([entry], {"decision": entry.id})
     fallback = _fallback(args)
     client = ReplayClient(cassette, source=args.file, fix=_FIX, fallback=fallback)
+
+    async def aclose() -> None:
+        if fallback is not None:
+            await fallback.aclose()
+
+    forced = branch_spec(args.branch)
+    if forced:
+        seat = Seat(catalog, {entry.id: client})
+        with override(model=client):
+            return replay_branch(args, record.turns, tool_class, given, seat, forced, aclose)
 
     async def run() -> RunRecord:
         try:

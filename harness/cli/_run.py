@@ -9,18 +9,18 @@ import os
 import sys
 from typing import Any, cast
 
-from harness.artifacts import Artifact, ListArtifact, from_json, to_json
+from harness.artifacts import Artifact, ListArtifact, from_json
 from harness.cli._common import (
     CliError,
     add_model_options,
     catalog_from,
     check_record_path,
     report_failed_run,
-    say,
 )
+from harness.cli._journal import add_journal_options, approver_from, report_result, resume_run
 from harness.palette import PaletteError
 from harness.record import RunFailedError
-from harness.runs import ThinkerFactory
+from harness.runs import JournalError, ThinkerFactory
 from harness.runs import run as run_thinker
 from harness.scope import Budget
 from harness.tools import DecisionTool, Workflow, runtime_class, tool_types
@@ -40,8 +40,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "run's record there."
         ),
     )
-    parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
-    given = parser.add_mutually_exclusive_group(required=True)
+    parser.add_argument(
+        "target", metavar="MODULE:CLASS", nargs="?", help="e.g. mypackage.triage:Triage"
+    )
+    given = parser.add_mutually_exclusive_group()
     given.add_argument("--input", metavar="JSON", help="the input artifact as a JSON object")
     given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
     add_model_options(parser)
@@ -59,6 +61,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--max-input-tokens", type=int, metavar="N", help="budget: counted input tokens"
     )
     parser.add_argument("--max-cost", type=float, metavar="X", help="budget: cost of the run")
+    add_journal_options(parser)
     parser.set_defaults(command=run)
 
 
@@ -106,6 +109,10 @@ def _input_text(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Import, build, run, print, record."""
+    if args.resume is not None:
+        return resume_run(args, import_tool)
+    if args.target is None or (args.input is None and args.input_file is None):
+        raise CliError("pass MODULE:CLASS and --input JSON (or --input-file FILE), or --resume")
     tool_class = import_tool(args.target)
     try:
         input_type, _ = tool_types(tool_class)
@@ -142,16 +149,18 @@ def run(args: argparse.Namespace) -> int:
         # Any tool runs here; a product that is not a list is answered as a list of one.
         factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)
         result = asyncio.run(
-            run_thinker(factory, given, catalog=catalog, budget=budget, keep_bodies=args.bodies)
+            run_thinker(
+                factory,
+                given,
+                catalog=catalog,
+                budget=budget,
+                keep_bodies=args.bodies,
+                journal=args.journal,
+                approver=approver_from(args),
+            )
         )
+    except JournalError as error:
+        raise CliError(str(error)) from None
     except RunFailedError as failed:
         return report_failed_run("run", failed, args.record)
-    for item in result.items:
-        say(to_json(item))  # stdout: one JSON object per item, nothing else
-    if not result.items:
-        say("answer: nothing selected", error=True)
-    say(f"used: {result.usage}", error=True)
-    if args.record is not None:
-        result.write_record(args.record, command="run")
-        say(f"record: {args.record}", error=True)
-    return 0
+    return report_result(result, args.record, args.journal, args.target)

@@ -13,6 +13,7 @@ b'{"model":"jev-latest","state":"hi","questions":{"q":{"instructions":"Greeting?
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from ._answers import (
     Answer,
@@ -47,6 +48,7 @@ from ._wire import (
 )
 
 __all__ = [
+    "REQUEST_ID_HEADER",
     "RequestValidationError",
     "WireReply",
     "decode_body",
@@ -56,6 +58,10 @@ __all__ = [
     "encode_reply",
     "encode_request",
 ]
+
+REQUEST_ID_HEADER: Final = "x-typesafe-request-id"
+"""The reply header carrying the server's id for the request (every server harness runs writes
+it; every client reads it into the response's ``request_id``)."""
 
 
 def _encode_question(question: Question) -> dict[str, JsonValue]:

@@ -65,14 +65,7 @@ class RetryPolicy:
     max_hint: float | None = None
 
     def __attrs_post_init__(self) -> None:
-        broken = retry_rules(
-            max_retries=self.max_retries,
-            statuses=self.statuses,
-            backoff_base=self.backoff_base,
-            backoff_cap=self.backoff_cap,
-            jitter=self.jitter,
-            max_hint=self.max_hint,
-        )
+        broken = retry_rules(self)
         if broken:
             raise ValueError("RetryPolicy: " + "; ".join(broken))
 

@@ -32,6 +32,7 @@ import attrs
 from yarl import URL
 
 from harness.decision._internal import MAX_REPLY_BYTES
+from harness.decision.systemone import REQUEST_ID_HEADER
 from harness.errors import (
     ExternalServiceError,
     HarnessError,
@@ -240,7 +241,7 @@ def status_failure(
     """The exception a non-2xx reply becomes; see the module docstring for the table. It carries
     the reply's ``x-typesafe-request-id`` as ``request_id`` (for the record)."""
     failure = _status_failure(status, headers, body, endpoint, now=now)
-    failure.request_id = _header(headers, "x-typesafe-request-id")
+    failure.request_id = _header(headers, REQUEST_ID_HEADER)
     return failure
 
 
@@ -332,7 +333,7 @@ class HttpReply:
     @property
     def request_id(self) -> str | None:
         """The server's ``x-typesafe-request-id``, when it sent one."""
-        return self.headers.get("x-typesafe-request-id") or None
+        return self.headers.get(REQUEST_ID_HEADER) or None
 
 
 class HttpTransport:
@@ -417,7 +418,7 @@ class HttpTransport:
                 f"of {error.size} bytes, more than the entry's max_reply_bytes ({max_bytes}); "
                 "raise max_reply_bytes if the server is right",
                 status=status,
-                request_id=headers.get("x-typesafe-request-id") or None,
+                request_id=headers.get(REQUEST_ID_HEADER) or None,
             ) from None
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
             raise connection_failure(error, endpoint, timeout=timeout) from error

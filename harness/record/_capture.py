@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic
 
 import attrs
+from typing_extensions import TypeVar
 
 from harness.admission import Admission
 from harness.artifacts import (
@@ -65,13 +66,31 @@ class RecordingDispatcher(Dispatcher):
             self.decisions.append(job)
         return super().submit(job)
 
+    async def run_top(
+        self, job: Job[R], on_progress: Callable[[JobEvent], None] | None = None
+    ) -> tuple[R | None, Exception | None]:
+        """Run ``job`` (a run's top job), giving ``on_progress`` each of its progress events;
+        its product, or its own failure (caught, so the run's record can still be written)."""
+        if on_progress is not None:
+            top = job.identity.job_id
+            self.subscribe(
+                on_progress,
+                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
+            )
+        try:
+            return await self.run(job), None
+        except Exception as error:  # the run's own failure: recorded by the caller
+            return None, error
+
     def recorded_calls(self, *, keep_bodies: bool = False) -> tuple[RecordedCall, ...]:
         """Every model call of every kept decision, as its job's record holds it (re-runs
         included, in order); the request's wire body too with ``keep_bodies``."""
         calls: list[RecordedCall] = []
         for decision in self.decisions:
             for made in decision.record.calls:
-                recorded = _recorded(made, self._body(decision, made) if keep_bodies else None)
+                recorded = RecordedCall.of(
+                    made, self._body(decision, made) if keep_bodies else None
+                )
                 if keep_bodies and made.success and decision.request is not None:
                     recorded = attrs.evolve(recorded, reply=_reply(decision.request, made))
                 calls.append(recorded)
@@ -89,27 +108,23 @@ def _reply(request: DecisionRequest, made: ModelCall) -> object:
     return attrs.evolve(reply, input_tokens=made.input_tokens).to_json()
 
 
-def _recorded(made: ModelCall, body: object) -> RecordedCall:
-    return RecordedCall(
-        success=made.success,
-        latency=made.latency,
-        model=made.model,
-        input_tokens=made.input_tokens,
-        counted_input_tokens=made.counted_input_tokens,
-        reason=made.reason,
-        body=body,
-        cost=made.cost,
-    )
+PartialResult = TypeVar("PartialResult", default=Any)  # Any: the run API's RunResult sits above
 
 
-class RunFailedError(HarnessError):
-    """The recorded run failed: ``record`` is its partial record (the turns so far, the calls
-    made, ``failure`` naming the error); the error itself is ``__cause__`` and :attr:`error`."""
+class RunFailedError(HarnessError, Generic[PartialResult]):
+    """A run that started and failed (a budget refused a call, a model failed, a tool of yours
+    crashed): the one error for it, from :func:`record_run` and from ``harness.run``.
 
-    def __init__(self, error: Exception, record: RunRecord) -> None:
+    ``error`` is the failure (also ``__cause__``); ``record`` the partial record (the turns so
+    far, the calls made, ``failure`` naming the error); ``result`` the partial
+    :class:`~harness.runs.RunResult` when the run API raised it (turns so far, usage, calls; an
+    empty answer), ``None`` from :func:`record_run`."""
+
+    def __init__(self, error: Exception, record: RunRecord, result: PartialResult) -> None:
         super().__init__(f"{type(error).__name__}: {error}")
         self.error = error
         self.record = record
+        self.result = result
 
 
 def pinned_copy(catalog: Catalog, entry_id: str) -> Catalog:
@@ -180,20 +195,10 @@ async def record_run(
     entry = catalog.pinned(DECISION)
     job = ThinkerRun(Workflow(), tool, input, upstream_retries=upstream_retries)
     started = time.perf_counter()
-    product: Artifact | None = None
-    failure: Exception | None = None
     dispatcher = RecordingDispatcher(catalog, clients=dict(clients or {}), admission=admission)
     async with dispatcher:
-        if on_progress is not None:
-            top = job.identity.job_id
-            dispatcher.subscribe(
-                on_progress,
-                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
-            )
-        try:
-            product = await dispatcher.run(job)
-        except Exception as error:  # the run's own failure: recorded, then raised
-            failure = error
+        outcome = await dispatcher.run_top(job, on_progress)  # a failure: recorded, then raised
+    product, failure = outcome
     wall = time.perf_counter() - started
     world = _world(tool, input, product)
     formatters = tool.formatters if isinstance(tool, DecisionThinker) else TextFormatterRegistry()
@@ -226,6 +231,6 @@ async def record_run(
         threshold=tool.selection_threshold if isinstance(tool, DecisionThinker) else None,
     )
     if failure is not None:
-        raise RunFailedError(failure, record) from failure
+        raise RunFailedError(failure, record, None) from failure
     assert product is not None
     return RecordedRun(product, record)

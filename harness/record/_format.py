@@ -41,11 +41,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.jobs import ModelCall
 from harness.thinker import DecisionTurn
 
 __all__ = [
@@ -100,6 +103,20 @@ class RecordedCall:
     body: object = None  # the request's wire body (JSON) when the run kept it
     reply: object = None  # what the model answered (JSON), kept with the body
     cost: float | None = None  # the billed tokens' price, None when the entry has no price
+
+    @classmethod
+    def of(cls, made: ModelCall, body: object = None) -> RecordedCall:
+        """The call as its job's record holds it, with the wire ``body`` when kept."""
+        return cls(
+            success=made.success,
+            latency=made.latency,
+            model=made.model,
+            input_tokens=made.input_tokens,
+            counted_input_tokens=made.counted_input_tokens,
+            reason=made.reason,
+            body=body,
+            cost=made.cost,
+        )
 
     def to_json(self) -> JsonObject:
         """The call as a JSON object (``body`` only when kept)."""

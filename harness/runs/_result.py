@@ -20,10 +20,9 @@ from harness.artifacts import (
 from harness.catalog import CatalogEntry
 from harness.jobs import ModelCall
 from harness.record import RecordedAnswer, RecordedCall, RunRecord
-from harness.record import RunFailedError as _RecordRunFailedError
 from harness.thinker import FINISH, DecisionTurn
 
-__all__ = ["RunFailedError", "RunResult", "Usage"]
+__all__ = ["RunResult", "Usage"]
 
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
 
@@ -102,6 +101,15 @@ class RunResult(Generic[O]):
     failure: str | None = None
     bodies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
     """Each call's wire body (JSON), in ``calls`` order, when the run kept them."""
+    replies: tuple[object, ...] | None = attrs.field(default=None, eq=False)
+    """Each call's reply (JSON, as a cassette holds it) beside its body, so ``harness replay``
+    can answer the run again from its record."""
+    model_change: str | None = None
+    threshold: float | None = None
+    """The thinker's selection threshold in this run (``None`` for a plain tool)."""
+    replayed: int = attrs.field(default=0, eq=False)
+    """How many turns a resumed run replayed from its journal (the model not asked again)."""
+    """Set when a resumed run accepted a model other than its journal's: the journalled one."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -147,17 +155,10 @@ class RunResult(Generic[O]):
             for item in self.items
         )
         bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
+        replies = self.replies if self.replies is not None else (None,) * len(self.calls)
         calls = tuple(
-            RecordedCall(
-                success=c.success,
-                latency=c.latency,
-                model=c.model,
-                input_tokens=c.input_tokens,
-                counted_input_tokens=c.counted_input_tokens,
-                reason=c.reason,
-                body=body,
-            )
-            for c, body in zip(self.calls, bodies, strict=True)
+            attrs.evolve(RecordedCall.of(c, body), reply=reply)
+            for c, body, reply in zip(self.calls, bodies, replies, strict=True)
         )
         entry = self.entry
         return RunRecord(
@@ -168,6 +169,7 @@ class RunResult(Generic[O]):
                 "id": entry.id,
                 "provider": entry.provider,
                 "wire_model_id": entry.wire_model_id,
+                **({} if self.model_change is None else {"journalled_with": self.model_change}),
             },
             input_alias=type(self.input).alias,
             input_value=artifact_converter.unstructure(self.input),
@@ -180,6 +182,7 @@ class RunResult(Generic[O]):
             wall_seconds=self.usage.wall_seconds,
             model_seconds=self.usage.model_seconds,
             failure=self.failure,
+            threshold=self.threshold,
         )
 
     def write_record(self, path: str | os.PathLike[str], *, command: str = "api") -> Path:
@@ -196,13 +199,3 @@ class RunResult(Generic[O]):
             f"RunResult({self.thinker} on {self.entry.id}: answer [{shown}], "
             f"{len(self.turns)} turns, {self.usage}{state})"
         )
-
-
-class RunFailedError(_RecordRunFailedError):
-    """A run that started and failed (a budget refused a call, a model failed, a tool of yours
-    crashed). ``error`` is the failure (also ``__cause__``); ``result`` the partial
-    :class:`RunResult` (turns so far, usage, calls; an empty answer); ``record`` its record."""
-
-    def __init__(self, error: Exception, result: RunResult[Artifact]) -> None:
-        super().__init__(error, result.record())
-        self.result = result

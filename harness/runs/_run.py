@@ -9,24 +9,29 @@ decision call it makes is read back from its job's record into the :class:`RunRe
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import Callable
-from typing import TypeVar, cast
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 import attrs
 
+from harness.admission import Admission
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
-from harness.jobs import DEFAULT_UPSTREAM_RETRIES, EventKind, JobEvent, ModelCall
-from harness.record import RecordingDispatcher
-from harness.runs._model import ModelChoice, seat_for
-from harness.runs._result import RunFailedError, RunResult, Usage
+from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent, ModelCall
+from harness.record import RecordingDispatcher, RunFailedError
+from harness.runs._durable import Approver, JournalHooks, PausedResult, _Paused, header_of
+from harness.runs._journal import JournalledRun, JournalWriter
+from harness.runs._model import ModelChoice, Seat, seat_for
+from harness.runs._result import RunResult, Usage
 from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflow
-from harness.thinker import DecisionThinker, ThinkerRun
+from harness.thinker import Approval, DecisionThinker, PendingApproval, ThinkerRun
 from harness.tools import DecisionTool
 
-__all__ = ["ThinkerFactory", "run", "run_sync"]
+__all__ = ["Durable", "ThinkerFactory", "execute", "run", "run_sync"]
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
@@ -53,6 +58,8 @@ async def run(
     upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
     on_progress: Callable[[JobEvent], None] | None = None,
     keep_bodies: bool = False,
+    journal: str | os.PathLike[str] | None = None,
+    approver: Approver | None = None,
 ) -> RunResult[O]:
     """Run ``thinker`` on ``input`` and return its :class:`RunResult`.
 
@@ -63,35 +70,111 @@ async def run(
     ``budget`` included) is shared by every run given it. ``on_progress`` sees each progress
     event of the run's top job. ``keep_bodies`` keeps each request's wire body for the record.
 
+    ``journal`` appends each completed turn to that file (a new one) before the next turn
+    starts, so :func:`harness.resume` can continue the run after a crash (docs/durable.md).
+    ``approver`` is asked about each move below its ``requires_approval`` bar; when it answers
+    ``None`` (or without one) a journalled run pauses and returns a :class:`PausedResult`.
+
     A run that fails (a budget refusing a call before the wire, a model failing, a tool of yours
     crashing) raises :class:`RunFailedError` carrying the partial result and record.
     """
-    seat = seat_for(model, catalog)
+    durable = None
+    if journal is not None or approver is not None:
+        durable = Durable(journal=journal, approver=approver)
+    return await execute(
+        thinker,
+        input,
+        seat=seat_for(model, catalog),
+        budget=budget,
+        workflow=workflow,
+        upstream_retries=upstream_retries,
+        on_progress=on_progress,
+        keep_bodies=keep_bodies,
+        durable=durable,
+    )
+
+
+@attrs.define
+class Durable:
+    """How a run is durable: a new journal, a journal resumed, moves forced, a verdict given."""
+
+    journal: str | os.PathLike[str] | None = None
+    approver: Approver | None = None
+    resumed: JournalledRun | None = None
+    forced: Mapping[int, str] = attrs.Factory(dict)
+    approval: Approval | None = None
+    model_change: str | None = None
+
+    def hooks(
+        self, tool: DecisionTool[Any, Artifact], input: Artifact, seat: Seat, keep_bodies: bool
+    ) -> JournalHooks:
+        """The hooks of the run, its journal opened (created, or reopened to append)."""
+        writer = None
+        run_id = None if self.resumed is None else self.resumed.run_id
+        if self.resumed is not None and not self.forced:
+            writer = JournalWriter.reopen(self.resumed)
+        elif self.journal is not None:
+            run_id = run_id or uuid.uuid4().hex
+            writer = JournalWriter.create(
+                self.journal, header_of(tool, input, seat.entry, run_id, keep_bodies)
+            )
+        return JournalHooks(
+            tool,
+            run_id=run_id,
+            writer=writer,
+            journal=self.resumed,
+            keep_bodies=keep_bodies,
+            forced=self.forced,
+            approval=self.approval,
+            approver=self.approver,
+        )
+
+
+async def execute(
+    thinker: ThinkerFactory[I, O],
+    input: I,
+    *,
+    seat: Seat,
+    budget: Budget | None,
+    workflow: Workflow | None,
+    upstream_retries: int,
+    on_progress: Callable[[JobEvent], None] | None,
+    keep_bodies: bool,
+    durable: Durable | None,
+    admission: Admission | None = None,
+) -> RunResult[O]:
+    """:func:`run` on a seat, durable or not (:func:`harness.resume` runs through here too)."""
     workflow = workflow if workflow is not None else Workflow()
     identity = workflow.identity
     if budget is not None:
         identity = identity.spending_against(BudgetAccount(budget, "run"))
     parent = _RunParent(identity)
     tool = thinker(parent)
-    job = ThinkerRun(parent, tool, input, upstream_retries=upstream_retries)
-    dispatcher = RecordingDispatcher(seat.catalog, clients=dict(seat.clients))
+    hooks = None if durable is None else durable.hooks(tool, input, seat, keep_bodies)
+    job = ThinkerRun(parent, tool, input, upstream_retries=upstream_retries, turn_hooks=hooks)
+    dispatcher = RecordingDispatcher(seat.catalog, clients=dict(seat.clients), admission=admission)
+    if hooks is not None:
+        hooks.bind(dispatcher)
     started = time.perf_counter()
-    answer: ListArtifact[O] | None = None
-    failure: Exception | None = None
-    async with dispatcher:
-        if on_progress is not None:
-            top = job.identity.job_id
-            dispatcher.subscribe(
-                on_progress,
-                lambda event: event.kind is EventKind.PROGRESS and event.job.job_id == top,
-            )
-        try:
-            answer = await dispatcher.run(job)
-        except Exception as error:  # the run's own failure: kept on the partial result
-            failure = error
+    paused: PendingApproval | None = None
+    try:
+        async with dispatcher:
+            outcome = await dispatcher.run_top(job, on_progress)  # a failure: kept on the result
+    finally:
+        if hooks is not None and hooks.writer is not None:
+            await hooks.writer.aclose()
+    answer, failure = outcome
+    if isinstance(failure, _Paused):  # waiting for a person: the journal holds the question
+        paused, failure = failure.pending, None
     wall = time.perf_counter() - started
     calls: list[ModelCall] = []
     retries = 0
+    bodies: list[object] = []
+    if hooks is not None:  # the journalled turns' calls come first, as they were made
+        for group in hooks.replayed_calls:
+            calls.extend(group)
+            retries += max(0, len(group) - 1)
+        bodies.extend(hooks.replayed_bodies)
     for decision in dispatcher.decisions:
         made = decision.record.calls
         calls.extend(made)
@@ -111,7 +194,12 @@ async def run(
             answer = cast("ListArtifact[O]", ListArtifact(type(product), (product,)))
         if answer not in registry:
             registry.adopt(answer)
-    result: RunResult[O] = RunResult(
+    replies: list[object] = [] if hooks is None else list(hooks.replayed_replies)
+    if keep_bodies:
+        for recorded in dispatcher.recorded_calls(keep_bodies=True):
+            bodies.append(recorded.body)
+            replies.append(recorded.reply)
+    fields = dict(
         answer=answer,
         turns=thinking.turns() if thinking is not None else (),
         usage=Usage.of(tuple(calls), retries=retries, wall_seconds=wall),
@@ -123,12 +211,20 @@ async def run(
         registry=registry,
         formatters=thinking.formatters if thinking is not None else TextFormatterRegistry(),
         failure=None if failure is None else f"{type(failure).__name__}: {failure}",
-        bodies=tuple(c.body for c in dispatcher.recorded_calls(keep_bodies=True))
-        if keep_bodies
-        else None,
+        bodies=tuple(bodies) if keep_bodies else None,
+        replies=tuple(replies) if keep_bodies else None,
+        model_change=None if durable is None else durable.model_change,
+        replayed=0 if hooks is None else hooks.replayed_turns,
+        threshold=None if thinking is None else thinking.selection_threshold,
     )
+    result: RunResult[O]
+    if paused is not None:
+        journal = None if hooks is None or hooks.writer is None else hooks.writer.path
+        result = PausedResult(pending=paused, journal=journal, **fields)  # type: ignore[arg-type]  # the fields above, typed there
+    else:
+        result = RunResult(**fields)  # type: ignore[arg-type]  # the fields above, typed there
     if failure is not None:
-        raise RunFailedError(failure, result) from failure  # type: ignore[arg-type]  # RunResult[O] is a RunResult[Artifact]: O is only read
+        raise RunFailedError(failure, result.record(), result) from failure
     return result
 
 
@@ -143,6 +239,8 @@ def run_sync(
     upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
     on_progress: Callable[[JobEvent], None] | None = None,
     keep_bodies: bool = False,
+    journal: str | os.PathLike[str] | None = None,
+    approver: Approver | None = None,
 ) -> RunResult[O]:
     """:func:`run`, for code with no event loop (a script, a notebook cell with none running,
     a synchronous harness). Inside a running loop it refuses with
@@ -168,5 +266,7 @@ def run_sync(
             upstream_retries=upstream_retries,
             on_progress=on_progress,
             keep_bodies=keep_bodies,
+            journal=journal,
+            approver=approver,
         )
     )

@@ -1,8 +1,17 @@
-"""``harness serve``: a System One server (127.0.0.1 by default) fronting any catalog entry."""
+"""``harness serve``: a System One server (127.0.0.1 by default) fronting any catalog entry, and
+the core it shares with the test double (:class:`~harness.testing.FakeSystemOneServer`): routes,
+codecs, admission, auth, request ids and the access log."""
 
+from harness.decision.systemone import REQUEST_ID_HEADER as REQUEST_ID_HEADER
+from harness.serve._core import CODECS as CODECS
+from harness.serve._core import Capacity as Capacity
+from harness.serve._core import Codec as Codec
+from harness.serve._core import ServerCore as ServerCore
+from harness.serve._core import ServerShell as ServerShell
+from harness.serve._core import decode_body as decode_body
+from harness.serve._core import request_id_of as request_id_of
 from harness.serve._server import API_KEY_ENV as API_KEY_ENV
 from harness.serve._server import HOST as HOST
-from harness.serve._server import REQUEST_ID_HEADER as REQUEST_ID_HEADER
 from harness.serve._server import UPSTREAM_MODEL_HEADER as UPSTREAM_MODEL_HEADER
 from harness.serve._server import DecisionServer as DecisionServer
 from harness.serve._server import ServerStats as ServerStats

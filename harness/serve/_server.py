@@ -6,6 +6,9 @@ entry through a :class:`~harness.jobs.Dispatcher`, so the entry's admission and 
 apply exactly as in a run. The reply is :func:`~harness.decision.systemone.encode_reply` with
 real usage: the request body counted under the entry's tokenizer.
 
+It is a shell over :class:`~harness.serve.ServerCore` (routes, codecs, admission, auth, request
+ids, access log), shared with the test double :class:`~harness.testing.FakeSystemOneServer`.
+
 Capacity: at most ``max_in_flight`` requests are answered at once and at most ``queue_limit``
 wait for a slot; any request beyond that gets 429 with ``Retry-After`` at once, before its body
 is read (a body may be 8 MB: a busy server neither reads nor validates it). A request holds its
@@ -26,17 +29,11 @@ in flight finish; ``harness serve`` calls it on SIGTERM and SIGINT.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import hmac
 import itertools
-import json
 import logging
 import os
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
-from typing import Final, Protocol, Self, runtime_checkable
+from collections.abc import Mapping
+from typing import Final, Protocol, runtime_checkable
 
 import attrs
 from aiohttp import web
@@ -48,13 +45,11 @@ from harness.decision import (
     ChoiceAnswer,
     DecisionRequest,
     JsonValue,
-    RequestValidationError,
     ScoreAnswer,
     choice_confidence,
     score_confidence,
 )
-from harness.decision import openai as openai_codec
-from harness.decision import systemone as systemone_codec
+from harness.decision.systemone import REQUEST_ID_HEADER
 from harness.errors import (
     HarnessError,
     StatusError,
@@ -62,6 +57,18 @@ from harness.errors import (
 )
 from harness.jobs import Dispatcher, JobTimeoutError
 from harness.providers import DecisionClient, Redaction
+from harness.serve._core import (
+    Capacity,
+    Codec,
+    ServerCore,
+    ServerShell,
+    body_problem,
+    busy_reply,
+    decode_body,
+    problem,
+    reply,
+    request_id_of,
+)
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
@@ -83,7 +90,6 @@ HOST: Final = "127.0.0.1"
 API_KEY_ENV: Final = "HARNESS_SERVE_API_KEY"
 """The environment variable ``harness serve`` reads its key from when ``--api-key`` is absent."""
 
-REQUEST_ID_HEADER: Final = "x-typesafe-request-id"
 UPSTREAM_MODEL_HEADER: Final = "x-harness-upstream-model"
 """The model the entry's server said answered, when it said one (answers name the served one)."""
 
@@ -97,59 +103,40 @@ class _NamesItsModel(Protocol):
     async def served_model(self, entry: object) -> str: ...
 
 
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
 @attrs.define
 class ServerStats:
     """What the server has done so far (cumulative): requests, answers, refusals, and the
-    in-flight count with its peak (never above ``max_in_flight``)."""
+    in-flight count with its peak (never above ``max_in_flight``), read from its admission."""
 
+    _capacity: Capacity
     received: int = 0
     answered: int = 0
     busy: int = 0
     invalid: int = 0
     failed: int = 0
-    in_flight: int = 0
-    peak_in_flight: int = 0
-    waiting: int = 0
-    peak_waiting: int = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now."""
+        return self._capacity.in_flight
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most answered at once."""
+        return self._capacity.peak_in_flight
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a slot now."""
+        return self._capacity.waiting
+
+    @property
+    def peak_waiting(self) -> int:
+        """The most waiting at once."""
+        return self._capacity.peak_waiting
 
 
-@attrs.frozen
-class _Codec:
-    name: str
-    decode_request: Callable[[object], tuple[DecisionRequest, str]]
-    encode_reply: Callable[..., dict[str, JsonValue]]  # keyword-only model and token counts
-
-
-_SYSTEMONE = _Codec("systemone", systemone_codec.decode_request, systemone_codec.encode_reply)
-_OPENAI = _Codec("openai", openai_codec.decode_request, openai_codec.encode_reply)
-
-
-def _problem(status: int, error_type: str, message: str, request_id: str) -> web.Response:
-    """An error reply: ``{"detail": {"error_type", "message"}}`` (the shape jevcompat asks)."""
-    body = {"detail": {"error_type": error_type, "message": message}}
-    return _reply(status, body, request_id)
-
-
-def _reply(
-    status: int, body: object, request_id: str, headers: Mapping[str, str] | None = None
-) -> web.Response:
-    return web.json_response(
-        body, status=status, headers={REQUEST_ID_HEADER: request_id, **(headers or {})}
-    )
-
-
-_REQUEST_ID: Final = web.RequestKey("request_id", str)
-
-
-def _request_id_of(request: web.Request) -> str:
-    found = request.get(_REQUEST_ID)
-    return found if isinstance(found, str) else "hs-unknown"
-
-
-class DecisionServer:
+class DecisionServer(ServerShell):
     """A System One (and OpenAI Decisions) server on ``127.0.0.1`` fronting one catalog entry.
 
     ``entry_id`` names the entry (default: the catalog's decision pin). ``max_in_flight``
@@ -175,12 +162,6 @@ class DecisionServer:
         api_key: str | None = None,
         model_name: str | None = None,
     ) -> None:
-        if max_in_flight < 1:
-            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
-        if queue_limit < 0:
-            raise ValueError(f"queue_limit must be >= 0, got {queue_limit}")
-        if not 0 <= port <= 65535:
-            raise ValueError(f"port must be in 0..65535 (0 picks a free one), got {port}")
         if api_key is not None and (not api_key.strip() or api_key != api_key.strip()):
             raise ValueError(
                 "api_key must be a non-blank string without surrounding spaces (or None for no "
@@ -192,35 +173,39 @@ class DecisionServer:
                 f"catalog entry {self.entry.id!r} is not a decision entry (its kind is "
                 f"{self.entry.kind!r}): serve a decision entry"
             )
+        self._core = ServerCore(
+            host=host,
+            port=port,
+            max_in_flight=max_in_flight,
+            queue_limit=queue_limit,
+            api_key=api_key,
+            access_log=access_log,
+            shutdown_timeout=2.0,
+            open_paths=_OPEN_PATHS,
+        )
         self.catalog = catalog
         self.max_in_flight = max_in_flight
         self.queue_limit = queue_limit
         self.retry_after = retry_after
         self.upstream_retries = upstream_retries
-        self.stats = ServerStats()
+        self.stats = ServerStats(self._core.capacity)
         self._clients = dict(clients or {})
         self._tokenizer = load_tokenizer(self.entry.tokenizer)
-        self._port = port
         self._ids = itertools.count(1)
         self._prefix = os.urandom(4).hex()
-        self._slots: asyncio.Semaphore | None = None
-        self._admitted = 0  # requests past the capacity check: reading, waiting or in flight
         self._dispatcher: Dispatcher | None = None
-        self._runner: web.AppRunner | None = None
         self.host = host
-        self._api_key = api_key
         self._model_name = model_name
         self._draining = False
-        self._idle = asyncio.Event()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
     def port(self) -> int:
         """The bound port (known once started)."""
-        if self._runner is None:
+        if not self._core.listener.running:
             raise RuntimeError("the server is not running: start it first")
-        return self._port
+        return self._core.listener.port
 
     @property
     def root(self) -> str:
@@ -236,71 +221,24 @@ class DecisionServer:
     @property
     def authenticated(self) -> bool:
         """Whether requests need ``Authorization: Bearer <key>``."""
-        return self._api_key is not None
+        return self._core.api_key is not None
 
     def application(self) -> web.Application:
         """The aiohttp application (routes; access log, request id, auth and JSON errors)."""
-        app = web.Application(
-            middlewares=[self._access, _json_errors, self._authorise],
-            client_max_size=8 * 1024 * 1024,
+        app = self._core.application(
+            self._serve, new_id=lambda request: self._request_id(), authenticate_all=True
         )
-        app.router.add_post("/v1/systemone", self._serve_systemone)
-        app.router.add_post("/v1/decisions", self._serve_decisions)
         app.router.add_get("/v1/models", self._serve_models)
         app.router.add_get("/v1/models/{model_id}", self._serve_model)
         app.router.add_get("/health", self._serve_health)
         app.router.add_get("/v1/health", self._serve_health)
         return app
 
-    @web.middleware
-    async def _access(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
-        """A request id for every request, and one access-log line (never a body)."""
-        request_id = self._request_id()
-        request[_REQUEST_ID] = request_id
-        started = time.perf_counter()
-        status = 500
-        try:
-            response = await handler(request)
-            status = response.status
-            response.headers.setdefault(REQUEST_ID_HEADER, request_id)
-            return response
-        except web.HTTPException as error:
-            status = error.status
-            raise
-        finally:
-            access_log.info(
-                "%s %s %d %.1fms %s",
-                request.method,
-                request.path,
-                status,
-                (time.perf_counter() - started) * 1000.0,
-                request_id,
-            )
-
-    @web.middleware
-    async def _authorise(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
-        """With a key: 403 when no bearer token was sent, 401 when it is not the key."""
-        key = self._api_key
-        if key is None or request.path in _OPEN_PATHS:
-            return await handler(request)
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        token = token.strip()
-        request_id = _request_id_of(request)
-        if scheme.lower() != "bearer" or not token:
-            message = "no API key: send Authorization: Bearer <key>"
-            return _problem(403, "authentication_error", message, request_id)
-        if not hmac.compare_digest(token.encode("utf-8", "replace"), key.encode("utf-8")):
-            message = "invalid API key: send the key this server was started with"
-            return _problem(401, "authentication_error", message, request_id)
-        return await handler(request)
-
     async def start(self) -> None:
         """Listen on ``host`` (the given port, or a free one when 0)."""
-        if self._runner is not None:
-            raise RuntimeError(f"the server already runs on port {self._port}")
+        if self._core.listener.running:
+            raise RuntimeError(f"the server already runs on port {self._core.listener.port}")
         self._dispatcher = Dispatcher(self.catalog, clients=self._clients)
-        self._slots = asyncio.Semaphore(self.max_in_flight)
         self._draining = False
         if self._model_name is None:
             client = self._dispatcher.client_for(self.entry)
@@ -310,56 +248,33 @@ class DecisionServer:
                 except HarnessError:
                     await self._dispatcher.aclose()
                     raise
-        runner = web.AppRunner(self.application(), access_log=None, shutdown_timeout=2.0)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self._port, backlog=2048)
         try:
-            await site.start()
+            await self._core.listener.start(self.application())
         except BaseException:
-            await runner.cleanup()
             await self._dispatcher.aclose()
             raise
-        self._port = int(runner.addresses[0][1])
-        self._runner = runner
 
     @property
     def in_flight(self) -> int:
         """Requests past the capacity check: being read, waiting for a slot or being answered."""
-        return self._admitted
+        return self._core.capacity.admitted
 
     async def drain(self, grace: float = 10.0) -> int:
         """Stop taking requests (each new one gets 503 ``shutting_down`` with ``Connection:
         close``), wait up to ``grace`` seconds for those in flight to finish, then stop. Returns
         how many were still in flight when the grace ran out (they are cancelled)."""
         self._draining = True
-        if self._admitted:
-            self._idle.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), max(grace, 0.0))
-        left = self._admitted
+        await self._core.capacity.idle(grace)
+        left = self._core.capacity.admitted
         await self.stop()
         return left
 
     async def stop(self) -> None:
         """Stop listening and close the dispatcher's clients; idempotent."""
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
+        await self._core.listener.stop()
         dispatcher, self._dispatcher = self._dispatcher, None
         if dispatcher is not None:
             await dispatcher.aclose()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -376,96 +291,57 @@ class DecisionServer:
 
     async def _serve_models(self, request: web.Request) -> web.StreamResponse:
         listing = {"object": "list", "models": [self._model_card()]}
-        return _reply(200, listing, _request_id_of(request))
+        return reply(200, listing, request_id_of(request))
 
     async def _serve_model(self, request: web.Request) -> web.StreamResponse:
         asked = request.match_info["model_id"]
         if asked not in {self.model_name, self.entry.wire_model_id, self.entry.id}:
-            return _problem(
+            return problem(
                 404,
                 "not_found_error",
                 f"no model {asked!r} here: this server serves {self.model_name!r}",
-                _request_id_of(request),
+                request_id_of(request),
             )
-        return _reply(200, self._model_card(), _request_id_of(request))
+        return reply(200, self._model_card(), request_id_of(request))
 
     async def _serve_health(self, request: web.Request) -> web.StreamResponse:
         status = "draining" if self._draining else "ok"
-        body = {"status": status, "model": self.model_name, "in_flight": self._admitted}
-        return _reply(503 if self._draining else 200, body, _request_id_of(request))
-
-    async def _serve_systemone(self, request: web.Request) -> web.StreamResponse:
-        return await self._serve(request, _SYSTEMONE)
-
-    async def _serve_decisions(self, request: web.Request) -> web.StreamResponse:
-        return await self._serve(request, _OPENAI)
+        body = {"status": status, "model": self.model_name, "in_flight": self.in_flight}
+        return reply(503 if self._draining else 200, body, request_id_of(request))
 
     def _request_id(self) -> str:
         return f"hs-{self._prefix}-{next(self._ids)}"
 
-    async def _serve(self, request: web.Request, codec: _Codec) -> web.StreamResponse:
-        request_id = _request_id_of(request)
+    async def _serve(self, request: web.Request, codec: Codec) -> web.StreamResponse:
+        request_id = request_id_of(request)
         stats = self.stats
         stats.received += 1
-        slots = self._slots
-        assert slots is not None  # set by start()
+        capacity = self._core.capacity
         if self._draining:
             stats.busy += 1
             message = "the server is shutting down; retry on another instance"
-            reply = _busy_reply(503, "shutting_down", message, self.retry_after, request_id)
-            reply.headers["Connection"] = "close"
-            return reply
-        if self._admitted >= self.max_in_flight + self.queue_limit:
+            refused = busy_reply(503, "shutting_down", message, self.retry_after, request_id)
+            refused.headers["Connection"] = "close"
+            return refused
+        if not capacity.admit():
             stats.busy += 1  # refused before its body is read: a busy server reads nothing
-            message = (
-                f"server busy: {self.max_in_flight} requests in flight and {self.queue_limit} "
-                f"waiting; retry after {self.retry_after} s"
-            )
-            return _busy_reply(429, "rate_limit_error", message, self.retry_after, request_id)
-        self._admitted += 1
+            return self._core.busy(self.retry_after, request_id)
         try:
-            return await self._admitted_request(request, codec, request_id, slots)
-        finally:
-            self._admitted -= 1
-            if not self._admitted:
-                self._idle.set()
-
-    async def _admitted_request(
-        self, request: web.Request, codec: _Codec, request_id: str, slots: asyncio.Semaphore
-    ) -> web.StreamResponse:
-        """A request within capacity: read and check its body, wait for a slot, answer it."""
-        stats = self.stats
-        body = await request.read()
-        try:
-            payload: object = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            stats.invalid += 1
-            problem = {"loc": ["body"], "msg": "the body is not JSON", "type": "json_invalid"}
-            return _reply(422, {"detail": [problem]}, request_id)
-        try:
-            decision, _ = codec.decode_request(payload)
-        except RequestValidationError as error:
-            stats.invalid += 1
-            return _reply(422, {"detail": error.detail()}, request_id)
-        if slots.locked():  # every slot taken: wait in the queue (its place is held)
-            stats.waiting += 1
-            stats.peak_waiting = max(stats.peak_waiting, stats.waiting)
+            body = await request.read()
+            decoded = decode_body(body, codec, request_id)
+            if isinstance(decoded, web.StreamResponse):
+                stats.invalid += 1
+                return decoded
+            await capacity.enter()  # a free slot at once, else wait in the queue (place held)
             try:
-                await slots.acquire()
+                return await self._answer(decoded[0], body, codec, request_id)
             finally:
-                stats.waiting -= 1
-        else:
-            await slots.acquire()  # a free slot: taken at once
-        stats.in_flight += 1
-        stats.peak_in_flight = max(stats.peak_in_flight, stats.in_flight)
-        try:
-            return await self._answer(decision, body, codec, request_id)
+                capacity.exit()
         finally:
-            stats.in_flight -= 1
-            slots.release()
+            capacity.leave()
 
     async def _answer(
-        self, decision: DecisionRequest, body: bytes, codec: _Codec, request_id: str
+        self, decision: DecisionRequest, body: bytes, codec: Codec, request_id: str | None
     ) -> web.StreamResponse:
         dispatcher = self._dispatcher
         assert dispatcher is not None  # set by start()
@@ -474,7 +350,7 @@ class DecisionServer:
         try:
             response = await dispatcher.run(call)
             answers = {qid: reference_confidence(a) for qid, a in response.answers.items()}
-            reply = codec.encode_reply(
+            encoded = codec.encode_reply(
                 answers,
                 model=self.model_name,
                 input_tokens=self._tokenizer.count(body),
@@ -483,30 +359,32 @@ class DecisionServer:
             upstream = response.model
         except ContextCeilingError as error:
             self.stats.invalid += 1
-            return _reply(422, {"detail": [_body_problem(str(error))]}, request_id)
+            return reply(422, {"detail": [body_problem(str(error))]}, request_id)
         except HarnessError as error:
             return self._failure(error, request_id, Redaction.of(decision, key=self.entry.api_key))
         except ValueError as error:  # an answer the codec cannot write (a refusal in System One)
             self.stats.failed += 1
-            return _problem(502, "upstream_error", str(error), request_id)
+            return problem(502, "upstream_error", str(error), request_id)
         self.stats.answered += 1
         headers = {UPSTREAM_MODEL_HEADER: upstream} if upstream else None
-        return _reply(200, reply, request_id, headers)
+        return reply(200, encoded, request_id, headers)
 
-    def _failure(self, error: HarnessError, request_id: str, redaction: Redaction) -> web.Response:
+    def _failure(
+        self, error: HarnessError, request_id: str | None, redaction: Redaction
+    ) -> web.Response:
         message = redaction.apply(error.message)  # never quote the caller's text or a key
         if isinstance(error, JobTimeoutError):
             self.stats.failed += 1
-            return _problem(504, "timeout_error", message, request_id)
+            return problem(504, "timeout_error", message, request_id)
         if isinstance(error, UpstreamThrottleError):
             self.stats.failed += 1
-            return _busy_reply(503, "overloaded_error", message, self.retry_after, request_id)
+            return busy_reply(503, "overloaded_error", message, self.retry_after, request_id)
         if isinstance(error, StatusError):  # an upstream failure, its credentials included
             self.stats.failed += 1
-            return _problem(502, "upstream_error", message, request_id)
+            return problem(502, "upstream_error", message, request_id)
         # Readable and about the request itself (too many options or levels for the entry, ...)
         self.stats.invalid += 1
-        return _reply(422, {"detail": [_body_problem(message)]}, request_id)
+        return reply(422, {"detail": [body_problem(message)]}, request_id)
 
 
 def reference_confidence(answer: Answer) -> Answer:
@@ -517,33 +395,3 @@ def reference_confidence(answer: Answer) -> Answer:
     if isinstance(answer, ScoreAnswer):
         return attrs.evolve(answer, confidence=score_confidence(answer.probabilities))
     return answer
-
-
-def _body_problem(message: str) -> dict[str, JsonValue]:
-    return {"loc": ["body", "questions"], "msg": message, "type": "value_error"}
-
-
-def _busy_reply(
-    status: int, error_type: str, message: str, retry_after: int, request_id: str
-) -> web.Response:
-    body = {"detail": {"error_type": error_type, "message": message}}
-    return _reply(status, body, request_id, {"Retry-After": str(retry_after)})
-
-
-@web.middleware
-async def _json_errors(request: web.Request, handler: _Handler) -> web.StreamResponse:
-    """aiohttp's own errors (404, 405, 413) as JSON bodies in the ``detail`` shape."""
-    try:
-        return await handler(request)
-    except web.HTTPException as error:
-        if error.status < 400:
-            raise
-        kind = {404: "not_found_error", 405: "method_not_allowed", 413: "request_too_large"}
-        body = {
-            "detail": {
-                "error_type": kind.get(error.status, "invalid_request_error"),
-                "message": f"{error.reason}: {request.method} {request.path}",
-            }
-        }
-        allow = {"Allow": error.headers["Allow"]} if "Allow" in error.headers else None
-        return web.json_response(body, status=error.status, headers=allow)

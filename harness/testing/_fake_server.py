@@ -1,6 +1,9 @@
 """A real System One server on loopback for tests: answers, pacing, capacity and faults.
 
-:class:`FakeSystemOneServer` is an aiohttp web server bound to ``127.0.0.1`` only. It serves
+:class:`FakeSystemOneServer` is an aiohttp web server bound to ``127.0.0.1`` only, a thin shell
+over the core of ``harness serve`` (:mod:`harness.serve`: routes, codecs, admission, auth, the
+request id and the access log are the real server's), with a scripted or faulty model behind it
+in place of a catalog entry. It serves
 ``POST /v1/systemone`` (System One), ``POST /v1/decisions`` (OpenAI Decisions) and
 ``GET /v1/models``, answers with an installable policy, and reports usage as one input token per
 four bytes of request body, rounded up (output tokens 0). It can pace requests
@@ -14,30 +17,35 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote
 
 import attrs
 from aiohttp import web
 
 from harness.catalog import CatalogEntry
-from harness.decision import DecisionRequest, RequestValidationError
-from harness.decision import openai as openai_codec
-from harness.decision import systemone as systemone_codec
 from harness.providers import Policy, default_answers
+from harness.serve import (
+    REQUEST_ID_HEADER,
+    Codec,
+    ServerCore,
+    ServerShell,
+    decode_body,
+    request_id_of,
+)
 
 if TYPE_CHECKING:
     from harness.decision import Answer
 
 __all__ = ["ECHO_SHAPES", "EchoShape", "ErrorShape", "FakeSystemOneServer", "Fault", "error_body"]
 
-_REQUEST_ID = "x-typesafe-request-id"
+access_log = logging.getLogger("harness.testing.access")
 
 ErrorShape = Literal["error", "error_object", "message", "detail", "detail_object", "detail_list"]
 """The error body shapes in circulation (SYSTEM-ONE.md "Errors")."""
@@ -202,13 +210,7 @@ class Fault:
         return cls("reply", 200, text.encode(), content_type="text/html")
 
 
-@attrs.frozen
-class _Codec:
-    decode_request: Callable[[object], tuple[DecisionRequest, str]]
-    encode_reply: Callable[..., Mapping[str, object]]  # keyword-only model/input/output tokens
-
-
-class FakeSystemOneServer:
+class FakeSystemOneServer(ServerShell):
     """A System One (and OpenAI Decisions) server on ``127.0.0.1`` for tests.
 
     Use it as ``async with FakeSystemOneServer() as server:`` or call :meth:`start` /
@@ -234,15 +236,9 @@ class FakeSystemOneServer:
         decisions_path: str = "/v1/decisions",
         models: Sequence[str] | None = ("fake-decider",),
     ) -> None:
-        if max_in_flight is not None and max_in_flight < 1:
-            raise ValueError("max_in_flight must be >= 1 (or None for no bound)")
-        if queue_limit < 0:
-            raise ValueError("queue_limit must be >= 0")
         self.policy = policy
         self.model = model
         self.service_time = service_time
-        self.max_in_flight = max_in_flight
-        self.queue_limit = queue_limit
         self.busy_retry_after = busy_retry_after
         self.api_key = api_key
         self.systemone_path = systemone_path
@@ -252,32 +248,66 @@ class FakeSystemOneServer:
         self.faults: Callable[[int], Fault | None] | None = None
         """A fault by request number (1-based, across restarts), after ``fail_next``'s queue."""
         self.requests = 0
-        self.in_flight = 0
-        self.peak_in_flight = 0
         self.answered = 0
-        self.connections = 0
-        """Connections accepted (cumulative across restarts)."""
-        self.open_connections = 0
-        self.peak_connections = 0
-        """The most connections open at once."""
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
-        self._port = port
+        self._core = ServerCore(
+            port=port,
+            max_in_flight=max_in_flight,
+            queue_limit=queue_limit,
+            api_key=api_key,
+            access_log=access_log,
+            shutdown_timeout=1.0,
+        )
         self._queued_faults: deque[Fault] = deque()
-        self._waiting = 0
-        self._slots: asyncio.Semaphore | None = None
         self._stopping: asyncio.Event | None = None
-        self._runner: web.AppRunner | None = None
+
+    # -- what the core counts ------------------------------------------------------------------
+
+    @property
+    def max_in_flight(self) -> int | None:
+        """The most requests answered at once (``None``: no bound)."""
+        return self._core.capacity.max_in_flight
+
+    @property
+    def queue_limit(self) -> int:
+        """The most requests waiting for a slot before the next gets 429."""
+        return self._core.capacity.queue_limit
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now (faults included)."""
+        return self._core.capacity.in_flight
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most requests answered at once so far (across restarts)."""
+        return self._core.capacity.peak_in_flight
+
+    @property
+    def connections(self) -> int:
+        """Connections accepted (cumulative across restarts)."""
+        return self._core.listener.connections
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open now."""
+        return self._core.listener.open_connections
+
+    @property
+    def peak_connections(self) -> int:
+        """The most connections open at once."""
+        return self._core.listener.peak_connections
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
     def port(self) -> int:
         """The bound port (known once started; kept for :meth:`restart`)."""
-        if self._port == 0:
+        if self._core.listener.port == 0:
             raise RuntimeError("the fake server has no port yet: start it first")
-        return self._port
+        return self._core.listener.port
 
     @property
     def root(self) -> str:
@@ -292,74 +322,35 @@ class FakeSystemOneServer:
     @property
     def running(self) -> bool:
         """Whether the server is listening."""
-        return self._runner is not None
+        return self._core.listener.running
 
     async def start(self) -> None:
         """Listen on ``127.0.0.1`` (the given port, the previous one, or an ephemeral one)."""
-        if self._runner is not None:
-            raise RuntimeError(f"the fake server is already running on port {self._port}")
-        app = web.Application()
-        app.router.add_post(self.systemone_path, self._serve_systemone)
-        app.router.add_post(self.decisions_path, self._serve_decisions)
+        if self.running:
+            raise RuntimeError(f"the fake server is already running on port {self.port}")
+        self._core.api_key = self.api_key
+        app = self._core.application(
+            self._serve,
+            {"systemone": self.systemone_path, "openai": self.decisions_path},
+            new_id=self._new_id,
+            authenticate_all=False,
+        )
         app.router.add_get("/v1/models", self._serve_models)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await runner.setup()
-        self._count_connections(runner.server)
-        site = web.TCPSite(runner, "127.0.0.1", self._port)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._port = int(runner.addresses[0][1])
+        await self._core.listener.start(app)
         self._stopping = asyncio.Event()
-        self._slots = asyncio.Semaphore(self.max_in_flight) if self.max_in_flight else None
-        self._runner = runner
-
-    def _count_connections(self, server: web.Server | None) -> None:
-        """Count the connections the server accepts and how many are open at once."""
-        if server is None:
-            return
-        made, lost = server.connection_made, server.connection_lost
-
-        def connection_made(handler: web.RequestHandler, transport: asyncio.Transport) -> None:
-            self.connections += 1
-            self.open_connections += 1
-            self.peak_connections = max(self.peak_connections, self.open_connections)
-            made(handler, transport)
-
-        def connection_lost(handler: web.RequestHandler, exc: BaseException | None = None) -> None:
-            self.open_connections -= 1
-            lost(handler, exc)
-
-        server.connection_made = connection_made  # type: ignore[method-assign]  # a counting hook
-        server.connection_lost = connection_lost  # type: ignore[method-assign]  # a counting hook
 
     async def stop(self) -> None:
         """Stop listening; requests left hanging lose their connection. Idempotent."""
-        runner, self._runner = self._runner, None
-        if runner is None:
+        if not self.running:
             return
         if self._stopping is not None:
             self._stopping.set()
-        await runner.cleanup()
+        await self._core.listener.stop()
 
     async def restart(self) -> None:
         """Stop, then listen again on the same port."""
         await self.stop()
         await self.start()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -381,76 +372,57 @@ class FakeSystemOneServer:
             fields["max_concurrent"] = 8
         return CatalogEntry(**fields)  # type: ignore[arg-type]  # overrides are the caller's
 
-    # -- handlers ------------------------------------------------------------------------------
+    # -- the model behind the core ---------------------------------------------------------------
 
-    async def _serve_systemone(self, request: web.Request) -> web.StreamResponse:
-        codec = _Codec(systemone_codec.decode_request, systemone_codec.encode_reply)
-        return await self._serve(request, codec)
-
-    async def _serve_decisions(self, request: web.Request) -> web.StreamResponse:
-        codec = _Codec(openai_codec.decode_request, openai_codec.encode_reply)
-        return await self._serve(request, codec)
+    def _new_id(self, request: web.Request) -> str | None:
+        """Decision requests are numbered (``fake-<n>``, across restarts); others get no id."""
+        if request.method != "POST" or request.path not in (
+            self.systemone_path,
+            self.decisions_path,
+        ):
+            return None
+        self.requests += 1
+        return f"fake-{self.requests}"
 
     async def _serve_models(self, request: web.Request) -> web.StreamResponse:
         if self.models is None:
-            return _json(404, {"error": {"message": "no model listing here"}}, None)
+            return web.json_response({"error": {"message": "no model listing here"}}, status=404)
         listing = [
             {"name": name, "description": "fake", "release_date": None} for name in self.models
         ]
-        return _json(200, {"models": listing}, None)
+        return web.json_response({"models": listing})
 
     def _next_fault(self, number: int) -> Fault | None:
         if self._queued_faults:
             return self._queued_faults.popleft()
         return self.faults(number) if self.faults is not None else None
 
-    async def _serve(self, request: web.Request, codec: _Codec) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, codec: Codec) -> web.StreamResponse:
+        request_id = request_id_of(request) or "fake-0"
+        number = int(request_id.removeprefix("fake-"))
         body = await request.read()
-        self.requests += 1
-        number = self.requests
-        request_id = f"fake-{number}"
         self.bodies.append(body)
         self.headers.append(dict(request.headers))
         self.paths.append(request.path)
-        refused = self._refuse_credentials(request.headers.get("Authorization"))
+        core = self._core
+        refused = core.refusal(request, request_id)
         if refused is not None:
-            return _json(refused[0], {"error": {"message": refused[1]}}, request_id)
-        slots = self._slots
-        if slots is not None and slots.locked() and self._waiting >= self.queue_limit:
-            return web.Response(
-                status=429,
-                body=error_body("error_object", "server busy: too many requests in flight"),
-                content_type="application/json",
-                headers={"Retry-After": str(self.busy_retry_after), _REQUEST_ID: request_id},
-            )
-        fault = self._next_fault(number)
-        if slots is not None:
-            self._waiting += 1
-            try:
-                await slots.acquire()
-            finally:
-                self._waiting -= 1
-        self.in_flight += 1
-        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            return refused
+        if not core.capacity.admit():
+            return core.busy(self.busy_retry_after, request_id)
         try:
-            if fault is not None:
-                return await self._serve_fault(request, fault, request_id, body)
-            if self.service_time > 0:
-                await asyncio.sleep(self.service_time)
-            return await self._answer(body, codec, request_id)
+            fault = self._next_fault(number)
+            await core.capacity.enter()
+            try:
+                if fault is not None:
+                    return await self._serve_fault(request, fault, request_id, body)
+                if self.service_time > 0:
+                    await asyncio.sleep(self.service_time)
+                return await self._answer(body, codec, request_id)
+            finally:
+                core.capacity.exit()
         finally:
-            self.in_flight -= 1
-            if slots is not None:
-                slots.release()
-
-    def _refuse_credentials(self, authorization: str | None) -> tuple[int, str] | None:
-        if self.api_key is None:
-            return None
-        if authorization is None:
-            return 403, "no API key: send Authorization: Bearer <key>"
-        if authorization != f"Bearer {self.api_key}":
-            return 401, "invalid API key"
-        return None
+            core.capacity.leave()
 
     async def _serve_fault(
         self, request: web.Request, fault: Fault, request_id: str, body: bytes = b""
@@ -468,19 +440,14 @@ class FakeSystemOneServer:
             status=fault.status,
             body=fault.body,
             content_type=fault.content_type,
-            headers={**fault.rendered_headers(), _REQUEST_ID: request_id},
+            headers={**fault.rendered_headers(), REQUEST_ID_HEADER: request_id},
         )
 
-    async def _answer(self, body: bytes, codec: _Codec, request_id: str) -> web.StreamResponse:
-        try:
-            payload: object = json.loads(body)
-        except ValueError:
-            problems = [{"loc": ["body"], "msg": "the body is not JSON", "type": "json_invalid"}]
-            return _json(422, {"detail": problems}, request_id)
-        try:
-            decision, model = codec.decode_request(payload)
-        except RequestValidationError as error:
-            return _json(422, {"detail": error.detail()}, request_id)
+    async def _answer(self, body: bytes, codec: Codec, request_id: str) -> web.StreamResponse:
+        decoded = decode_body(body, codec, request_id)
+        if isinstance(decoded, web.StreamResponse):
+            return decoded
+        decision, model = decoded
         try:
             produced = self.policy(decision)
             answers: Mapping[str, Answer] = (
@@ -494,9 +461,13 @@ class FakeSystemOneServer:
             )
         except Exception as error:  # a broken test policy: say so in a 500
             message = f"fake server policy failed: {type(error).__name__}: {error}"
-            return _json(500, {"error": {"message": message[:300]}}, request_id)
+            return web.json_response(
+                {"error": {"message": message[:300]}},
+                status=500,
+                headers={REQUEST_ID_HEADER: request_id},
+            )
         self.answered += 1
-        return _json(200, reply, request_id)
+        return web.json_response(reply, headers={REQUEST_ID_HEADER: request_id})
 
 
 def _echo(fault: Fault, authorization: str, body: bytes, request_id: str) -> web.Response:
@@ -528,10 +499,5 @@ def _echo(fault: Fault, authorization: str, body: bytes, request_id: str) -> web
         status=fault.status,
         body=raw,
         content_type=content_type,
-        headers={_REQUEST_ID: request_id, "Retry-After": "0"},
+        headers={REQUEST_ID_HEADER: request_id, "Retry-After": "0"},
     )
-
-
-def _json(status: int, payload: object, request_id: str | None) -> web.Response:
-    headers = {_REQUEST_ID: request_id} if request_id is not None else None
-    return web.json_response(payload, status=status, headers=headers)

@@ -34,8 +34,8 @@ from harness.testing._run_report import (
     Hang,
     RunReport,
     given_refs,
-    record_run,
     ref_of,
+    report_run,
     user_frames,
 )
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
@@ -661,10 +661,10 @@ async def _guarded_record(
     run_timeout: float | None,
 ) -> RunReport:
     if run_timeout is None:
-        return await record_run(thinker, input, policy)
+        return await report_run(thinker, input, policy)
     try:
         with guarded(run_timeout):
-            return await record_run(thinker, input, policy, run_timeout=run_timeout)
+            return await report_run(thinker, input, policy, run_timeout=run_timeout)
     except RunHung:
         return _blocked(thinker, input, run_timeout)
 
@@ -696,7 +696,7 @@ def _run(
     thinker = factory(Workflow())
     try:
         with guarded(run_timeout):
-            return asyncio.run(record_run(thinker, input, policy, run_timeout=run_timeout))
+            return asyncio.run(report_run(thinker, input, policy, run_timeout=run_timeout))
     except RunHung:
         return _blocked(thinker, input, run_timeout)
 

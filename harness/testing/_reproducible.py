@@ -23,7 +23,7 @@ from typing import Any, Final
 from harness.artifacts import Artifact
 from harness.providers import Policy
 from harness.testing._policy import RandomPolicy
-from harness.testing._run_report import RunBytes, record_run
+from harness.testing._run_report import RunBytes, report_run
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded
 from harness.thinker import DecisionThinker
@@ -237,7 +237,7 @@ def _run_payload(payload: bytes) -> RunBytes:
     try:
         with guarded(timeout):
             report = asyncio.run(
-                record_run(thinker, data["input"], data["policy"], run_timeout=timeout)
+                report_run(thinker, data["input"], data["policy"], run_timeout=timeout)
             )
     except RunHung:
         return RunBytes((), "", None, (), f"stopped after {timeout:g} s: the run blocked")

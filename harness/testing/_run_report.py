@@ -1,6 +1,6 @@
 """One thinker run through the dispatcher against a fake model, recorded for the invariants.
 
-:func:`record_run` runs a thinker on an input with a policy (through a real
+:func:`report_run` runs a thinker on an input with a policy (through a real
 :class:`~harness.jobs.Dispatcher`, a :class:`~harness.providers.FakeDecisionModel` and upstream
 retries 0, so every decision is asked exactly once) and returns a :class:`RunReport`: every request,
 the answers the model's responses carried, the wire bodies, the turns, ``OBS_TURNS``, the world, and
@@ -47,8 +47,8 @@ __all__ = [
     "RunReport",
     "World",
     "given_refs",
-    "record_run",
     "ref_of",
+    "report_run",
     "run_digest",
     "user_frames",
 ]
@@ -365,7 +365,7 @@ def _frames_of(tb: TracebackType | None) -> list[traceback.FrameSummary]:
     return list(traceback.extract_tb(tb))
 
 
-async def record_run(
+async def report_run(
     thinker: DecisionThinker[Any, Any],  # any thinker
     input: Artifact,
     policy: Policy,
@@ -442,4 +442,4 @@ def _awaited(policy: Policy) -> Policy:
 
 async def run_digest(thinker: DecisionThinker[Any, Any], input: Artifact, policy: Policy) -> str:
     """The :meth:`RunReport.digest` of one run (compare it across runs and interpreters)."""
-    return (await record_run(thinker, input, policy)).digest()
+    return (await report_run(thinker, input, policy)).digest()

@@ -1,7 +1,7 @@
 """The checker's wall-clock guard: a run that outlives its limit is interrupted, never waited on.
 
 Two layers. A hang that awaits (a policy awaiting an event that never comes, a tool awaiting a
-dead server) is cut by :func:`harness.testing.record_run`'s own asyncio timeout, which first
+dead server) is cut by :func:`harness.testing.report_run`'s own asyncio timeout, which first
 reads where every task is waiting. A hang that blocks the event loop (``time.sleep``, a busy
 loop in a tool, a policy or the thinker itself) cannot be cut by asyncio: :func:`guarded` arms
 ``SIGALRM`` (main thread) or a watchdog thread that injects :class:`RunHung` into the blocked

@@ -7,7 +7,7 @@
   again, its :class:`RunReport` returned;
 * :func:`check_reproducible`: one example in fresh interpreters under several
   ``PYTHONHASHSEED`` values, compared byte for byte;
-* :func:`invariant_problems` lists what a recorded run broke; :func:`record_run` records one;
+* :func:`invariant_problems` lists what a recorded run broke; :func:`report_run` records one;
   :func:`takes` says whether a palette tool takes an artifact (as the legal moves count it).
 
 A broken run raises :class:`InvariantViolation`, whose ``kind`` (an :class:`InvariantKind`) says
@@ -29,7 +29,7 @@ from harness.testing._reproducible import reproducibility_problems as reproducib
 from harness.testing._run_report import Hang as Hang
 from harness.testing._run_report import RunBytes as RunBytes
 from harness.testing._run_report import RunReport as RunReport
-from harness.testing._run_report import record_run as record_run
+from harness.testing._run_report import report_run as report_run
 from harness.testing._run_report import run_digest as run_digest
 from harness.testing._violation import InvariantKind as InvariantKind
 from harness.testing._violation import InvariantViolation as InvariantViolation
@@ -50,8 +50,8 @@ __all__ = [
     "check_thinker",
     "first_difference",
     "invariant_problems",
-    "record_run",
     "replay_problems",
+    "report_run",
     "reproducibility_problems",
     "run_digest",
     "takes",

@@ -3,6 +3,17 @@
 from harness.thinker._call import DECISION_TIMEOUT as DECISION_TIMEOUT
 from harness.thinker._call import DecisionCall as DecisionCall
 from harness.thinker._call import MissingRequestError as MissingRequestError
+from harness.thinker._durable import Approval as Approval
+from harness.thinker._durable import ApprovalRequiredError as ApprovalRequiredError
+from harness.thinker._durable import BranchError as BranchError
+from harness.thinker._durable import CompletedTurn as CompletedTurn
+from harness.thinker._durable import IdempotencyKey as IdempotencyKey
+from harness.thinker._durable import PendingApproval as PendingApproval
+from harness.thinker._durable import ReplayedTurn as ReplayedTurn
+from harness.thinker._durable import TurnHooks as TurnHooks
+from harness.thinker._durable import approval_bar as approval_bar
+from harness.thinker._durable import idempotency_key as idempotency_key
+from harness.thinker._durable import requires_approval as requires_approval
 from harness.thinker._scheme import OBS_QUESTION_SCHEME as OBS_QUESTION_SCHEME
 from harness.thinker._scheme import QUESTION_SCHEME_VERSIONS as QUESTION_SCHEME_VERSIONS
 from harness.thinker._scheme import QuestionScheme as QuestionScheme

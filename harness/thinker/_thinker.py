@@ -27,6 +27,20 @@ from harness.decision import DecisionRequest, DecisionResponse, RefusedAnswer
 from harness.errors import HarnessError
 from harness.palette import thinker_input_of, validate_palette
 from harness.thinker._call import DecisionCall
+from harness.thinker._durable import (
+    Approval,
+    ApprovalRequiredError,
+    CompletedTurn,
+    IdempotencyKey,
+    PendingApproval,
+    ReplayedTurn,
+    TurnHooks,
+    approval_bar,
+    moves_of,
+    parse_move,
+    probability,
+    turn_hooks,
+)
 from harness.thinker._scheme import (
     DEFAULT_QUESTION_SCHEME,
     OBS_QUESTION_SCHEME,
@@ -42,6 +56,7 @@ from harness.thinker._world import RunWorld
 from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
 
 if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
     from harness.jobs import JobContext
 
 __all__ = ["DEFAULT_MAX_TURNS", "DEFAULT_SELECTION_THRESHOLD", "DecisionThinker"]
@@ -68,7 +83,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
     The key tool is folded into the palette after the others, once. The answer is the
     candidates selected at ``selection_threshold`` or above, in world order, as a
-    ``ListArtifact[O]`` whose instruction is the objective.
+    ``ListArtifact[O]`` whose instruction is the objective. Left out, the threshold is the one
+    fitted for the run's catalog entry (its ``[entries.calibration]`` ``selection_threshold``,
+    written by ``harness.evals``), else :data:`DEFAULT_SELECTION_THRESHOLD`.
 
     ``question_scheme`` says how a turn is put to the model (``"lean"``: each digest line once,
     in the state; ``"verbose"``: input options and selections repeat them; ``"shared"``: lean,
@@ -87,7 +104,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         palette: tuple[type[DecisionTool[Never, Artifact]], ...],
         objective: str,
         max_turns: int = DEFAULT_MAX_TURNS,
-        selection_threshold: float = DEFAULT_SELECTION_THRESHOLD,
+        selection_threshold: float | None = None,
         formatters: TextFormatterRegistry | None = None,
         question_scheme: QuestionScheme | None = None,
     ) -> None:
@@ -113,7 +130,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             raise ValueError("objective must be a non-blank string: say what the run is for")
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
-        if (
+        if selection_threshold is not None and (
             isinstance(selection_threshold, bool)
             or not isinstance(selection_threshold, int | float)
             or not 0.0 <= selection_threshold <= 1.0
@@ -130,11 +147,11 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         self.palette: tuple[type[DecisionTool[Never, Artifact]], ...] = tuple(folded)
         self.objective = objective
         self.max_turns = max_turns
-        self.selection_threshold = selection_threshold
+        self._given_threshold = selection_threshold
         self.formatters = formatters if formatters is not None else TextFormatterRegistry()
         self.scheme: QuestionScheme = scheme
         self._providers = tuple(ClassToolProvider(cls) for cls in self.palette)
-        self._last = _RunState(ArtifactRegistry(), None)
+        self._last = _RunState(ArtifactRegistry(), None, self._threshold_for(None))
 
     # -- a thin view of the last run (each run keeps its own state) -------------------------
 
@@ -153,6 +170,22 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         return self._last.registry
 
     @property
+    def selection_threshold(self) -> float:
+        """The threshold of the run that started last on this instance (see :meth:`turns`):
+        the one given to the constructor, else the run's entry's fitted one, else 0.5. Before
+        any run: the one given, else 0.5."""
+        return self._last.threshold
+
+    def _threshold_for(self, entry: object) -> float:
+        """The threshold a run on ``entry`` answers at (see :attr:`selection_threshold`)."""
+        if self._given_threshold is not None:
+            return float(self._given_threshold)
+        fitted = getattr(getattr(entry, "calibration", None), "selection_threshold", None)
+        if isinstance(fitted, int | float) and not isinstance(fitted, bool):
+            return float(fitted)
+        return DEFAULT_SELECTION_THRESHOLD
+
+    @property
     def _option_limit(self) -> int | None:
         """The running run's ``max_options`` (per run: a task-local value, not instance state)."""
         state = _CURRENT.get(None)
@@ -164,7 +197,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         """Run the loop on ``input`` until the model finishes, the moves run out or the budget
         is spent. Each run keeps its own state, so one instance may run several inputs at once."""
         world = RunWorld(input, self._providers, self.output_type, self.formatters)
-        state = _RunState(world.registry, _option_limit(context))
+        entry = _decision_entry(context)
+        limit = entry.max_options if entry is not None else None
+        state = _RunState(world.registry, limit, self._threshold_for(entry))
         self._last = state
         token = _CURRENT.set(state)  # this run's task only: concurrent runs never share it
         try:
@@ -179,6 +214,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         context.metadata[OBS_QUESTION_SCHEME] = QUESTION_SCHEME_VERSIONS[self.scheme]
         done: list[str] = []
         tools = {p.name: p for p in self._providers}
+        hooks = turn_hooks(context)  # a durable run's, for its top thinker only
         while True:
             moves = self._moves(world)
             candidates = self._candidates(world)
@@ -187,30 +223,114 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 return self._finish(context, world, turns, number, None, {}, ())
             if not moves or number > self.max_turns:
                 request = self._request(world, done, (), candidates)
-                response = await self._decide(context, request)
+                response, replay = await self._ask(context, hooks, number, request)
                 selection = self._selection(response, candidates)
-                return self._finish(context, world, turns, number, None, selection, candidates)
+                answer = self._finish(context, world, turns, number, None, selection, candidates)
+                await _completed(hooks, replay, number, request, response, turns[-1])
+                return answer
             request = self._request(world, done, moves, candidates)
-            response = await self._decide(context, request)
+            response, replay = await self._ask(context, hooks, number, request)
             chosen = response.choice("next")
-            if chosen.choice == FINISH:
+            move, ref, approval = self._steer(
+                hooks, replay, number, response, moves, bool(candidates)
+            )
+            if move == FINISH:
                 selection = self._selection(response, candidates)
-                return self._finish(
+                answer = self._finish(
                     context, world, turns, number, chosen.probabilities, selection, candidates
                 )
-            provider = tools[chosen.choice]
+                await _completed(hooks, replay, number, request, response, turns[-1])
+                return answer
+            provider = tools[move]
             argument = response.choice(self._input_id(moves, provider.name))
-            ref = argument.choice
+            ref = argument.choice if ref is None else ref
             self._spend(world, provider.name, ref)
-            turn, line = await self._run_tool(context, world, number, provider, ref)
+            if replay is not None and replay.done:  # journalled: its product, not a new run
+                turn, line = _restored(world, number, provider.name, ref, replay)
+            elif approval is not None and approval.kind == "reject":
+                reason = approval.reason or "rejected by a person"
+                turn = DecisionTurn(number, None, provider.name, artifact=ref, failure=reason)
+                line = f"{provider.name} on {ref} failed: {reason}"
+            else:
+                if hooks is not None:
+                    await hooks.synced()  # the turns before are on disk before this tool runs
+                turn, line = await self._run_tool(context, world, number, provider, ref)
             turns.append(
                 attrs.evolve(turn, next=chosen.probabilities, argument=argument.probabilities)
             )
             done.append(line)
+            if hooks is not None and (replay is None or not replay.done):
+                product = None if turn.result is None else world.get(turn.result)
+                await hooks.completed(
+                    CompletedTurn(
+                        number,
+                        request,
+                        response,
+                        provider.name,
+                        ref,
+                        approval,
+                        product,
+                        turn.failure,
+                        line,
+                        turns[-1],
+                    )
+                )
             self._publish(context, turns)
             context.progress(
                 f"turn {number}: {provider.name} on {ref}" + (" failed" if turn.failure else "")
             )
+
+    async def _ask(
+        self, context: JobContext, hooks: TurnHooks | None, number: int, request: DecisionRequest
+    ) -> tuple[DecisionResponse, ReplayedTurn | None]:
+        """The turn's decision: journalled (replayed, the model not asked) or asked now."""
+        replay = None if hooks is None else hooks.replayed(number, request)
+        if replay is not None:
+            return replay.response, replay
+        return await self._decide(context, request), None
+
+    def _steer(
+        self,
+        hooks: TurnHooks | None,
+        replay: ReplayedTurn | None,
+        number: int,
+        response: DecisionResponse,
+        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
+        finishable: bool,
+    ) -> tuple[str, str | None, Approval | None]:
+        """The move taken: the model's, a forced one (branching), or a person's verdict on a
+        move below its approval bar. Returns the move, its ref if fixed, and the verdict."""
+        chosen = response.choice("next")
+        legal = moves_of([(p.name, refs) for p, refs in moves])
+        forced = None if hooks is None else hooks.forced(number)
+        if forced is not None:
+            move, ref = parse_move(forced, number, chosen.probabilities, legal, finishable)
+            return move, ref, None
+        if chosen.choice == FINISH:
+            return FINISH, None, None
+        provider = next(p for p, _ in moves if p.name == chosen.choice)
+        bar = approval_bar(provider.tool_class) or approval_bar(type(self))
+        p = probability(chosen.probabilities, chosen.choice)
+        if bar is None or p >= bar:
+            return chosen.choice, None, None
+        ref = response.choice(self._input_id(moves, chosen.choice)).choice
+        if replay is not None and replay.approval is not None:
+            approval = replay.approval
+        elif hooks is None:
+            raise ApprovalRequiredError(
+                f"turn {number}: {chosen.choice} on {ref} needs a person's approval "
+                f"({p:.2f} < {bar:.2f}); run with a journal (journal=PATH, --journal FILE) "
+                "to pause, or give an approver (approver=..., --approve yes|no)"
+            )
+        else:
+            pending = PendingApproval(
+                number, chosen.choice, ref, p, bar, legal, dict(chosen.probabilities)
+            )
+            approval = hooks.approve(pending, response)
+            pending.check(approval)
+        if approval.kind == "pick":
+            return str(approval.tool), approval.artifact, approval
+        return chosen.choice, ref, approval
 
     # The steps below are methods so a test can plant a broken thinker and watch the property
     # suite catch it (harness.testing.invariants).
@@ -274,12 +394,14 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         ref: str,
     ) -> tuple[DecisionTurn, str]:
         tool: DecisionTool[Any, Artifact] = provider.create(context)  # typed by the palette rules
+        key = _key(context, turn_hooks(context), number, provider.name, ref)
         job = ToolRun(
             context,
             tool,
             world.get(ref),
             name=provider.name,
             upstream_retries=context.upstream_retries,
+            idempotency_key=key,
         )
         try:
             product = await context.run(job)
@@ -307,11 +429,11 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         candidates: Sequence[str],
     ) -> ListArtifact[O]:
         chosen: list[O] = []
+        state = _CURRENT.get(None)
+        threshold = state.threshold if state is not None else self.selection_threshold
         for ref in candidates:
             artifact = world.get(ref)
-            if selection[ref] >= self.selection_threshold and isinstance(
-                artifact, self.output_type
-            ):
+            if selection[ref] >= threshold and isinstance(artifact, self.output_type):
                 chosen.append(artifact)  # isinstance narrows for the type checker: always true
         answer = ListArtifact(self.output_type, tuple(chosen), self.objective)
         world.adopt(answer)
@@ -325,11 +447,53 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
 
 @attrs.define
 class _RunState:
-    """One run's own state: its world's registry, its turns, its entry's ``max_options``."""
+    """One run's own state: its world's registry, its turns, its entry's ``max_options``, the
+    selection threshold it answers at."""
 
     registry: ArtifactRegistry
     option_limit: int | None
+    threshold: float
     turns: list[DecisionTurn] = attrs.Factory(list)
+
+
+async def _completed(
+    hooks: TurnHooks | None,
+    replay: ReplayedTurn | None,
+    number: int,
+    request: DecisionRequest,
+    response: DecisionResponse,
+    turn: DecisionTurn,
+) -> None:
+    """Journal a live finishing turn (a replayed one is in the journal already)."""
+    if hooks is not None and replay is None:
+        await hooks.completed(
+            CompletedTurn(number, request, response, FINISH, None, None, None, None, None, turn)
+        )
+
+
+def _restored(
+    world: RunWorld, number: int, tool: str, ref: str, replay: ReplayedTurn
+) -> tuple[DecisionTurn, str]:
+    """A journalled tool step: its product adopted as the run adopted it, or its failure."""
+    if replay.product is None:
+        failure = replay.failure or "failed"
+        turn = DecisionTurn(number, None, tool, artifact=ref, failure=failure)
+        return turn, replay.line or f"{tool} on {ref} failed: {failure}"
+    result = world.adopt(replay.product)
+    turn = DecisionTurn(number, None, tool, artifact=ref, result=result)
+    return turn, replay.line or f"{tool} on {ref} produced {result}"
+
+
+def _key(
+    context: JobContext, hooks: TurnHooks | None, number: int, tool: str, ref: str
+) -> IdempotencyKey:
+    """The idempotency key of this turn's tool run: under the run's id for the top thinker,
+    under the key of the tool run it executes in for a nested one."""
+    within = getattr(context.job, "idempotency_key", None)
+    if hooks is not None or not isinstance(within, IdempotencyKey):
+        run_id = hooks.run_id if hooks is not None else context.job.identity.job_id
+        return IdempotencyKey(run_id, number, tool, ref)
+    return IdempotencyKey(within.run_id, number, tool, ref, within)
 
 
 _CURRENT: ContextVar[_RunState] = ContextVar("harness_thinker_run")
@@ -371,13 +535,12 @@ def _check_declared_output(thinker: type, output_type: type) -> None:
         )
 
 
-def _option_limit(context: JobContext) -> int | None:
-    """The ``max_options`` of the entry the run's decisions resolve to, if it states one."""
+def _decision_entry(context: JobContext) -> CatalogEntry | None:
+    """The entry the run's decisions resolve to (its ``max_options``, its fitted threshold)."""
     try:
-        entry = context.dispatcher.catalog.resolve_decision(None, asked_by=context.job.describe())
+        return context.dispatcher.catalog.resolve_decision(None, asked_by=context.job.describe())
     except ValueError:
         return None  # no decision entry: the first decision call reports it, naming the job
-    return entry.max_options
 
 
 def _require(value: object, name: str, what: str) -> None:

@@ -6,6 +6,7 @@ from typing import Any, ClassVar, TypeVar
 
 from harness.artifacts import Artifact, ListArtifact, conforms
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
+from harness.thinker._durable import IdempotencyKey, TurnHooks
 from harness.tools import NAME_ATTR, DecisionTool, Identifiable, tool_types
 
 __all__ = ["ThinkerRun", "ToolRun"]
@@ -28,12 +29,15 @@ class ToolRun(Job[O]):
         name: str,
         upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
         timeout: float | None = None,
+        idempotency_key: IdempotencyKey | None = None,
     ) -> None:
         super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
         _check_input(name, tool, input)
         self.tool: DecisionTool[Any, O] = tool  # the input type is checked just above
         self.input: Artifact = input
         self._name = name
+        self.idempotency_key = idempotency_key
+        """The same each time this turn's tool runs (see ``harness.idempotency_key``)."""
 
     @property
     def tool_name(self) -> str | None:
@@ -89,7 +93,10 @@ class ThinkerRun(ToolRun[O]):
         *,
         upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
         timeout: float | None = None,
+        turn_hooks: TurnHooks | None = None,
     ) -> None:
+        self.turn_hooks = turn_hooks
+        """A durable run's hooks for the thinker's loop (journal, replay, branch, approval)."""
         name = type(thinker).__dict__.get(NAME_ATTR, type(thinker).__qualname__)
         super().__init__(
             parent,

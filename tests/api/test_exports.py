@@ -29,6 +29,8 @@ PUBLIC = [
     "harness.scope",
     "harness.testing",
     "harness.tools",
+    "harness.evals",
+    "harness.evals.metrics",
 ]
 
 

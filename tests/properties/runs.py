@@ -12,7 +12,7 @@ from typing import Never
 from harness.artifacts import Artifact
 from harness.decision import Choice, DecisionRequest
 from harness.providers._fake import Policy
-from harness.testing.invariants import RunReport, record_run, takes
+from harness.testing.invariants import RunReport, report_run, takes
 from harness.testing.strategies import Scenario
 from harness.thinker import FINISH
 from harness.tools import ClassToolProvider, Workflow
@@ -22,7 +22,7 @@ __all__ = ["offered_tools", "options", "providers", "run", "seen_world", "takes"
 
 def run(scenario: Scenario, policy: Policy) -> RunReport:
     """One run of the scenario's thinker under ``policy``, recorded."""
-    return asyncio.run(record_run(scenario.thinker(Workflow()), scenario.input, policy))
+    return asyncio.run(report_run(scenario.thinker(Workflow()), scenario.input, policy))
 
 
 def seen_world(report: RunReport, request: DecisionRequest) -> Sequence[tuple[str, Artifact]]:

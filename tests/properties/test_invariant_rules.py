@@ -19,7 +19,7 @@ from harness.testing.invariants import (
     InvariantViolation,
     check_thinker,
     invariant_problems,
-    record_run,
+    report_run,
 )
 from harness.thinker import DecisionThinker
 from harness.thinker._world import RunWorld
@@ -86,7 +86,7 @@ def split_tally_finish(request: DecisionRequest) -> Mapping[str, Answer]:
 
 
 async def test_legal_pairs_are_counted_before_the_answer_was_adopted() -> None:
-    report = await record_run(LineFinder(Workflow()), Doc("one\ntwo"), split_tally_finish)
+    report = await report_run(LineFinder(Workflow()), Doc("one\ntwo"), split_tally_finish)
     assert invariant_problems(report) == []
     refs = [ref for ref, _ in report.world]
     assert refs[-1] == "list#2"  # the answer, adopted after the last decision

@@ -1,5 +1,5 @@
 """The checker's bounds and comparisons on their own: the wall-clock guard, the decision bound of
-``record_run``, the byte comparison of two runs, and ``assert_invariants``' second run."""
+``report_run``, the byte comparison of two runs, and ``assert_invariants``' second run."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from harness.testing.invariants import (
     assert_invariants,
     first_difference,
     invariant_problems,
-    record_run,
+    report_run,
     reproducibility_problems,
 )
 from harness.tools import Workflow
@@ -83,7 +83,7 @@ def test_the_guard_refuses_a_limit_that_is_not_positive() -> None:
 
 async def test_a_runaway_run_is_stopped_at_the_decision_past_the_budget() -> None:
     thinker = ReasksOnFinish(Workflow())
-    report = await record_run(thinker, Note("alpha is due; beta"), finishes_when_it_can)
+    report = await report_run(thinker, Note("alpha is due; beta"), finishes_when_it_can)
     assert report.runaway
     assert report.error is None
     assert len(report.requests) == thinker.max_turns + 2
@@ -98,7 +98,7 @@ async def test_a_run_waiting_past_its_timeout_is_reported_with_where_it_waited()
         await asyncio.Event().wait()
         return {}
 
-    report = await record_run(Triage(Workflow()), Note("alpha"), waits, run_timeout=0.2)
+    report = await report_run(Triage(Workflow()), Note("alpha"), waits, run_timeout=0.2)
     assert report.hang is not None
     assert report.hang.during == "the model's policy answering request 1"
     assert "in waits" in report.hang.stack

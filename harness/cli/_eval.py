@@ -1,0 +1,259 @@
+"""``harness eval MODULE:CLASS DATASET`` and ``harness eval compare A B``: evals and CI gates.
+
+``harness eval`` runs the thinker on every case of the dataset (resumable in ``--out``), prints
+the table of figures, writes ``report.json``, ``report.html`` (and ``--junit FILE``), and exits
+1 when a gate fails. ``harness eval compare A B`` compares two reports (files or ``--out``
+folders): changed answers, flips at the threshold, McNemar, cases near the threshold; its gates
+apply to B.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from harness.cli._common import EXIT_FAILED, CliError, say
+
+if TYPE_CHECKING:
+    from harness.evals import GateResult
+
+__all__ = ["add_parser", "eval_command"]
+
+_GATE_HELP = {
+    "min_recall": "fail (exit 1) when recall is below X",
+    "min_precision": "fail when precision is below X",
+    "min_f1": "fail when F1 is below X",
+    "min_exact_match": "fail when the share of cases answered exactly is below X",
+    "min_accuracy": "fail when a role's accuracy is below X",
+    "min_auc": "fail when a role's AUC is below X",
+    "max_ece": "fail when a role's ECE (equal-width bins) is above X",
+    "max_brier": "fail when a role's Brier score is above X",
+    "max_log_loss": "fail when a role's log loss is above X",
+}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``harness eval``."""
+    parser = commands.add_parser(
+        "eval",
+        help="score a thinker on a labelled dataset, or compare two evals (CI gates)",
+        description=(
+            "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
+            "thinker on each case and report recall, precision, F1, calibration and more, each "
+            "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
+            "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
+            "single labelled requests. A failed gate exits 1."
+        ),
+    )
+    parser.add_argument(
+        "first", metavar="MODULE:CLASS|compare|pack", help="the thinker, compare or pack"
+    )
+    parser.add_argument(
+        "second", metavar="DATASET|A|PACK", help="the labelled cases, report A or a pack"
+    )
+    parser.add_argument("third", metavar="B", nargs="?", help="report B (compare only)")
+    parser.add_argument(
+        "--model",
+        metavar="M",
+        help="catalog entry id or model string ('embedded', 'systemone:<model>', ...); "
+        "default: the catalog's decision pin",
+    )
+    parser.add_argument("--catalog", metavar="FILE", help="catalog TOML file")
+    parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")
+    parser.add_argument(
+        "--key",
+        metavar="FIELD[,FIELD]",
+        help="compare answered and expected items by these fields (default: every field)",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=8, metavar="N", help="cases in flight (default 8)"
+    )
+    parser.add_argument("--ray", metavar="auto|ADDRESS|local", help="run the cases on Ray")
+    parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML file (cases, gates)")
+    parser.add_argument("--json", action="store_true", help="print the report's JSON instead")
+    parser.add_argument(
+        "--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples"
+    )
+    for gate, text in _GATE_HELP.items():
+        parser.add_argument(f"--{gate.replace('_', '-')}", type=float, metavar="X", help=text)
+    parser.add_argument(
+        "--max-flips", type=int, metavar="N", help="compare: fail when more decisions flipped"
+    )
+    parser.set_defaults(command=eval_command)
+
+
+def failed(results: Sequence[GateResult]) -> list[GateResult]:
+    """The gates that failed."""
+    return [result for result in results if not result.passed]
+
+
+def _gates(args: argparse.Namespace) -> dict[str, float | None]:
+    return {gate: getattr(args, gate) for gate in _GATE_HELP}
+
+
+def _key(fields: str | None) -> Any:  # Any: a key function of the thinker's item type
+    if not fields:
+        return None
+    names = [f.strip() for f in fields.split(",") if f.strip()]
+
+    def key(item: object) -> tuple[object, ...]:
+        return tuple(getattr(item, name) for name in names)
+
+    return key
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    """Run ``harness eval`` or ``harness eval compare``."""
+    if args.first == "compare":
+        return _compare(args)
+    if args.first == "pack":
+        return _pack(args)
+    if args.third is not None:
+        raise CliError(
+            f"unexpected argument {args.third!r}: harness eval MODULE:CLASS DATASET, or "
+            "harness eval compare A B"
+        )
+    if args.max_flips is not None:
+        raise CliError("--max-flips bounds a comparison: use it with harness eval compare A B")
+    if args.concurrency < 1:
+        raise CliError("--concurrency must be at least 1")
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.catalog import CatalogError, load_catalog
+    from harness.evals import (
+        Dataset,
+        DatasetError,
+        EvalError,
+        check_gates,
+        evaluate,
+        import_thinker,
+        render_text,
+        write_html,
+        write_junit,
+    )
+    from harness.tools import list_iterand, runtime_class, tool_types
+
+    try:
+        thinker = import_thinker(args.first)
+        input_type, output_type = tool_types(thinker)
+        item_type = list_iterand(output_type)
+    except EvalError as error:
+        raise CliError(str(error)) from None
+    except (TypeError, ValueError) as error:
+        raise CliError(f"{args.first}: cannot read its types: {error}") from None
+    if item_type is None:
+        raise CliError(f"{args.first} does not answer a list of items: an eval needs a thinker")
+    try:
+        catalog = load_catalog(args.catalog) if args.catalog and not args.ray else None
+        dataset: Dataset[Any, Any] = Dataset.load(
+            args.second, runtime_class(input_type), item_type, key=_key(args.key)
+        )
+    except (DatasetError, CatalogError) as error:
+        raise CliError(str(error)) from None
+    out = Path(args.out or "eval-out")
+    try:
+        report = evaluate(
+            args.first,
+            dataset,
+            model=args.model,
+            catalog=catalog,
+            out=out,
+            concurrency=args.concurrency,
+            ray=args.ray,
+            catalog_file=args.catalog if args.ray else None,
+            resamples=args.resamples,
+        )
+    except (EvalError, CatalogError) as error:
+        raise CliError(str(error)) from None
+    results = check_gates(report, _gates(args))
+    write_html(report, out)
+    if args.junit:
+        write_junit(args.junit, report, results)
+    if args.json:
+        print(report.dumps(), end="")
+    else:
+        print(render_text(report), end="")
+        for result in results:
+            say(result.message)
+        say(f"report: {out / 'report.json'}, page: {out / 'report.html'}", error=True)
+    return EXIT_FAILED if failed(results) else 0
+
+
+def _pack(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from harness.catalog import CatalogError, load_catalog
+    from harness.evals import (
+        DatasetError,
+        DecisionPack,
+        check_gates,
+        evaluate_pack,
+        render_text,
+        write_html,
+        write_junit,
+    )
+
+    if args.third is not None:
+        raise CliError(f"unexpected argument {args.third!r}: harness eval pack PACK.jsonl")
+    try:
+        catalog = load_catalog(args.catalog) if args.catalog else None
+        pack = DecisionPack.load(args.second)
+        report = evaluate_pack(
+            pack,
+            model=args.model,
+            catalog=catalog,
+            concurrency=args.concurrency,
+            resamples=args.resamples,
+        )
+    except (DatasetError, CatalogError) as error:
+        raise CliError(str(error)) from None
+    out = Path(args.out or "eval-out")
+    report.write_json(out / "report.json")
+    write_html(report, out)
+    results = check_gates(report, _gates(args))
+    if args.junit:
+        write_junit(args.junit, report, results)
+    if args.json:
+        print(report.dumps(), end="")
+    else:
+        print(render_text(report), end="")
+        for result in results:
+            say(result.message)
+    return EXIT_FAILED if failed(results) else 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import json
+
+    from harness.evals import (
+        DatasetError,
+        check_gates,
+        compare,
+        load_report,
+        render_comparison,
+        write_junit,
+    )
+
+    if args.third is None:
+        raise CliError("harness eval compare needs two reports: harness eval compare A B")
+    try:
+        a = load_report(args.second)
+        b = load_report(args.third)
+    except DatasetError as error:
+        raise CliError(str(error)) from None
+    comparison = compare(a, b)
+    results = check_gates(b, _gates(args), comparison=comparison, max_flips=args.max_flips)
+    if args.junit:
+        write_junit(args.junit, b, results)
+    if args.json:
+        print(json.dumps(comparison.to_json(), sort_keys=True, indent=1))
+    else:
+        print(render_comparison(comparison), end="")
+        for result in results:
+            say(result.message)
+    return EXIT_FAILED if failed(results) else 0

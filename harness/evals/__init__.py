@@ -1,0 +1,119 @@
+"""Evals: how good are a thinker's decisions? Typed datasets, figures with intervals, fitted
+thresholds, comparisons of two evals, and reports for people and for CI.
+
+``Dataset.load("cases.jsonl", Note, Verdict)`` reads labelled cases; ``evaluate(Triage, dataset,
+model="embedded")`` runs the thinker on each (resumable, through the batch engine) and returns an
+:class:`EvalReport`: recall, precision, F1 and exact match of the answers, and per question role
+(``next``, ``<tool>_input``, ``select``) accuracy, Brier, log loss, ECE, AUC and RPS, each with a
+95 % bootstrap interval resampled by case, beside two baselines. ``fit_threshold`` fits the
+selection threshold on a dev split; ``compare`` and ``check_gates`` turn two reports into a CI
+verdict. :mod:`harness.evals.metrics` holds the figures as pure functions.
+"""
+
+from harness.evals import metrics as metrics
+from harness.evals._bias import PositionBias as PositionBias
+from harness.evals._bias import position_bias as position_bias
+from harness.evals._calibration import CalibrationReport as CalibrationReport
+from harness.evals._calibration import calibration_report as calibration_report
+from harness.evals._calibration import fit_calibration as fit_calibration
+from harness.evals._calibration import without_calibration as without_calibration
+from harness.evals._calibration import write_calibration as write_calibration
+from harness.evals._compare import CaseChange as CaseChange
+from harness.evals._compare import Comparison as Comparison
+from harness.evals._compare import DecisionShift as DecisionShift
+from harness.evals._compare import compare as compare
+from harness.evals._dataset import Case as Case
+from harness.evals._dataset import Dataset as Dataset
+from harness.evals._dataset import DatasetError as DatasetError
+from harness.evals._dataset import ItemKey as ItemKey
+from harness.evals._dataset import key_text as key_text
+from harness.evals._gates import GATES as GATES
+from harness.evals._gates import GateResult as GateResult
+from harness.evals._gates import assert_eval as assert_eval
+from harness.evals._gates import check_gates as check_gates
+from harness.evals._pack import DecisionPack as DecisionPack
+from harness.evals._pack import Label as Label
+from harness.evals._pack import LabelledDecision as LabelledDecision
+from harness.evals._pack_run import evaluate_pack as evaluate_pack
+from harness.evals._pack_run import evaluate_pack_async as evaluate_pack_async
+from harness.evals._render import render_comparison as render_comparison
+from harness.evals._render import render_html as render_html
+from harness.evals._render import render_text as render_text
+from harness.evals._render import write_html as write_html
+from harness.evals._render import write_junit as write_junit
+from harness.evals._report import Candidate as Candidate
+from harness.evals._report import CaseResult as CaseResult
+from harness.evals._report import EvalReport as EvalReport
+from harness.evals._report import ScoredDecision as ScoredDecision
+from harness.evals._report import load_report as load_report
+from harness.evals._report import role_of as role_of
+from harness.evals._run import EvalError as EvalError
+from harness.evals._run import at_threshold as at_threshold
+from harness.evals._run import evaluate as evaluate
+from harness.evals._run import evaluate_async as evaluate_async
+from harness.evals._run import import_thinker as import_thinker
+from harness.evals._run import score as score
+from harness.evals._threshold import FittedThreshold as FittedThreshold
+from harness.evals._threshold import ThresholdRule as ThresholdRule
+from harness.evals._threshold import fit_threshold as fit_threshold
+from harness.evals.metrics import Bin as Bin
+from harness.evals.metrics import Estimate as Estimate
+from harness.evals.metrics import UndefinedMetricError as UndefinedMetricError
+
+__all__ = [
+    "GATES",
+    "Bin",
+    "CalibrationReport",
+    "Candidate",
+    "Case",
+    "CaseChange",
+    "CaseResult",
+    "Comparison",
+    "Dataset",
+    "DatasetError",
+    "DecisionPack",
+    "DecisionShift",
+    "Estimate",
+    "EvalError",
+    "EvalReport",
+    "FittedThreshold",
+    "GateResult",
+    "ItemKey",
+    "Label",
+    "LabelledDecision",
+    "PositionBias",
+    "ScoredDecision",
+    "ThresholdRule",
+    "UndefinedMetricError",
+    "assert_eval",
+    "at_threshold",
+    "calibration_report",
+    "check_gates",
+    "compare",
+    "evaluate",
+    "evaluate_async",
+    "evaluate_pack",
+    "evaluate_pack_async",
+    "fit_calibration",
+    "fit_threshold",
+    "import_thinker",
+    "key_text",
+    "load_report",
+    "metrics",
+    "position_bias",
+    "render_comparison",
+    "render_html",
+    "render_text",
+    "role_of",
+    "score",
+    "without_calibration",
+    "write_calibration",
+    "write_html",
+    "write_junit",
+]
+
+for _name in __all__:
+    _value = globals()[_name]
+    if isinstance(_value, type) and _value.__module__.startswith("harness.evals._"):
+        _value.__module__ = __name__
+del _name, _value

@@ -1,0 +1,71 @@
+"""docs/evals.md runs as written, in order, in an empty folder: its Python blocks in one
+namespace, its commands in a shell; the output it shows is the output they print."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "evals.md"
+BLOCK = re.compile(r"```(\w*)\n(.*?)```", re.DOTALL)
+
+
+def shown_lines(text: str) -> list[str]:
+    """The lines a block shows as output, trailing spaces dropped, "..." elisions left out."""
+    return [line.rstrip() for line in text.splitlines() if line.strip() and line.strip() != "..."]
+
+
+def check_shown(shown: list[str], printed: str, where: str) -> None:
+    got = [line.rstrip() for line in printed.splitlines()]
+    for line in shown:
+        assert line in got, f"{where}: the docs show {line!r}, which was not printed:\n{printed}"
+
+
+def test_the_evals_page_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    kinds = [kind for kind, _ in blocks]
+    assert kinds.count("python") >= 5
+    assert kinds.count("console") >= 2
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    env.pop("HARNESS_CATALOG", None)
+    namespace: dict[str, object] = {"__name__": "docs_evals"}
+    printed = ""
+    for number, (kind, code) in enumerate(blocks, 1):
+        where = f"docs/evals.md block {number}"
+        if kind == "python":
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, where, "exec"), namespace)
+            printed = out.getvalue()
+        elif kind == "console":
+            commands: list[tuple[str, list[str]]] = []
+            for line in code.splitlines():
+                if line.startswith("$ "):
+                    commands.append((line[2:], []))
+                elif commands:
+                    commands[-1][1].append(line)
+            for command, output in commands:
+                done = subprocess.run(
+                    command.replace("harness ", f"{sys.executable} -m harness ", 1),
+                    shell=True,
+                    cwd=tmp_path,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+                assert done.returncode == 0, f"{where}: {command}: {done.stderr}"
+                check_shown(shown_lines("\n".join(output)), done.stdout, f"{where}: {command}")
+        elif kind == "":
+            check_shown(shown_lines(code), printed, where)  # the output of the block before
+    assert (tmp_path / "junit.xml").exists()
+    assert (tmp_path / "calibration.toml").exists()

@@ -1,0 +1,118 @@
+"""Decision packs: labelled single requests asked through the dispatcher and scored per role."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.decision import Answer, DecisionRequest
+from harness.evals import DecisionPack, evaluate_pack, metrics
+from harness.testing import FakeDecisionModel, choose, rate, yes
+
+REQUEST = {
+    "state": {"ticket": "{ticket}"},
+    "questions": {
+        "refund": {"type": "noul", "instructions": "Does the customer want a refund?"},
+        "team": {
+            "type": "choice",
+            "instructions": "Which team?",
+            "criteria": {"billing": "money", "ops": "delivery", "tech": "the app"},
+        },
+        "anger": {
+            "type": "score",
+            "instructions": "How angry?",
+            "criteria": ["calm", "cross", "furious"],
+        },
+    },
+}
+
+ROWS = [
+    ("a", "refund please, I am furious", {"refund": True, "team": "billing", "anger": "furious"}),
+    ("b", "where is my parcel", {"refund": False, "team": "ops", "anger": "calm"}),
+    ("c", "the app crashes", {"refund": False, "team": "tech", "anger": "cross"}),
+    ("d", "money back now", {"refund": True, "team": "billing", "anger": "cross"}),
+]
+
+
+def write_pack(path: Path) -> Path:
+    lines = []
+    for name, ticket, labels in ROWS:
+        request = json.loads(json.dumps(REQUEST).replace("{ticket}", ticket))
+        lines.append(json.dumps({"name": name, "request": request, "labels": labels}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def policy(request: DecisionRequest) -> dict[str, Answer]:
+    """Says yes to a refund at 0.8 when the ticket says "refund", else 0.3; always billing
+    (0.6); always the middle level."""
+    ticket = str(request.state)
+    questions = request.questions
+    return {
+        "refund": yes(0.8 if "refund" in ticket else 0.3),
+        "team": choose(questions["team"], "billing", probability=0.6),  # type: ignore[arg-type]  # a Choice
+        "anger": rate(questions["anger"], 1, probability=0.5),  # type: ignore[arg-type]  # a Score
+    }
+
+
+def test_a_pack_is_scored_per_question_against_a_computation_by_hand(tmp_path: Path) -> None:
+    pack = DecisionPack.load(write_pack(tmp_path / "pack.jsonl"))
+    report = evaluate_pack(pack, model=FakeDecisionModel(policy), resamples=100)
+    assert [c.status for c in report.cases] == ["completed"] * 4
+    assert "recall" not in report.metrics  # no runs, no answers to match
+    p_yes = [0.8, 0.3, 0.3, 0.3]
+    truth = [True, False, False, True]
+    assert report.metric("refund.accuracy").value == pytest.approx(3 / 4)
+    assert report.metric("refund.brier").value == pytest.approx(
+        sum(2 * (p - t) ** 2 for p, t in zip(p_yes, truth, strict=True)) / 4
+    )
+    assert report.metric("refund.auc").value == pytest.approx(
+        metrics.auc(p_yes, truth)  # the positives 0.8 and 0.3 against the negatives 0.3, 0.3
+    )
+    assert report.metric("refund.auc").value == pytest.approx((1 + 1 + 0.5 + 0.5) / 4)
+    team = [0.6, 0.2, 0.2, 0.6]  # the probability given to the right team
+    assert report.metric("team.accuracy").value == pytest.approx(2 / 4)
+    assert report.metric("team.log_loss").value == pytest.approx(
+        -sum(math.log(p) for p in team) / 4
+    )
+    dist = (0.25, 0.5, 0.25)
+    levels = [2, 0, 1, 1]
+    expected_rps = (
+        sum(
+            sum((sum(dist[: k + 1]) - (1.0 if lv <= k else 0.0)) ** 2 for k in range(2)) / 2
+            for lv in levels
+        )
+        / 4
+    )
+    assert report.metric("anger.rps").value == pytest.approx(expected_rps)
+    assert report.baselines["answer_key"]["team.accuracy"].value == 1.0
+    assert report.baselines["uniform"]["team.brier"].value == pytest.approx(2 / 3)
+
+
+def test_harness_eval_pack_prints_the_table_and_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_pack(tmp_path / "pack.jsonl")
+    code = main(
+        [
+            "eval",
+            "pack",
+            str(path),
+            "--model",
+            "embedded",
+            "--resamples",
+            "50",
+            "--min-accuracy",
+            "0.0",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "team.accuracy" in out
+    assert (tmp_path / "out" / "report.json").exists()
