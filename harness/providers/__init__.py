@@ -6,10 +6,10 @@ and one row in ``_providers.py``."""
 
 from typing import TYPE_CHECKING
 
-from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._calibrated import CalibratedDecisionClient as CalibratedDecisionClient
 from harness.providers._calibrated import CalibratedResponse as CalibratedResponse
 from harness.providers._calibrated import calibrated as calibrated
+from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._client import DecisionClient as DecisionClient
 from harness.providers._completion_logprobs import (
     CompletionLogprobsClient as CompletionLogprobsClient,
