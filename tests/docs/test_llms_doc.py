@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -52,14 +54,21 @@ def test_the_python_example_runs_and_prints_both_readings(tmp_path: Path) -> Non
 @pytest.mark.parametrize("number", [0, 1])
 def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
     code = blocks("bash")[number]
-    done = subprocess.run(
+    process = subprocess.Popen(
         ["bash", "-euo", "pipefail", "-c", code],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=240,
         cwd=tmp_path,
         env=environment(),
+        start_new_session=True,  # its background servers share the group: ended below
     )
+    try:
+        out, err = process.communicate(timeout=240)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     if number == 0:
         assert "score against the folder's answer key" in done.stdout
