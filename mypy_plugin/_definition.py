@@ -15,6 +15,9 @@ type), so the daemon's fine-grained dependencies see a changed name; the type-ch
 
 from __future__ import annotations
 
+import dataclasses
+
+from mypy.checker import TypeChecker
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
     CallExpr,
@@ -22,6 +25,8 @@ from mypy.nodes import (
     Context,
     Expression,
     FuncDef,
+    Import,
+    ImportFrom,
     IndexExpr,
     MemberExpr,
     MypyFile,
@@ -29,6 +34,7 @@ from mypy.nodes import (
     PlaceholderNode,
     RefExpr,
     StrExpr,
+    TupleExpr,
     TypeInfo,
     Var,
 )
@@ -39,6 +45,7 @@ from mypy.semanal import SemanticAnalyzer
 from mypy.types import LiteralType, Type
 
 from harness.palette._rules import (
+    Open,
     Verdict,
     decorated_non_tool_verdict,
     invalid_name_verdict,
@@ -48,7 +55,13 @@ from harness.palette._rules import (
 from mypy_plugin._codes import ERROR_CODES
 from mypy_plugin._dependencies import class_triggers, depend_on
 from mypy_plugin._facts import facts_of, own_name_record, tool_base
-from mypy_plugin._names import METADATA_KEY, NAME_ATTR, TOOL_NAME
+from mypy_plugin._names import (
+    DECISION_TOOL,
+    METADATA_KEY,
+    NAME_ATTR,
+    OTHER_DECORATORS_KEY,
+    TOOL_NAME,
+)
 from mypy_plugin._report import (
     SURPRISE_NOTE,
     Fail,
@@ -167,6 +180,64 @@ def record_tool_name(ctx: ClassDefContext) -> bool:
     return done
 
 
+def _decorator_name(expr: Expression) -> str | None:
+    callee = expr.callee if isinstance(expr, CallExpr) else expr
+    if isinstance(callee, NameExpr | MemberExpr):
+        return callee.name
+    return None
+
+
+def record_other_decorator(ctx: ClassDefContext) -> None:
+    """Semantic analysis of a class (before its MRO): record its decorators other than
+    ``@tool_name``, so a tool without a visible ``@tool_name`` is reported as undecidable (a
+    decorator may name it at run time, e.g. a library's ``@register("...")``), never as
+    unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
+    names = [_decorator_name(expr) for expr in ctx.cls.decorators]
+    others = [name for name in names if name is not None and name != "tool_name"]
+    if not others or "tool_name" in names:
+        ctx.cls.info.metadata.pop(OTHER_DECORATORS_KEY, None)
+        return
+    ctx.cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
+
+
+def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
+    """A quoted type in a ``DecisionTool[...]`` base naming something imported only under
+    ``if TYPE_CHECKING:``: it does not exist when the runtime reads the tool's types."""
+    module = (
+        ctx.api.modules.get(defn.info.module_name) if isinstance(ctx.api, TypeChecker) else None
+    )
+    if module is None:
+        return []
+    mypy_only = {
+        alias or name
+        for imp in module.imports
+        if isinstance(imp, ImportFrom) and imp.is_mypy_only
+        for name, alias in imp.names
+    }
+    mypy_only |= {
+        alias or name.split(".")[0]
+        for imp in module.imports
+        if isinstance(imp, Import) and imp.is_mypy_only
+        for name, alias in imp.ids
+    }
+    out: list[Verdict] = []
+    for expr in defn.base_type_exprs:
+        if not isinstance(expr, IndexExpr):
+            continue
+        target = expr.base.node if isinstance(expr.base, RefExpr) else None
+        if not (isinstance(target, TypeInfo) and target.fullname == DECISION_TOOL):
+            continue
+        args = expr.index.items if isinstance(expr.index, TupleExpr) else [expr.index]
+        for role, arg in zip(("input", "output"), args, strict=False):
+            if isinstance(arg, StrExpr) and arg.value.split("[")[0].strip() in mypy_only:
+                facts = facts_of(defn.info, ctx.api.options)
+                sides = {"input": facts.input, "output": facts.output}
+                sides[role] = Open.type_checking_only(arg.value)
+                facts = dataclasses.replace(facts, input=sides["input"], output=sides["output"])
+                out += [v for v in tool_verdicts(facts) if v.code == "harness-open-type"]
+    return out
+
+
 def _base_expression(defn: ClassDef) -> Context:
     for expr in defn.base_type_exprs:
         target = expr.base if isinstance(expr, IndexExpr) else expr
@@ -195,7 +266,11 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
     if facts.not_a_tool is not None:
         report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), outermost)
         return
-    for verdict in tool_verdicts(facts):
+    forward = _type_checking_only(ctx, defn)
+    verdicts = tool_verdicts(facts)
+    if forward:
+        verdicts = [v for v in verdicts if v.code != "harness-open-type"] + forward
+    for verdict in verdicts:
         if verdict.definition:
             report(ctx.api.msg, verdict, _node_for(verdict, defn, outermost))
     record = own_name_record(info)

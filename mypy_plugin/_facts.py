@@ -20,6 +20,7 @@ from mypy.nodes import (
     ARG_STAR,
     Decorator,
     FuncDef,
+    OverloadedFuncDef,
     TypeInfo,
 )
 from mypy.options import Options
@@ -36,7 +37,7 @@ from mypy.types import (
 from mypy.typevars import fill_typevars
 
 from harness.palette._rules import Open, ToolFacts
-from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY
+from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY, OTHER_DECORATORS_KEY
 
 __all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "tool_base"]
 
@@ -72,9 +73,14 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     if isinstance(proper, AnyType):
         return Open.any()
     if isinstance(proper, TypeVarType):
+        if proper.has_default():  # PEP 696: an unbound type variable is its default
+            return artifact_side(proper.default, options)
         return Open.type_variable(proper.name)
     if not isinstance(proper, Instance):
         return Open.not_an_artifact(format_type_bare(proper, options))
+    if proper.type.is_newtype and proper.type.bases:
+        supertype = format_type_bare(proper.type.bases[0], options)
+        return Open.new_type(proper.type.name, supertype)
     if has_any_type(proper):
         return Open.any(format_type_bare(proper, options))
     variables = get_all_type_vars(proper)
@@ -109,13 +115,22 @@ def tool_sides(info: TypeInfo, options: Options) -> tuple[MypyType | Open, MypyT
     return artifact_side(mapped.args[0], options), artifact_side(mapped.args[1], options)
 
 
-def ctor_problem(info: TypeInfo) -> str | None:
-    """Why ``Tool(parent)`` does not build the class, or ``None``."""
+def _init_of(info: TypeInfo) -> FuncDef | list[FuncDef] | None:
+    """The constructor the runtime calls: a plain ``__init__``; of an overloaded one, its
+    implementation (what runs), else its overloads (a stub: any one will do)."""
     node = info.get_method("__init__")
     if isinstance(node, Decorator):
         node = node.func
-    if not isinstance(node, FuncDef):  # overloaded or unknown: trust it
-        return None
+    if isinstance(node, OverloadedFuncDef):
+        impl = node.impl.func if isinstance(node.impl, Decorator) else node.impl
+        if isinstance(impl, FuncDef):
+            return impl
+        items = [i.func if isinstance(i, Decorator) else i for i in node.items]
+        return [i for i in items if isinstance(i, FuncDef)] or None
+    return node if isinstance(node, FuncDef) else None
+
+
+def _ctor_of(node: FuncDef) -> str | None:
     kinds = node.arg_kinds[1:]
     names = [name or "_" for name in node.arg_names[1:]]
     positional_slots = sum(kind in (ARG_POS, ARG_OPT, ARG_STAR) for kind in kinds)
@@ -123,6 +138,37 @@ def ctor_problem(info: TypeInfo) -> str | None:
     if positional_slots >= 1 and required <= 1 and ARG_NAMED not in kinds:
         return None
     return f"its constructor takes ({', '.join(names)})"
+
+
+def ctor_problem(info: TypeInfo) -> str | None:
+    """Why ``Tool(parent)`` does not build the class, or ``None``."""
+    node = _init_of(info)
+    if node is None:
+        return None  # unknown: trust it
+    if isinstance(node, list):
+        problems = [_ctor_of(item) for item in node]
+        return None if any(p is None for p in problems) else problems[0]
+    return _ctor_of(node)
+
+
+def narrow_parent(info: TypeInfo, options: Options) -> str | None:
+    """The type of the constructor's ``parent`` when ``Identifiable`` is not a subtype of it
+    (the tool cannot be built for every parent); read from the constructor the runtime calls."""
+    node = _init_of(info)
+    base = tool_base(info)
+    if node is None or isinstance(node, list) or base is None:
+        return None
+    own = node.type
+    root = base.get_method("__init__")
+    root_type = root.type if isinstance(root, FuncDef) else None
+    if not isinstance(own, CallableType) or not isinstance(root_type, CallableType):
+        return None
+    if len(own.arg_types) < 2 or len(root_type.arg_types) < 2:
+        return None
+    wanted, identifiable = own.arg_types[1], root_type.arg_types[1]
+    if is_subtype(identifiable, wanted):
+        return None
+    return format_type_bare(wanted, options)
 
 
 def execute_hints(info: TypeInfo, options: Options) -> tuple[str | None, str | None]:
@@ -163,6 +209,8 @@ def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         return ToolFacts(info.fullname, label, not_a_tool="it is not a DecisionTool subclass")
     record = own_name_record(info)
     name = record.get("name") if record is not None else None
+    others = info.metadata.get(OTHER_DECORATORS_KEY, {}).get("decorators")
+    unseen = str(others[0]) if record is None and isinstance(others, list) and others else None
     inherited: tuple[str, str] | None = None
     if record is None:
         for parent in info.mro[1:]:
@@ -181,6 +229,8 @@ def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         name=name if isinstance(name, str) else None,
         inherited_from=inherited,
         ctor=ctor_problem(info),
+        narrow_parent=narrow_parent(info, options),
+        unseen_decorator=unseen,
         input=input_side,
         output=output_side,
         execute_hints=execute_hints(info, options)

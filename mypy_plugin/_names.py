@@ -14,3 +14,5 @@ ARTIFACT: Final = "harness.artifacts._artifact.Artifact"
 METADATA_KEY: Final = "harness"
 THINKER_INIT: Final = "harness.thinker._thinker.DecisionThinker.__init__"  # an explicit call
 NAME_ATTR: Final = "__harness_tool_name__"  # what @tool_name sets on the class at run time
+OTHER_DECORATORS_KEY: Final = "harness_decorators"  # a tool's decorators other than tool_name
+RUNNERS: Final = frozenset({"harness.runs._run.run_sync", "harness.runs._run.run"})

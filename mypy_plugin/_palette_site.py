@@ -20,6 +20,11 @@ What plain mypy already reports is not reported again: a non-tool class (``[arg-
 abstract class passed directly as ``key_tool`` (``[type-abstract]``). A key tool whose output is
 not ``ListArtifact[O]`` is reported in the runtime's words even where mypy's ``[arg-type]``
 precedes it (see :func:`_already_reported`).
+
+Over 400 lines for one reason: every check at a thinker's construction (the branches of
+conditional arguments, what each argument's expression lets a type checker prove, the filing of
+each verdict once at the narrowest node) reads the same call site (``_Site``) and files through
+``_file_all``; split, the parts would pass that state around instead of sharing it.
 """
 
 from __future__ import annotations
@@ -28,12 +33,29 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from mypy import errorcodes as codes
 from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
-from mypy.messages import format_type
-from mypy.nodes import ConditionalExpr, Context, Expression, StrExpr, TupleExpr, TypeInfo
+from mypy.messages import format_type, format_type_bare
+from mypy.nodes import (
+    CallExpr,
+    ConditionalExpr,
+    Context,
+    Expression,
+    IndexExpr,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    RefExpr,
+    SetExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+    Var,
+)
 from mypy.options import Options
 from mypy.plugin import FunctionContext, MethodContext
+from mypy.subtypes import is_subtype
 from mypy.types import (
     AnyType,
     CallableType,
@@ -43,6 +65,7 @@ from mypy.types import (
     TupleType,
     Type,
     TypeType,
+    TypeVarType,
     UnionType,
     get_proper_type,
 )
@@ -51,6 +74,10 @@ from mypy.typevars import fill_typevars
 from harness.palette._rules import (
     ToolFacts,
     Verdict,
+    container_entry_verdict,
+    generic_input_verdict,
+    overridable_entry_verdict,
+    palette_shape_verdict,
     palette_verdicts,
     too_many_branches_verdict,
     undecidable_name_verdict,
@@ -59,10 +86,10 @@ from harness.palette._rules import (
 from mypy_plugin._codes import code_for
 from mypy_plugin._dependencies import class_triggers, depend_on
 from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
-from mypy_plugin._names import THINKER
+from mypy_plugin._names import DECISION_TOOL, THINKER
 from mypy_plugin._report import checker_fail, report, reporting_surprises
 
-__all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init"]
+__all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init", "note_thinker_input"]
 
 _Context = FunctionContext | MethodContext
 
@@ -72,6 +99,54 @@ class _Entry:
     info: TypeInfo | None  # None: not one specific class
     node: Context
     shown: str  # the entry's type, for a message when it is not a specific class
+    unknown: Verdict | None = None  # why it cannot be proved (read from a container, ...)
+
+
+def _self_reference(expr: Expression) -> bool:
+    """``self``, ``cls`` or ``type(self)``: a lookup through it finds a subclass's override."""
+    if isinstance(expr, NameExpr):
+        return expr.name in ("self", "cls")
+    return (
+        isinstance(expr, CallExpr)
+        and isinstance(expr.callee, NameExpr)
+        and expr.callee.name == "type"
+        and len(expr.args) == 1
+        and _self_reference(expr.args[0])
+    )
+
+
+def _final_attribute(api: object, expr: MemberExpr) -> bool:
+    """Whether ``self.NAME`` reads a ``Final`` class attribute (no subclass can override it)."""
+    node = expr.node
+    if isinstance(node, Var):
+        return node.is_final
+    info = api.scope.enclosing_class() if isinstance(api, TypeChecker) else None
+    found = info.get(expr.name) if info is not None else None
+    return found is not None and isinstance(found.node, Var) and found.node.is_final
+
+
+def _unprovable(role: str, expr: Expression, shown: str, api: object = None) -> Verdict | None:
+    """Why the class an argument names cannot be proved from its expression, if so: read
+    from a class attribute a subclass may override, or from a container or a call (mypy only
+    knows the join of what it may hold)."""
+    if (
+        isinstance(expr, MemberExpr)
+        and _self_reference(expr.expr)
+        and not _final_attribute(api, expr)
+    ):
+        return overridable_entry_verdict(role, expr.name)
+    if isinstance(expr, IndexExpr):
+        base = expr.base.node if isinstance(expr.base, RefExpr) else None
+        typ = get_proper_type(base.type) if isinstance(base, Var) and base.type else None
+        if not isinstance(typ, TupleType):  # a tuple's item keeps its own class
+            return container_entry_verdict(role, shown, "a container")
+    if isinstance(expr, CallExpr) and not _is_class_ref(expr.callee):
+        return container_entry_verdict(role, shown, "a call")
+    return None
+
+
+def _is_class_ref(expr: Expression) -> bool:
+    return isinstance(expr, RefExpr) and isinstance(expr.node, TypeInfo)
 
 
 @dataclass
@@ -119,8 +194,16 @@ def _palette_entries(site: _Site, typ: Type, expr: Expression) -> list[_Entry] |
     literal = expr.items if isinstance(expr, TupleExpr) else None
     entries = []
     for index, item in enumerate(items):
-        node: Context = literal[index] if literal and len(literal) == len(items) else expr
-        entries.append(_Entry(_class_of(item), node, format_type(item, options)))
+        own = literal[index] if literal and len(literal) == len(items) else None
+        node: Context = own if own is not None else expr
+        shown = format_type(item, options)
+        info = _class_of(item)
+        unknown = (
+            _unprovable("Palette entry", own, shown, site.ctx.api) if own is not None else None
+        )
+        if unknown is None and info is not None and info.fullname == DECISION_TOOL:
+            unknown = container_entry_verdict("Palette entry", shown, "a container or a join")
+        entries.append(_Entry(None if unknown else info, node, shown, unknown))
     return entries
 
 
@@ -325,6 +408,18 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     objective_type, objective_expr = site.argument("objective")
     filed: list[_Filed] = []
     key_info = _class_of(key_type)
+    key_unknown = _unprovable("Key tool", key_expr, format_type(key_type, options), api)
+    if key_unknown is None and key_info is not None and key_info.fullname == DECISION_TOOL:
+        key_unknown = container_entry_verdict(
+            "Key tool", format_type(key_type, options), "a container or a join"
+        )
+    if key_unknown is not None:
+        filed.append(("error", key_unknown, key_expr, None, None))
+        return filed
+    palette_unknown = _unprovable("Palette", palette_expr, format_type(palette_type, options), api)
+    if palette_unknown is not None:
+        filed.append(("error", palette_unknown, palette_expr, None, None))
+        return filed
     if key_info is None:
         if _instance_of_class_type(key_type) is not None or isinstance(
             get_proper_type(key_type), (UnionType, AnyType)
@@ -335,6 +430,8 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     entries = _palette_entries(site, palette_type, palette_expr)
     if entries is None:
         proper = get_proper_type(palette_type)
+        if isinstance(proper, Instance) and proper.type.fullname != "builtins.tuple":
+            _note_palette_shape(site, proper, palette_expr)  # after mypy's own [arg-type]
         if isinstance(proper, Instance) and proper.type.fullname == "builtins.tuple":
             shown = format_type(palette_type, options)
             verdict = unknown_entry_verdict("Palette entry", shown)
@@ -344,7 +441,9 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
             filed.append(("error", verdict, palette_expr, None, None))
         return filed  # anything else: plain mypy reports it
     for entry in entries:
-        if entry.info is None:
+        if entry.unknown is not None:
+            filed.append(("error", entry.unknown, entry.node, None, None))
+        elif entry.info is None:
             verdict = unknown_entry_verdict("Palette entry", entry.shown)
             filed.append(("error", verdict, entry.node, None, None))
     known = [(entry, entry.info) for entry in entries if entry.info is not None]
@@ -362,9 +461,18 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     palette_facts = [facts[entry_info.fullname] for _, entry_info in known]
 
     thinker_input = None
+    members: list[MypyType] = []
     if site.thinker_args is not None and len(site.thinker_args) == 2:
-        side = artifact_side(site.thinker_args[0], options)
+        declared = get_proper_type(site.thinker_args[0])
+        side = artifact_side(declared, options)
         thinker_input = side if isinstance(side, MypyType) else None
+        if isinstance(declared, UnionType):
+            sides = [artifact_side(item, options) for item in declared.relevant_items()]
+            members = [m for m in sides if isinstance(m, MypyType)]
+            members = members if len(members) == len(sides) else []
+        elif isinstance(declared, TypeVarType) and len(known) == len(entries):
+            verdict = generic_input_verdict(declared.name)
+            filed.append(("error", verdict, ctx.context, None, None))
     asked = _instance_of_class_type(output_type) if output_type is not None else None
     asked_side = artifact_side(asked, options) if asked is not None else None
     output_node = asked_side if isinstance(asked_side, MypyType) else None
@@ -376,6 +484,7 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
         palette=palette_facts,
         objective=_literal_text(objective_type, objective_expr),
         complete=len(known) == len(entries),
+        input_members=members,
     )
     for verdict in verdicts:
         info = infos.get(verdict.key)
@@ -451,6 +560,45 @@ def _names_involved(
             if isinstance(proper, Instance):
                 names += [base.fullname for base in proper.type.mro]
     return sorted(set(names))
+
+
+def _note_palette_shape(site: _Site, proper: Instance, expr: Expression) -> None:
+    """A palette that is not a tuple (mypy's own ``[arg-type]`` says so, without a fix): the
+    runtime's words and the fix as a note on the same line."""
+    names = (
+        [item.name for item in expr.items if isinstance(item, NameExpr | MemberExpr)]
+        if isinstance(expr, ListExpr | SetExpr)
+        else []
+    )
+    verdict = palette_shape_verdict(proper.type.name, names)
+    site.ctx.api.msg.note(
+        f"{verdict.message}: {verdict.fix[0].lower()}{verdict.fix[1:]}",
+        expr,
+        code=codes.ARG_TYPE,  # it explains mypy's own error: one ignore covers both
+    )
+
+
+def note_thinker_input(ctx: FunctionContext) -> Type:
+    """``run_sync(Triage, "text")``: mypy's ``[arg-type]`` names a type variable; add which
+    input the thinker takes and how to pass one, as a note on the same line."""
+    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's input"):
+        if len(ctx.arg_types) >= 2 and ctx.arg_types[0] and ctx.arg_types[1]:
+            info = _class_of(ctx.arg_types[0][0])
+            thinker = next((b for b in info.mro if b.fullname == THINKER), None) if info else None
+            own = fill_typevars(info) if info is not None else None
+            if info is not None and thinker is not None and isinstance(own, Instance):
+                wanted = map_instance_to_supertype(own, thinker).args[0]
+                given = ctx.arg_types[1][0]
+                if isinstance(get_proper_type(wanted), Instance) and not is_subtype(given, wanted):
+                    shown = format_type(wanted, ctx.api.options)
+                    ctx.api.msg.note(
+                        f'"{info.name}" takes {shown} as its input, not '
+                        f"{format_type(given, ctx.api.options)}: pass one, e.g. "
+                        f"run_sync({info.name}, {format_type_bare(wanted, ctx.api.options)}(...))",
+                        ctx.args[1][0],
+                        code=codes.ARG_TYPE,  # it explains mypy's own error: one ignore covers both
+                    )
+    return ctx.default_return_type
 
 
 def check_direct_thinker(ctx: FunctionContext) -> Type:

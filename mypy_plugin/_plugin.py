@@ -18,6 +18,7 @@ from mypy.types import Type
 
 from mypy_plugin._codes import ERROR_CODES
 from mypy_plugin._names import (
+    RUNNERS,
     THINKER,
     THINKER_INIT,
     THINKER_SUPER_INIT,
@@ -28,7 +29,7 @@ from mypy_plugin._names import (
 __all__ = ["PLUGIN_VERSION", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
 #: The plugin's human version, bumped with every change to what it reports.
-PLUGIN_VERSION: Final = "0.3.0"
+PLUGIN_VERSION: Final = "0.4.0"
 
 _PLUGIN_DIR = Path(__file__).resolve().parent
 _RULES = _PLUGIN_DIR.parent / "harness" / "palette" / "_rules.py"
@@ -58,6 +59,20 @@ SOURCE_DIGEST: Final = _source_digest()
 def record_tool_name(ctx: ClassDefContext) -> bool:
     """See :func:`mypy_plugin._definition.record_tool_name`."""
     from mypy_plugin._definition import record_tool_name as hook
+
+    return hook(ctx)
+
+
+def record_other_decorator(ctx: ClassDefContext) -> None:
+    """See :func:`mypy_plugin._definition.record_other_decorator`."""
+    from mypy_plugin._definition import record_other_decorator as hook
+
+    hook(ctx)
+
+
+def note_thinker_input(ctx: FunctionContext) -> Type:
+    """See :func:`mypy_plugin._palette_site.note_thinker_input`."""
+    from mypy_plugin._palette_site import note_thinker_input as hook
 
     return hook(ctx)
 
@@ -97,6 +112,14 @@ class HarnessPlugin(Plugin):
         """``@tool_name(...)``: record the name (semantic analysis)."""
         return record_tool_name if fullname == TOOL_NAME else None
 
+    def get_customize_class_mro_hook(
+        self, fullname: str
+    ) -> Callable[[ClassDefContext], None] | None:
+        """Any decorated class: record its decorators other than ``@tool_name`` (a library's
+        wrapper may name a tool at run time). Not a decorator hook: mypy keeps the first
+        plugin's hook per decorator, and this one must not shadow ``dataclass`` or ``attrs``."""
+        return record_other_decorator
+
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         """``tool_name.__call__``: check the decorated class (type checking); an explicit
         ``DecisionThinker.__init__(self, ...)``: check the palette."""
@@ -112,6 +135,8 @@ class HarnessPlugin(Plugin):
             return check_direct_thinker
         if fullname == THINKER_SUPER_INIT:
             return check_super_init
+        if fullname in RUNNERS:
+            return note_thinker_input
         return None
 
     def report_config_data(

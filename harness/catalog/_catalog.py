@@ -71,8 +71,10 @@ _INT_FIELDS = (
     "max_reply_bytes",
     "max_reply_depth",
     "max_connections",
+    "top_logprobs",
+    "orderings",
 )
-_FLOAT_FIELDS = ("input_price_per_million",)
+_FLOAT_FIELDS = ("input_price_per_million", "mass_floor")
 _BOOL_FIELDS = ("adaptive",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 _RETRY_KEYS: dict[str, str] = {
@@ -284,8 +286,9 @@ def _entry_from_table(
     for required in ("id", "provider", "wire_model_id", "max_context_tokens"):
         if required not in table:
             raise CatalogError(f"{where}: {required} is required")
-    if "input_price_per_million" in table:
-        table = {**table, "input_price_per_million": float(table["input_price_per_million"])}
+    for name in _FLOAT_FIELDS:
+        if name in table:
+            table = {**table, name: float(table[name])}
     if "retry" in table:
         table = {**table, "retry": _retry_from_table(table["retry"], where)}
     if "calibration" in table:

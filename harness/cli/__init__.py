@@ -46,6 +46,10 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
         "harness.cli._batch",
         "run a thinker over every line of a JSONL file (resumable; local or on Ray)",
     ),
+    "check": (
+        "harness.cli._check",
+        "check every thinker's palette and every tool in packages or files (no mypy)",
+    ),
     "eval": (
         "harness.cli._eval",
         "score a thinker on a labelled dataset, or compare two evals (CI gates)",

@@ -59,6 +59,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_model_options(parser)
     parser.add_argument(
+        "--upstream",
+        metavar="ENTRY",
+        help="the entry or model string to serve, e.g. 'openai-chat:<model>@<base_url>' or "
+        "'openai-completions:<model>@<base_url>' (any OpenAI-compatible LLM with logprobs, "
+        "served as System One); the same as --entry",
+    )
+    parser.add_argument(
         "--max-in-flight",
         type=int,
         default=8,
@@ -136,6 +143,13 @@ def serve(args: argparse.Namespace) -> int:
             f"the API key (--api-key or ${API_KEY_ENV}) is blank or has surrounding spaces; "
             "give the key itself"
         )
+    if args.upstream is not None:
+        if args.entry is not None and args.entry != args.upstream:
+            raise CliError(
+                f"--upstream {args.upstream} and --entry {args.entry} name different entries: "
+                "give one"
+            )
+        args.entry = args.upstream
     catalog = catalog_from(args)
     server = DecisionServer(
         catalog,

@@ -100,6 +100,7 @@ class ObservableDecisionClient:
                 request_id=request_id,
                 cost=cost,
                 counted_by=self._counted_by,
+                reading=response.reading if response is not None else None,
                 calibrated=calibrated.answers if calibrated is not None else None,
             )
         )

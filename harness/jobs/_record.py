@@ -40,6 +40,8 @@ class ModelCall:
     cost: float | None
     output_tokens: int = 0
     counted_by: str | None = None
+    reading: Mapping[str, object] | None = None
+    """How the answers were read (the logprob providers: method, mass, upstream calls)."""
     calibrated: Mapping[str, Answer] | None = None
 
     def __repr__(self) -> str:

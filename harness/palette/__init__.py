@@ -13,6 +13,7 @@ from harness.palette._rules import ToolFacts as ToolFacts
 from harness.palette._rules import TypeNode as TypeNode
 from harness.palette._rules import Verdict as Verdict
 from harness.palette._rules import palette_verdicts as palette_verdicts
+from harness.palette._rules import tool_verdicts as tool_verdicts
 from harness.palette._runtime import PaletteError as PaletteError
 from harness.palette._runtime import PaletteReport as PaletteReport
 from harness.palette._runtime import RuntimeType as RuntimeType
@@ -34,5 +35,6 @@ __all__ = [
     "palette_verdicts",
     "runtime_facts",
     "thinker_input_of",
+    "tool_verdicts",
     "validate_palette",
 ]

@@ -6,6 +6,10 @@ feed the same :class:`ToolFacts` here and get the same :class:`Verdict` codes an
 
 A type node only has to answer three questions: is it a subtype of another node, is it a
 ``ListArtifact[X]`` (and what is ``X``), and how does it read in a message.
+
+One module over 400 lines on purpose: the mypy plugin puts a digest of this file (with its own
+sources) into mypy's cache key (``mypy_plugin._plugin.SOURCE_DIGEST``), so every wording and rule
+a cached verdict depends on lives here; splitting it would have to grow that list in step.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ __all__ = [
     "ToolFacts",
     "TypeNode",
     "Verdict",
+    "container_entry_verdict",
     "dead_tool_verdicts",
     "decorated_non_tool_verdict",
     "duplicate_verdicts",
+    "generic_input_verdict",
     "graph_verdict",
     "invalid_name_verdict",
     "key_output_verdict",
     "objective_verdict",
+    "overridable_entry_verdict",
     "palette_shape_verdict",
     "palette_verdicts",
     "reachable_types",
@@ -36,6 +43,7 @@ __all__ = [
     "tool_verdicts",
     "undecidable_name_verdict",
     "unknown_entry_verdict",
+    "unseen_name_verdict",
 ]
 
 #: Every verdict code, with what it means (the mypy plugin's error codes carry the same names).
@@ -89,6 +97,7 @@ class Open:
     """
 
     shown: str  # how the open part reads, e.g. 'Any' or 'type variable "T"'
+    fix: str | None = None  # the fix when binding the parameter is not it
 
     @classmethod
     def any(cls, whole: str | None = None) -> Open:
@@ -106,6 +115,21 @@ class Open:
         """A type that is not one artifact class, such as a union ``Part | Verdict``."""
         return cls(f"{_q(whole)}, not one artifact class")
 
+    @classmethod
+    def new_type(cls, name: str, supertype: str) -> Open:
+        """A ``NewType`` over an artifact class: a type checker's alias, no class at run time
+        (nothing is ever an instance of it)."""
+        return cls(f"{_q(name)} is a NewType of {_q(supertype)}, not a class at run time")
+
+    @classmethod
+    def type_checking_only(cls, name: str) -> Open:
+        """A forward reference to a name imported only under ``if TYPE_CHECKING:``."""
+        return cls(
+            f"{_q(name)} is imported only under TYPE_CHECKING, so it does not exist at run time",
+            f'Import {_q(name)} at module level (outside "if TYPE_CHECKING:"), so the tool\'s '
+            "types exist when a thinker builds it",
+        )
+
 
 @dataclass(frozen=True)
 class ToolFacts(Generic[N]):
@@ -118,6 +142,10 @@ class ToolFacts(Generic[N]):
     name: str | None = None  # its own @tool_name, None when it has none
     inherited_from: tuple[str, str] | None = None  # (name, class) when it only inherits one
     ctor: str | None = None  # None when ``Tool(parent)`` builds it, else what the ctor needs
+    narrow_parent: str | None = None  # the parent's type when narrower than Identifiable
+    # a decorator other than @tool_name that may name the class at run time (a library's own
+    # wrapper of tool_name), when the class has no @tool_name a type checker can see
+    unseen_decorator: str | None = None
     input: N | Open | None = None  # None: unknown (not a tool)
     output: N | Open | None = None
     # ``execute``'s own annotations (input, output) rendered, when concrete artifact types: the
@@ -199,6 +227,21 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 key=facts.key,
             )
         )
+    if facts.ctor is None and facts.narrow_parent is not None:
+        out.append(
+            Verdict(
+                "harness-ctor",
+                facts.label,
+                f"Tool {label} takes a parent of type {_q(facts.narrow_parent)}, narrower than "
+                '"Identifiable": it cannot be built for every parent a palette gives it',
+                (
+                    f"A thinker builds each tool as {facts.label}(parent): keep "
+                    '"def __init__(self, parent: Identifiable) -> None"',
+                ),
+                definition=True,
+                key=facts.key,
+            )
+        )
     for role, side in (("input", facts.input), ("output", facts.output)):
         if isinstance(side, Open):
             out.append(
@@ -206,7 +249,7 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                     "harness-open-type",
                     facts.label,
                     f"Tool {label} leaves its {role} type open ({side.shown})",
-                    (_bind_note(facts),),
+                    (side.fix if side.fix is not None else _bind_note(facts),),
                     definition=True,
                     key=facts.key,
                 )
@@ -239,6 +282,8 @@ def _bind_note(facts: ToolFacts[N]) -> str:
 
 def _name_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
     label = _q(facts.label)
+    if facts.name is None and facts.unseen_decorator is not None:
+        return [unseen_name_verdict(facts.label, facts.unseen_decorator, facts.key)]
     if facts.name is None:
         if facts.inherited_from is not None:
             name, parent = facts.inherited_from
@@ -316,6 +361,75 @@ def unknown_entry_verdict(role: str, shown: str) -> Verdict:
     )
 
 
+def unseen_name_verdict(label: str, decorator: str, key: str = "") -> Verdict:
+    """``label`` has no ``@tool_name`` a type checker can see, but another decorator
+    (``decorator``, e.g. a library's wrapper of ``tool_name``) may name it at run time."""
+    return Verdict(
+        "harness-undecidable",
+        label,
+        f"The tool name of {_q(label)} cannot be read at type-check time: its decorator "
+        f"{_q(decorator)} may name it at run time, but it is not @tool_name",
+        (
+            "Its name's validity and uniqueness in a palette are then only checked when a "
+            "thinker is built",
+            f'Stack @tool_name("...") under @{decorator} on the class (or have the decorator '
+            "return tool_name(...)(cls) where the class is defined), " + _RUNTIME_ONLY,
+        ),
+        definition=True,
+        key=key,
+    )
+
+
+def container_entry_verdict(role: str, shown: str, how: str) -> Verdict:
+    """A palette entry or key tool (``role``) read from a container or a call (``how``, e.g.
+    'a dict' or 'a call'): a type checker sees the join of everything it could hold (``shown``),
+    never which class it is."""
+    return Verdict(
+        "harness-undecidable",
+        shown,
+        f"{role} read from {how} cannot be proved at type-check time: the type checker only "
+        f"sees {shown}",
+        (
+            "Its class may break any rule; reachability and dead tools are not judged while an "
+            "entry is unknown",
+            "Name the tool classes themselves, in a tuple literal or a Final tuple constant, "
+            + _RUNTIME_ONLY,
+        ),
+    )
+
+
+def overridable_entry_verdict(role: str, attribute: str) -> Verdict:
+    """A palette entry, palette or key tool read from a class attribute a subclass may
+    override (``self.SPLITTER``): the class it holds in a subclass is not known here."""
+    return Verdict(
+        "harness-undecidable",
+        attribute,
+        f"{role} read from the class attribute {_q(attribute)} cannot be proved at type-check "
+        "time: a subclass may override it with another class",
+        (
+            "Reachability and dead tools are not judged while an entry is unknown",
+            f'Declare it "{attribute}: Final = ..." (subclasses then cannot override it), or '
+            "name the tool classes in the call, " + _RUNTIME_ONLY,
+        ),
+    )
+
+
+def generic_input_verdict(shown: str) -> Verdict:
+    """A palette checked where the thinker's input is still a type variable (a generic base
+    thinker): reachability depends on what each subclass binds it to."""
+    return Verdict(
+        "harness-undecidable",
+        shown,
+        f"The thinker's input type {_q(shown)} is a type variable here: whether the key tool is "
+        "reachable depends on what each subclass binds it to",
+        (
+            "Reachability and dead tools are judged for each subclass only when it is built",
+            "Pass the palette from the class that binds the input (its own super().__init__), "
+            + _RUNTIME_ONLY,
+        ),
+    )
+
+
 def too_many_branches_verdict(limit: int) -> Verdict:
     """Conditional arguments with more than ``limit`` combinations of branches: not enumerated."""
     return Verdict(
@@ -349,14 +463,20 @@ def undecidable_name_verdict(label: str, key: str = "") -> Verdict:
     )
 
 
-def palette_shape_verdict(shown: str) -> Verdict:
+def palette_shape_verdict(shown: str, entries: Sequence[str] = ()) -> Verdict:
     """A palette that is not a tuple (a list, say): the thinker's signature asks for a tuple,
-    and a type checker only keeps each entry's class in a tuple."""
+    and a type checker only keeps each entry's class in a tuple. ``entries`` are the names of
+    what it holds, when known, for the fix."""
+    if entries:
+        written = ", ".join(entries) + ("," if len(entries) == 1 else "")
+        fix = f"Write it as a tuple: palette=({written})"
+    else:
+        fix = "Write it as a tuple: palette=(SplitNote, RefineNote), or palette=() for none"
     return Verdict(
         "harness-tool",
         "palette",
         f"The palette must be a tuple of tool classes, not {_q(shown)}",
-        ("Write it as a tuple: palette=(SplitNote, RefineNote), or palette=() for none",),
+        (fix,),
     )
 
 
@@ -443,8 +563,12 @@ def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
 
 
 def _reachable_note(thinker_input: N, reachable: Sequence[N]) -> str:
+    return _reachable_note_text(thinker_input.render(), reachable)
+
+
+def _reachable_note_text(start: str, reachable: Sequence[N]) -> str:
     listed = ", ".join(_q(node.render()) for node in reachable)
-    return f"Reachable from {_q(thinker_input.render())}: {listed}"
+    return f"Reachable from {_q(start)}: {listed}"
 
 
 def is_fed(wanted: N, reachable: Sequence[N]) -> bool:
@@ -471,9 +595,15 @@ def graph_verdict(key: ToolFacts[N], thinker_input: N, reachable: Sequence[N]) -
 
 
 def dead_tool_verdicts(
-    tools: Sequence[ToolFacts[N]], key_key: str, thinker_input: N, reachable: Sequence[N]
+    tools: Sequence[ToolFacts[N]],
+    key_key: str,
+    thinker_input: N,
+    reachable: Sequence[N],
+    shown: str | None = None,
 ) -> list[Verdict]:
-    """Every palette tool (the key tool aside) whose input no run can produce."""
+    """Every palette tool (the key tool aside) whose input no run can produce; ``shown`` is
+    how the thinker's input reads when it is a union of artifact classes."""
+    start = shown if shown is not None else thinker_input.render()
     out: list[Verdict] = []
     seen: set[str] = {key_key}
     for facts in tools:
@@ -487,9 +617,9 @@ def dead_tool_verdicts(
                     "harness-dead-tool",
                     facts.label,
                     f"Tool {_q(facts.label)} can never run: nothing reachable from "
-                    f"{_q(thinker_input.render())} is an instance of {_q(wanted.render())}",
+                    f"{_q(start)} is an instance of {_q(wanted.render())}",
                     (
-                        _reachable_note(thinker_input, reachable),
+                        _reachable_note_text(start, reachable),
                         "Remove it from the palette, or add a tool producing "
                         f"{_q(wanted.render())}",
                     ),
@@ -519,9 +649,14 @@ def palette_verdicts(
     palette: Sequence[ToolFacts[N]],
     objective: str | None = None,
     complete: bool = True,
+    input_members: Sequence[N] = (),
 ) -> list[Verdict]:
     """Every verdict on a thinker's palette, in a stable order: per class (palette order, then
     the key tool once), duplicates, the key tool's output, reachability, dead tools, objective.
+
+    ``input_members`` are the artifact classes of a union input (``Note | Orphan``, with
+    ``thinker_input`` ``None``): a run starts from any one of them, so the key tool must be
+    reachable from each, and a tool is dead when no member reaches it.
 
     ``thinker_input`` ``None`` (unknown, e.g. erased at run time) skips the reachability rules;
     ``output_type`` ``None`` skips the key tool's output; ``objective`` ``None`` skips the
@@ -548,6 +683,18 @@ def palette_verdicts(
         if verdict is not None:
             out.append(verdict)
         out += dead_tool_verdicts(tools, key_tool.key, thinker_input, reachable)
+    elif input_members and complete:
+        combined: list[N] = []
+        for member in input_members:
+            reachable = reachable_types(member, tools)
+            verdict = graph_verdict(key_tool, member, reachable)
+            if verdict is not None:
+                out.append(verdict)
+            for node in reachable:
+                if not any(node.is_subtype_of(r) and r.is_subtype_of(node) for r in combined):
+                    combined.append(node)
+        shown = " | ".join(member.render() for member in input_members)
+        out += dead_tool_verdicts(tools, key_tool.key, input_members[0], combined, shown)
     if objective is not None:
         verdict = objective_verdict(objective)
         if verdict is not None:

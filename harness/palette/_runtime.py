@@ -12,7 +12,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import UnionType
-from typing import Any, TypeVar, Union, cast, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    NewType,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from harness.artifacts import Artifact, ListArtifact
 from harness.errors import HarnessError
@@ -24,6 +33,7 @@ from harness.palette._rules import (
     palette_verdicts,
     reachable_types,
 )
+from harness.scope import Identifiable
 from harness.tools import NAME_ATTR, DecisionTool, declared_tool_types, list_iterand, open_type_part
 
 __all__ = [
@@ -96,13 +106,17 @@ def _label(cls: object) -> str:
 
 
 def _key(cls: object) -> str:
+    """A class's identity: its qualified name and the object itself (two classes one factory
+    made share a qualified name, but never an identity)."""
     if isinstance(cls, type):
-        return f"{cls.__module__}.{cls.__qualname__}"
+        return f"{cls.__module__}.{cls.__qualname__}@{id(cls):x}"
     return f"<object {id(cls)}>"
 
 
 def _side(tp: object) -> RuntimeType | Open:
     """A concrete artifact type, or why it is open (worded as the plugin words it)."""
+    if isinstance(tp, NewType):
+        return Open.new_type(tp.__name__, type_text(tp.__supertype__))
     open_part = open_type_part(tp)
     whole = None if open_part is tp else type_text(tp)
     if isinstance(open_part, TypeVar):
@@ -118,6 +132,54 @@ def _side(tp: object) -> RuntimeType | Open:
     if inner is not None and isinstance(_side(inner), Open):
         return Open.any(type_text(tp))
     return RuntimeType(cast(type, tp))
+
+
+def _narrow_parent(cls: type) -> str | None:
+    """The type of the constructor's ``parent`` when it is narrower than ``Identifiable``."""
+    init = getattr(cls, "__init__", None)
+    if init is None or init is object.__init__:
+        return None
+    module = sys.modules.get(getattr(init, "__module__", ""), None)
+    try:
+        hints = get_type_hints(init, vars(module) if module is not None else None)
+        names = [name for name in inspect.signature(init).parameters if name != "self"]
+    except Exception:  # an annotation that does not resolve here: trust it
+        return None
+    wanted = hints.get(names[0]) if names else None
+    if not isinstance(wanted, type) or wanted is object:
+        return None
+    if wanted is Identifiable or issubclass(Identifiable, wanted):
+        return None
+    return wanted.__name__
+
+
+def _unresolved_forward(cls: type) -> tuple[str, str, RuntimeType | Open] | None:
+    """(role, text, other side) of a quoted type in a ``DecisionTool[...]`` base of ``cls``
+    that does not exist in its module at run time (imported only under ``TYPE_CHECKING``)."""
+    for owner in cls.__mro__:
+        module = sys.modules.get(owner.__module__)
+        namespace = dict(vars(module)) if module is not None else {}
+        for base in owner.__dict__.get("__orig_bases__", ()):
+            if get_origin(base) is not DecisionTool:
+                continue
+            resolved: list[object] = []
+            missing: tuple[str, str] | None = None
+            for role, arg in zip(("input", "output"), get_args(base), strict=False):
+                text = arg if isinstance(arg, str) else getattr(arg, "__forward_arg__", None)
+                if isinstance(text, str):
+                    try:
+                        arg = eval(text, namespace)  # as typing.get_type_hints evaluates it
+                    except NameError:
+                        missing = (role, text)
+                resolved.append(arg)
+            if missing is not None:
+                role, text = missing
+                other = resolved[1] if role == "input" else resolved[0]
+                other_side = (
+                    Open.type_checking_only(other) if isinstance(other, str) else _side(other)
+                )
+                return role, text, other_side
+    return None
 
 
 def _ctor_problem(cls: type) -> str | None:
@@ -165,8 +227,14 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
             if NAME_ATTR in parent.__dict__:
                 inherited = (str(parent.__dict__[NAME_ATTR]), parent.__qualname__)
                 break
-    found = declared_tool_types(cls)
-    sides = [_side(tp) for tp in found]
+    missing = _unresolved_forward(cls)
+    sides: list[RuntimeType | Open]
+    if missing is not None:
+        role, text, other = missing
+        unresolved = Open.type_checking_only(text)
+        sides = [unresolved, other] if role == "input" else [other, unresolved]
+    else:
+        sides = [_side(tp) for tp in declared_tool_types(cls)]
     return ToolFacts(
         key=_key(cls),
         label=_label(cls),
@@ -174,6 +242,7 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
         name=own if isinstance(own, str) else None,
         inherited_from=inherited,
         ctor=_ctor_problem(cls),
+        narrow_parent=_narrow_parent(cls),
         input=sides[0],
         output=sides[1],
         execute_hints=_execute_hints(cls)
@@ -182,13 +251,27 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
     )
 
 
-def thinker_input_of(thinker: type) -> type | None:
-    """The input type ``I`` a thinker class binds, or ``None`` when it leaves it open (a direct
-    ``DecisionThinker[Note, Verdict](...)`` construction: the parameters are erased)."""
+def thinker_input_of(thinker: type) -> object | None:
+    """The input type ``I`` a thinker class binds (an artifact type, or a union of artifact
+    classes), or ``None`` when it leaves it open (a direct ``DecisionThinker[Note, Verdict]
+    (...)`` construction: the parameters are erased)."""
     if not (isinstance(thinker, type) and issubclass(thinker, DecisionTool)):
         return None
-    side = _side(declared_tool_types(thinker)[0])
+    declared = declared_tool_types(thinker)[0]
+    if _members(declared):
+        return declared
+    side = _side(declared)
     return None if isinstance(side, Open) else side.tp
+
+
+def _members(tp: object) -> list[RuntimeType]:
+    """The artifact classes of a union input type (each concrete), else none."""
+    if get_origin(tp) not in (Union, UnionType):
+        return []
+    sides = [_side(arg) for arg in get_args(tp)]
+    if not sides or any(isinstance(side, Open) for side in sides):
+        return []
+    return [side for side in sides if isinstance(side, RuntimeType)]
 
 
 @dataclass(frozen=True)
@@ -219,7 +302,7 @@ class PaletteError(HarnessError, TypeError):
 
 def palette_report(
     *,
-    thinker_input: type | None,
+    thinker_input: object | None,
     output_type: type,
     key_tool: object,
     palette: tuple[object, ...],
@@ -232,10 +315,14 @@ def palette_report(
     """
     shape: object = palette  # a caller without a type checker may pass anything
     if not isinstance(shape, tuple):
-        return PaletteReport((palette_shape_verdict(type_text(type(shape))),), None)
+        names: list[str] = []
+        if isinstance(shape, list | set | frozenset) and all(isinstance(e, type) for e in shape):
+            names = [e.__name__ for e in shape]
+        return PaletteReport((palette_shape_verdict(type_text(type(shape)), names),), None)
     key = runtime_facts(key_tool)
     entries = [runtime_facts(cls) for cls in shape]
-    start = _side(thinker_input) if thinker_input is not None else None
+    members = _members(thinker_input)
+    start = _side(thinker_input) if thinker_input is not None and not members else None
     start_node = start if isinstance(start, RuntimeType) else None
     out = _side(output_type)
     verdicts = palette_verdicts(
@@ -244,6 +331,7 @@ def palette_report(
         key_tool=key,
         palette=entries,
         objective=objective,
+        input_members=members,
     )
     reachable: tuple[type, ...] | None = None
     if start_node is not None:
@@ -254,7 +342,7 @@ def palette_report(
 
 def validate_palette(
     *,
-    thinker_input: type | None,
+    thinker_input: object | None,
     output_type: type,
     key_tool: object,
     palette: tuple[object, ...],

@@ -1,11 +1,12 @@
-"""The decision thinker's invariants, checked on a recorded run (ARCHITECTURE.md section 8).
+"""The hypothesis plumbing of the property checker: running thinkers under drawn inputs,
+policies and entries, and raising what the rules find.
 
-:func:`invariant_problems` lists every broken invariant of a :class:`RunReport`, recomputing
-the legal moves, the candidates, the ``done`` lines and the answer from the palette, the world
-and the answers the model gave (never from the thinker's own bookkeeping);
+The rules themselves (what a run must do, re-derived from its inputs and its wire, never from
+the thinker's bookkeeping) live in ``_derived``, ``_request_rules`` and ``_run_rules``;
 :func:`assert_invariants` runs a thinker (twice: the second run must repeat the first byte for
 byte) and raises :class:`InvariantViolation`; :func:`check_thinker` does it under hypothesis for
-a thinker factory and a strategy of inputs, with every run bounded in decisions and in time.
+a thinker factory and a strategy of inputs (policies and the fake entry's ``max_options``
+drawn), with every run bounded in decisions and in time.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, Never
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
 
 import hypothesis
 import hypothesis.errors
@@ -23,570 +23,36 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
-from harness.artifacts import Artifact, ListArtifact, conforms, digest_line
-from harness.decision import Answer, ChoiceAnswer, DecisionRequest, NoulAnswer
+from harness.artifacts import Artifact
+from harness.decision import Answer, DecisionRequest
 from harness.decision import systemone as systemone_codec
 from harness.providers import Policy
+from harness.testing._derived import STATE_KEYS, given_with, takes
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
-from harness.testing._run_report import (
-    ENTRY,
-    Hang,
-    RunReport,
-    given_refs,
-    ref_of,
-    report_run,
-    user_frames,
-)
+from harness.testing._run_report import ENTRY, Hang, RunReport, report_run
+from harness.testing._run_rules import invariant_problems, violation_of
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded
+from harness.testing.strategies import max_options as drawn_max_options
 from harness.testing.strategies import policies as drawn_policies
-from harness.thinker import FINISH, DecisionThinker, DecisionTurn, parse_turns
-from harness.tools import ClassToolProvider, Identifiable, Workflow, runtime_class
+from harness.thinker import DecisionThinker
+from harness.tools import Identifiable, Workflow
 
 __all__ = [
     "STATE_KEYS",
     "InvariantViolation",
     "assert_invariants",
     "check_thinker",
+    "given_with",
     "invariant_problems",
     "replay_problems",
     "takes",
 ]
 
-World = Sequence[tuple[str, Artifact]]
 K = InvariantKind
 
 _FLAKY_RUNS: Final = 4
-
-STATE_KEYS: Final = ("objective", "artifacts", "done")
-"""The documented keys of a request's state, in order (ARCHITECTURE.md section 8)."""
-
-
-def takes(provider: ClassToolProvider[Never, Artifact], artifact: Artifact) -> bool:
-    """Whether ``provider``'s tool takes ``artifact`` (a list only when it takes a list)."""
-    takes_list = issubclass(runtime_class(provider.input_type), ListArtifact)
-    if isinstance(artifact, ListArtifact) and not takes_list:
-        return False
-    return conforms(artifact, provider.input_type)
-
-
-class _Rules:
-    """The moves and candidates the spec allows, recomputed from the palette and a world."""
-
-    def __init__(self, report: RunReport) -> None:
-        self.report = report
-        self.thinker = report.thinker
-        self.input = report.input
-        self.given = given_with(report.input)
-        self.providers = [ClassToolProvider(cls) for cls in report.thinker.palette]
-
-    def moves(self, world: World, spent: set[tuple[str, str]]) -> dict[str, list[str]]:
-        moves: dict[str, list[str]] = {}
-        for provider in self.providers:
-            refs = [
-                ref for ref, a in world if (provider.name, ref) not in spent and takes(provider, a)
-            ]
-            if refs:
-                moves[provider.name] = refs
-        return moves
-
-    def candidates(self, world: World) -> list[str]:
-        output = self.thinker.output_type
-        return [ref for ref, a in world if id(a) not in self.given and isinstance(a, output)]
-
-    def legal_pairs(self, world: World) -> int:
-        return sum(1 for p in self.providers for _, a in world if takes(p, a))
-
-    def refs(self, refs: Iterable[str]) -> str:
-        """Refs as text, the input's marked as such."""
-        return self.report.describe_refs(refs)
-
-    def ref(self, ref: str | None) -> str:
-        return self.report.describe_ref(ref) if ref is not None else "nothing"
-
-
-def given_with(input: Artifact) -> frozenset[int]:
-    """The identities of the input and the iterands it brings (recursively): never candidates,
-    since only what a tool produced can be an answer."""
-    given: set[int] = set()
-    pending = [input]
-    while pending:
-        artifact = pending.pop()
-        given.add(id(artifact))
-        if isinstance(artifact, ListArtifact):
-            pending.extend(artifact.iterands)
-    return frozenset(given)
-
-
-def _state_problems(rules: _Rules, number: int, state: object, seen: World) -> list[Problem]:
-    out: list[Problem] = []
-    if not isinstance(state, dict):
-        return [
-            Problem(
-                K.STATE,
-                f"request {number}: its state is a {type(state).__name__}, not the documented "
-                f"object with keys {list(STATE_KEYS)}",
-            )
-        ]
-    extra = [key for key in state if key not in STATE_KEYS]
-    missing = [key for key in STATE_KEYS if key not in state]
-    if extra or missing:
-        out.append(
-            Problem(
-                K.STATE,
-                f"request {number}: its state holds "
-                + (f"undocumented keys {extra}" if extra else "")
-                + (" and " if extra and missing else "")
-                + (f"lacks the keys {missing}" if missing else "")
-                + f" (the documented keys are {list(STATE_KEYS)})",
-            )
-        )
-    thinker = rules.thinker
-    expected_lines = [digest_line(ref, a, thinker.formatters) for ref, a in seen]
-    if state.get("artifacts") != expected_lines:
-        out.append(Problem(K.STATE, f"request {number}: its artifact lines are not the world's"))
-    if state.get("objective") != thinker.objective:
-        out.append(Problem(K.STATE, f"request {number}: its objective is not the thinker's"))
-    return out
-
-
-def _expected_done(turn: DecisionTurn) -> str:
-    head = f"{turn.tool} on {turn.artifact}"
-    return f"{head} produced {turn.result}" if turn.result is not None else f"{head} failed: "
-
-
-def _done_problems(
-    rules: _Rules, number: int, done: object, tool_turns: Sequence[DecisionTurn]
-) -> list[Problem]:
-    """Whether the ``done`` lines say what ran: tool, ref, product or readable failure."""
-    if number == 1:
-        if done != ["nothing yet"]:
-            return [Problem(K.RECORD, f"request 1: 'done' is {done!r}, not ['nothing yet']")]
-        return []
-    if not isinstance(done, list) or not all(isinstance(line, str) for line in done):
-        return [Problem(K.RECORD, f"request {number}: 'done' is not a list of lines")]
-    if len(done) != len(tool_turns):
-        return [
-            Problem(
-                K.RECORD,
-                f"request {number}: 'done' holds {len(done)} line(s) for the "
-                f"{len(tool_turns)} move(s) so far (one line per move)",
-            )
-        ]
-    for index, (line, turn) in enumerate(zip(done, tool_turns, strict=True), 1):
-        expected = _expected_done(turn)
-        if turn.result is not None:
-            ok = line == expected
-            what = f"produced {turn.result}"
-            wanted = repr(expected)
-        else:
-            ok = line.startswith(expected) and (turn.failure or "") in line
-            what = f"failed with {turn.failure!r}"
-            wanted = f"{expected + '<the failure explained>'!r}"
-        if not ok:
-            return [
-                Problem(
-                    K.RECORD,
-                    f"request {number}: done line {index} is {line!r}, but turn {turn.turn} ran "
-                    f"{turn.tool} on {rules.ref(turn.artifact)} and {what}: expected {wanted}",
-                )
-            ]
-    return []
-
-
-def _request_problems(
-    rules: _Rules, number: int, request: DecisionRequest, world: World, report: RunReport
-) -> list[Problem]:
-    """Problems of request ``number``."""
-    out: list[Problem] = []
-    thinker = rules.thinker
-    state = request.state
-    lines = state.get("artifacts") if isinstance(state, dict) else None
-    if not isinstance(lines, list) or len(lines) > len(world):
-        out += _state_problems(rules, number, state, ())
-        out.append(
-            Problem(K.STATE, f"request {number}: its artifacts are not a prefix of the world")
-        )
-        return out
-    seen = world[: len(lines)]
-    out += _state_problems(rules, number, state, seen)
-    tool_turns = [t for t in report.turns[: number - 1] if t.tool != FINISH]
-    spent = {(t.tool, t.artifact or "") for t in tool_turns}
-    moves = rules.moves(seen, spent)
-    candidates = rules.candidates(seen)
-    budget_spent = number > thinker.max_turns
-    questions = list(request.questions)
-    selects = [f"select_{ref}" for ref in candidates]
-    given = given_refs(seen, rules.input)
-    for qid in questions:
-        ref = qid.removeprefix("select_")
-        if qid.startswith("select_") and ref in given:
-            out.append(
-                Problem(
-                    K.ANSWER,
-                    f"request {number}: {rules.ref(ref)} is offered as a candidate ({qid}); only "
-                    "what tools produced can be an answer, never the input nor its items",
-                )
-            )
-    if "next" in request.questions:
-        if budget_spent:
-            out.append(
-                Problem(
-                    K.MOVES, f"request {number}: asks 'next' past the budget of {thinker.max_turns}"
-                )
-            )
-        offered = request.questions["next"]
-        options = list(getattr(offered, "options", {}))
-        legal = list(moves) + ([FINISH] if candidates else [])
-        if options != legal:
-            out.append(
-                Problem(
-                    K.MOVES,
-                    f"request {number}: 'next' offers {options}, the legal moves are {legal} "
-                    "(finish only once an output candidate exists; candidates: "
-                    f"{rules.refs(candidates)})",
-                )
-            )
-        expected = ["next", *(f"{name}_input" for name in moves), *selects]
-        known = {ref for ref, _ in seen}
-        for name in dict.fromkeys([*(o for o in options if o != FINISH), *moves]):
-            refs = moves.get(name, [])
-            asked = request.questions.get(f"{name}_input")
-            asked_refs = list(getattr(asked, "options", {}))
-            if asked_refs == refs:
-                continue
-            again = [ref for ref in asked_refs if (name, ref) in spent]
-            ghosts = [ref for ref in asked_refs if ref not in known]
-            out.append(
-                Problem(
-                    K.MOVES,
-                    f"request {number}: {name}_input offers {rules.refs(asked_refs)}, the legal "
-                    f"inputs are {rules.refs(refs)} (a list only to a list-taking tool)"
-                    + (
-                        f"; offers spent pairs again: {[(name, rules.ref(r)) for r in again]}"
-                        if again
-                        else ""
-                    )
-                    + (f"; not in the world: {ghosts}" if ghosts else ""),
-                )
-            )
-    else:
-        if not candidates or (moves and not budget_spent):
-            out.append(
-                Problem(
-                    K.MOVES,
-                    f"request {number}: a selection-only request, but moves {list(moves)} remain "
-                    f"within the budget or nothing is a candidate ({rules.refs(candidates)})",
-                )
-            )
-        expected = selects
-    if questions != expected:
-        out.append(
-            Problem(K.MOVES, f"request {number}: asks {questions}, expected exactly {expected}")
-        )
-    done = state.get("done") if isinstance(state, dict) else None
-    out += _done_problems(rules, number, done, tool_turns)
-    return out
-
-
-def _choice(answer: Answer | None) -> ChoiceAnswer | None:
-    return answer if isinstance(answer, ChoiceAnswer) else None
-
-
-def _recorded(
-    number: int, what: str, recorded: Mapping[str, float] | None, answer: ChoiceAnswer | None
-) -> list[Problem]:
-    """Whether a turn recorded the distribution the response gave."""
-    gave = None if answer is None else dict(answer.probabilities)
-    got = None if recorded is None else dict(recorded)
-    if got == gave:
-        return []
-    return [
-        Problem(
-            K.RECORD,
-            f"turn {number}: records {what} probabilities {got}, the model's response gave {gave}",
-        )
-    ]
-
-
-def _turn_problems(rules: _Rules, report: RunReport, world: World) -> list[Problem]:
-    out: list[Problem] = []
-    refs = {ref: a for ref, a in world}
-    pairs: set[tuple[str, str]] = set()
-    providers = {p.name: p for p in rules.providers}
-    for index, turn in enumerate(report.turns):
-        if turn.turn != index + 1:
-            out.append(Problem(K.RECORD, f"turn {index + 1} is numbered {turn.turn}"))
-        if turn.tool == FINISH:
-            continue
-        given = report.answers[index] if index < len(report.answers) else {}
-        chosen, argument = _choice(given.get("next")), _choice(given.get(f"{turn.tool}_input"))
-        if chosen is None or chosen.choice != turn.tool:
-            out.append(
-                Problem(
-                    K.MOVES,
-                    f"turn {turn.turn}: ran {turn.tool}, the model chose "
-                    f"{chosen and chosen.choice}",
-                )
-            )
-        if argument is None or argument.choice != turn.artifact:
-            out.append(
-                Problem(
-                    K.MOVES,
-                    f"turn {turn.turn}: ran on {rules.ref(turn.artifact)}, the model chose "
-                    f"{rules.ref(argument.choice if argument is not None else None)}",
-                )
-            )
-        else:
-            out += _recorded(turn.turn, "'next'", turn.next, chosen)
-            out += _recorded(turn.turn, f"'{turn.tool}_input'", turn.argument, argument)
-        pair = (turn.tool, turn.artifact or "")
-        if pair in pairs:
-            out.append(
-                Problem(
-                    K.MOVES,
-                    f"turn {turn.turn}: the pair ({turn.tool}, {rules.ref(turn.artifact)}) "
-                    "ran twice",
-                )
-            )
-        pairs.add(pair)
-        if turn.artifact not in refs:
-            out.append(
-                Problem(
-                    K.MOVES, f"turn {turn.turn}: ran on {turn.artifact}, which is not in the world"
-                )
-            )
-        if (turn.result is None) == (turn.failure is None):
-            out.append(
-                Problem(K.RECORD, f"turn {turn.turn}: needs exactly one of a result and a failure")
-            )
-        product = refs.get(turn.result or "")
-        provider = providers.get(turn.tool)
-        if turn.result is not None and (
-            product is None or provider is None or not conforms(product, provider.output_type)
-        ):
-            out.append(
-                Problem(K.RECORD, f"turn {turn.turn}: its result {turn.result} is not a product")
-            )
-    return out
-
-
-def _finish_problems(rules: _Rules, report: RunReport, world: World) -> list[Problem]:
-    thinker, answer = rules.thinker, report.answer
-    if answer is None:
-        return []
-    out: list[Problem] = []
-    finishes = [t for t in report.turns if t.tool == FINISH]
-    if len(finishes) != 1 or report.turns[-1].tool != FINISH:
-        return [
-            Problem(
-                K.RECORD,
-                f"a completed run ends with exactly one finish turn, not {len(finishes)}",
-            )
-        ]
-    last = report.turns[-1]
-    asked = len(report.requests) == len(report.turns)
-    if not asked and len(report.requests) != len(report.turns) - 1:
-        out.append(
-            Problem(K.RECORD, f"{len(report.requests)} decisions for {len(report.turns)} turns")
-        )
-    answer_refs = [ref for ref, a in world if a is answer]
-    before = report.world_before_answer
-    candidates = rules.candidates(before)
-    selection: dict[str, float] = {}
-    if asked:
-        given = report.answers[-1] if report.answers else {}
-        chosen = _choice(given.get("next"))
-        if "next" in report.requests[-1].questions:
-            if chosen is None or chosen.choice != FINISH:
-                out.append(
-                    Problem(
-                        K.MOVES,
-                        "the last request's 'next' was not answered finish, yet the run finished",
-                    )
-                )
-            else:
-                out += _recorded(last.turn, "'next'", last.next, chosen)
-        elif last.next is not None:
-            out.append(
-                Problem(
-                    K.RECORD,
-                    f"turn {last.turn}: a selection-only turn records 'next' probabilities "
-                    f"{dict(last.next)}, though 'next' was not asked",
-                )
-            )
-        for ref in candidates:
-            noul = given.get(f"select_{ref}")
-            selection[ref] = noul.probability if isinstance(noul, NoulAnswer) else -1.0
-    elif candidates or (
-        rules.moves(before, {(t.tool, t.artifact or "") for t in report.turns[:-1]})
-        and last.turn <= thinker.max_turns
-    ):
-        out.append(
-            Problem(K.MOVES, "the run finished without asking while moves or candidates remained")
-        )
-    if list(last.selection.items()) != list(selection.items()):
-        out.append(
-            Problem(
-                K.RECORD,
-                f"the finish turn records selection {dict(last.selection)}, the model's response "
-                f"gave {selection}",
-            )
-        )
-    wanted = [refs for refs, p in selection.items() if p >= thinker.selection_threshold]
-    got = [ref_of(world, item) for item in answer.iterands]
-    if got != wanted:
-        out.append(
-            Problem(
-                K.ANSWER,
-                f"the answer is {rules.refs(got)}; the candidates selected at >= "
-                f"{thinker.selection_threshold} in world order are {rules.refs(wanted)}",
-            )
-        )
-    inside = [ref_of(world, item) for item in answer.iterands if id(item) in rules.given]
-    if inside:
-        out.append(
-            Problem(
-                K.ANSWER,
-                f"the answer holds {rules.refs(inside)}: the input and its items are never an "
-                "answer",
-            )
-        )
-    if not answer_refs:
-        out.append(Problem(K.ANSWER, "the answer is not registered in the run's world"))
-    if answer.instruction != thinker.objective or answer.iterand_type is not thinker.output_type:
-        out.append(
-            Problem(
-                K.ANSWER,
-                "the answer's instruction is not the objective or its type not the output type",
-            )
-        )
-    return out
-
-
-def _crash_site(report: RunReport) -> str:
-    """Where an unexpected failure came from: a tool's move, else the thinker."""
-    decisions = len(report.requests)
-    if report.answers and len(report.turns) == decisions - 1 and len(report.answers) == decisions:
-        given = report.answers[-1]
-        chosen = _choice(given.get("next"))
-        if chosen is not None and chosen.choice != FINISH:
-            argument = _choice(given.get(f"{chosen.choice}_input"))
-            ref = report.describe_ref(argument.choice) if argument is not None else "?"
-            return f"tool {chosen.choice} on {ref} (the move of request {decisions})"
-    return "the thinker or the dispatcher"
-
-
-def _end_problems(
-    report: RunReport, expected_errors: tuple[type[BaseException], ...]
-) -> list[Problem]:
-    thinker = report.thinker
-    decisions = len(report.requests)
-    if report.hang is not None:
-        return [
-            Problem(
-                K.HANG,
-                f"the run did not end within {report.hang.seconds:g} s: {report.hang.during} "
-                "did not return (where it waited is below)",
-            )
-        ]
-    if report.runaway:
-        return [
-            Problem(
-                K.TERMINATION,
-                f"the run asked for decision {decisions}, past max_turns + 1 = "
-                f"{thinker.max_turns + 1}: it does not stop within its budget (the checker "
-                "refused that decision and stopped the run; the run so far is below)",
-            )
-        ]
-    if report.error is None:
-        return []
-    if not isinstance(report.error, expected_errors):
-        error = report.error
-        return [
-            Problem(
-                K.CRASH,
-                f"the run failed in {_crash_site(report)}: {type(error).__qualname__}: {error} "
-                "(its traceback is below)",
-            )
-        ]
-    if len(report.turns) != decisions - 1 or any(t.tool == FINISH for t in report.turns):
-        return [
-            Problem(
-                K.RECORD, "a tool's unreadable failure left a turn behind (or came after finish)"
-            )
-        ]
-    return []
-
-
-def invariant_problems(
-    report: RunReport, *, expected_errors: tuple[type[BaseException], ...] = ()
-) -> list[Problem]:
-    """Every invariant ``report``'s run broke (empty when it kept them all), each a
-    :class:`Problem` (a ``str`` with a ``kind``), the most telling first.
-
-    A run failing with one of ``expected_errors`` (a tool's unreadable failure) is legal when it
-    failed on the tool move of its last request, with no turn recorded for that move.
-    """
-    thinker = report.thinker
-    rules = _Rules(report)
-    world = report.world
-    out = _end_problems(report, expected_errors)
-    if report.hang is not None:
-        return out  # a run cut short: the hang is the finding, the rest is partial
-    if not world or world[0][1] is not report.input:
-        out.append(Problem(K.STATE, "the input is not the first artifact of the world"))
-    decisions = len(report.requests)
-    if decisions > thinker.max_turns + 1 and not report.runaway:
-        out.append(
-            Problem(
-                K.TERMINATION,
-                f"{decisions} decisions exceed max_turns + 1 = {thinker.max_turns + 1}",
-            )
-        )
-    # The legal pairs of the world the decisions saw: the answer list, adopted after the last
-    # decision, would count as one more input for a list-taking tool.
-    pairs = rules.legal_pairs(report.world_before_answer)
-    if decisions > pairs + 1:
-        out.append(
-            Problem(
-                K.TERMINATION, f"{decisions} decisions exceed the legal pairs + 1 = {pairs + 1}"
-            )
-        )
-    for number, request in enumerate(report.requests, 1):
-        out += _request_problems(rules, number, request, world, report)
-    out += _turn_problems(rules, report, world)
-    if not report.stopped:
-        out += _finish_problems(rules, report, world)
-    if report.obs_turns is None:
-        if report.turns:
-            out.append(Problem(K.RECORD, "OBS_TURNS was not published"))
-    else:
-        try:
-            recorded = parse_turns(report.obs_turns)
-        except ValueError as error:
-            out.append(Problem(K.RECORD, f"OBS_TURNS does not parse: {error}"))
-        else:
-            if recorded != report.turns:
-                out.append(Problem(K.RECORD, "OBS_TURNS does not equal thinker.turns()"))
-    return out
-
-
-def violation_of(report: RunReport, problems: Sequence[Problem]) -> InvariantViolation:
-    """The violation for ``problems`` of ``report``'s run, with the failure's traceback into
-    the user's code when the run crashed (and the failure as its ``__cause__``)."""
-    details = ""
-    error = report.error
-    if error is not None and any(p.kind is K.CRASH for p in problems):
-        frames = user_frames(traceback.extract_tb(error.__traceback__))
-        details = (
-            "the failure's traceback (its frames outside harness and asyncio):\n"
-            f"{frames}\n{type(error).__qualname__}: {error}"
-        )
-    raised = InvariantViolation(problems, report, details=details)
-    raised.__cause__ = error if details else None
-    return raised
 
 
 class _Replay:
@@ -634,6 +100,7 @@ async def assert_invariants(
     expected_errors: tuple[type[BaseException], ...] = (),
     again: DecisionThinker[Any, Any] | None = None,  # any thinker
     run_timeout: float | None = DEFAULT_RUN_TIMEOUT,
+    max_options: int | None = None,
 ) -> RunReport:
     """Run ``thinker`` on ``input`` (dispatcher, fake model answering by ``policy``) and raise
     :class:`InvariantViolation` if the run broke an invariant; then run the example again
@@ -643,11 +110,13 @@ async def assert_invariants(
     Runs are bounded at ``max_turns + 1`` decisions and ``run_timeout`` seconds each (waiting
     code is cancelled; blocking code is interrupted in the main thread).
     """
-    first = await _guarded_record(thinker, input, policy, run_timeout)
+    first = await _guarded_record(thinker, input, policy, run_timeout, max_options)
     problems = invariant_problems(first, expected_errors=expected_errors)
     if problems:
         raise violation_of(first, problems)
-    second = await _guarded_record(again or thinker, input, _Replay(first), run_timeout)
+    second = await _guarded_record(
+        again or thinker, input, _Replay(first), run_timeout, max_options
+    )
     problems, details = replay_problems(first, second)
     if problems:
         raise InvariantViolation(problems, first, details=details)
@@ -659,12 +128,15 @@ async def _guarded_record(
     input: Artifact,
     policy: Policy,
     run_timeout: float | None,
+    max_options: int | None,
 ) -> RunReport:
     if run_timeout is None:
-        return await report_run(thinker, input, policy)
+        return await report_run(thinker, input, policy, max_options=max_options)
     try:
         with guarded(run_timeout):
-            return await report_run(thinker, input, policy, run_timeout=run_timeout)
+            return await report_run(
+                thinker, input, policy, run_timeout=run_timeout, max_options=max_options
+            )
     except RunHung:
         return _blocked(thinker, input, run_timeout)
 
@@ -691,12 +163,18 @@ def _run(
     input: Artifact,
     policy: Policy,
     run_timeout: float,
+    spare: int | None = None,
 ) -> RunReport:
-    """One run of a fresh thinker in its own event loop, bounded in decisions and time."""
+    """One run of a fresh thinker in its own event loop, bounded in decisions and time, its
+    fake entry stating ``max_options``: ``spare`` more than the thinker's tools plus finish
+    (``None``: none stated)."""
     thinker = factory(Workflow())
+    max_options = None if spare is None else len(thinker.palette) + 1 + spare
     try:
         with guarded(run_timeout):
-            return asyncio.run(report_run(thinker, input, policy, run_timeout=run_timeout))
+            return asyncio.run(
+                report_run(thinker, input, policy, run_timeout=run_timeout, max_options=max_options)
+            )
     except RunHung:
         return _blocked(thinker, input, run_timeout)
 
@@ -797,7 +275,9 @@ def check_thinker(
 
     Call it from a plain (not async) test. ``factory`` builds a fresh thinker for each run
     (e.g. the thinker class itself); ``policies`` defaults to
-    :func:`harness.testing.strategies.policies` (every answer drawn). Each example runs twice
+    :func:`harness.testing.strategies.policies` (every answer drawn, some selections refused);
+    the fake entry's ``max_options`` is drawn too (:func:`harness.testing.strategies.max_options`)
+    and each input choice must offer exactly the first that many legal refs. Each example runs twice
     (the second time on a fresh thinker, answered with the first run's answers) and must give
     the same wire bodies, turns, ``OBS_TURNS`` and world byte for byte. Every run is bounded:
     the decision past ``max_turns + 1`` stops it, and one still running after ``run_timeout``
@@ -813,9 +293,9 @@ def check_thinker(
     drawn: st.SearchStrategy[Policy] = policies if policies is not None else drawn_policies()
     last: list[tuple[Artifact, RunReport]] = []
 
-    @given(input=inputs, policy=drawn)
-    def thinker_keeps_its_invariants(input: Artifact, policy: Policy) -> None:
-        first = _run(factory, input, policy, run_timeout)
+    @given(input=inputs, policy=drawn, cut=drawn_max_options())
+    def thinker_keeps_its_invariants(input: Artifact, policy: Policy, cut: int | None) -> None:
+        first = _run(factory, input, policy, run_timeout, cut)
         last[:] = [(input, first)]
         if isinstance(first.error, hypothesis.errors.Flaky):
             raise first.error  # hypothesis's own verdict on a draw; read below
@@ -824,12 +304,16 @@ def check_thinker(
             raise _Unshrinkable(violation_of(first, problems))
         if problems:
             raise violation_of(first, problems)
-        second = _run(factory, input, _Replay(first), run_timeout)
+        second = _run(factory, input, _Replay(first), run_timeout, cut)
         problems, details = replay_problems(first, second)
         if problems:
             raise _Unshrinkable(InvariantViolation(problems, first, details=details))
 
-    chosen = settings or hypothesis.settings(deadline=None)
+    # one violation, the first found and shrunk: several distinct ones would come as an
+    # ExceptionGroup a test cannot read as an InvariantViolation
+    chosen = hypothesis.settings(
+        settings or hypothesis.settings(deadline=None), report_multiple_bugs=False
+    )
     database = chosen.database
     if database is not None:
         chosen = hypothesis.settings(

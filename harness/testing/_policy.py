@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Final
 
-from harness.decision import Answer, Choice, DecisionRequest, Noul
+from harness.decision import Answer, Choice, DecisionRequest, Noul, RefusedAnswer
 from harness.providers import choose, rate, yes
 
 __all__ = ["CHOICE_PROBABILITIES", "SELECTION_PROBABILITIES", "RandomPolicy"]
@@ -27,13 +27,17 @@ class RandomPolicy:
     """A fake decision model's policy: each answer drawn from ``rng``, question by question.
 
     Use it as ``FakeDecisionModel(RandomPolicy(random.Random(7)))`` or draw one with
-    :func:`harness.testing.strategies.policies`.
+    :func:`harness.testing.strategies.policies`. With ``refusals=True`` it refuses a selection
+    question (``RefusedAnswer``, a legal answer: the question is not selected) one time in three.
     """
 
-    def __init__(self, rng: random.Random, *, label: str | None = None) -> None:
+    def __init__(
+        self, rng: random.Random, *, label: str | None = None, refusals: bool = False
+    ) -> None:
         self.rng = rng
         self.label = label or "drawn"
         self.asked = 0
+        self.refusals = refusals
 
     def __call__(self, request: DecisionRequest) -> dict[str, Answer]:
         """Answer every question of ``request``."""
@@ -46,10 +50,13 @@ class RandomPolicy:
                 probability = self.rng.choice(CHOICE_PROBABILITIES)
                 answers[question_id] = choose(question, key, probability=probability)
             elif isinstance(question, Noul):
+                if self.refusals and self.rng.randrange(3) == 0:
+                    answers[question_id] = RefusedAnswer("drawn refusal")
+                    continue
                 answers[question_id] = yes(self.rng.choice(SELECTION_PROBABILITIES))
             else:
                 answers[question_id] = rate(question, self.rng.randrange(len(question.levels)))
         return answers
 
     def __repr__(self) -> str:
-        return f"RandomPolicy({self.label})"
+        return f"RandomPolicy({self.label}{', refusing' if self.refusals else ''})"

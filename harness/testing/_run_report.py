@@ -7,6 +7,9 @@ the answers the model's responses carried, the wire bodies, the turns, ``OBS_TUR
 the answer or the error. The run is bounded: the decision past ``max_turns + 1`` is refused and
 stops the run (``report.runaway``), and with ``run_timeout`` a run that outlives it is stopped
 and says where it was waiting (``report.hang``). :meth:`RunReport.render` shows it as text.
+
+Over 400 lines for one reason: the recorder and the report it fills (with its rendering for a
+failure's text) change together, field for field.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from harness.decision import (
 from harness.decision import systemone as systemone_codec
 from harness.jobs import Dispatcher, Pacing
 from harness.providers import FakeDecisionModel, Policy
+from harness.testing._rerun import Rerun, rerun_moves
 from harness.testing._wall_clock import RunHung, disarm
 from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun, turns_json
 from harness.tools import Workflow
@@ -132,6 +136,8 @@ class RunReport:
     error: Exception | None
     runaway: bool = False
     hang: Hang | None = None
+    reruns: tuple[Rerun, ...] = ()  # each tool move run again on its recorded artifact
+    max_options: int | None = None  # the fake entry's max_options for this run
 
     @property
     def world_before_answer(self) -> World:
@@ -372,6 +378,7 @@ async def report_run(
     *,
     run_timeout: float | None = None,
     decision_limit: int | None = None,
+    max_options: int | None = None,
 ) -> RunReport:
     """Run ``thinker`` on ``input`` with the fake model answering by ``policy``; never raises
     for the run's own failure (it is the report's ``error``).
@@ -380,17 +387,20 @@ async def report_run(
     next stops the run (``report.runaway``). With ``run_timeout`` seconds, a run still waiting
     then is cancelled and reported with where it waited (``report.hang``); code that blocks the
     event loop needs :func:`harness.testing.invariants.check_thinker`'s guard as well.
+    ``max_options`` is the fake entry's (``None``: it states none). Each tool move is run again
+    on the artifact its turn names (``report.reruns``, see :mod:`harness.testing._rerun`).
     """
     limit = decision_limit if decision_limit is not None else thinker.max_turns + 1
     model = _RecordingModel(_awaited(policy), limit)
-    catalog = Catalog([ENTRY], {"decision": ENTRY.id})
+    entry = ENTRY if max_options is None else attrs.evolve(ENTRY, max_options=max_options)
+    catalog = Catalog([entry], {"decision": entry.id})
     job = ThinkerRun(Workflow(), thinker, input, upstream_retries=0)
     answer: ListArtifact[Artifact] | None = None
     error: Exception | None = None
     runaway = False
     hang: Hang | None = None
     try:
-        async with Dispatcher(catalog, clients={ENTRY.id: model}, pacing=Pacing.immediate()) as d:
+        async with Dispatcher(catalog, clients={entry.id: model}, pacing=Pacing.immediate()) as d:
             task = asyncio.ensure_future(d.run(job))
             try:
                 done, _ = await asyncio.wait({task}, timeout=run_timeout)
@@ -414,19 +424,26 @@ async def report_run(
     if hang is not None:
         disarm()  # reported: nothing more to interrupt
     obs = job.metadata.get(OBS_TURNS)
+    turns = tuple(thinker.turns())
+    world = tuple(thinker.registry.world())
+    reruns: tuple[Rerun, ...] = ()
+    if hang is None:
+        reruns = await rerun_moves(thinker, turns, world, timeout=run_timeout)
     return RunReport(
         thinker=thinker,
         input=input,
         requests=tuple(model.requests),
         answers=tuple(model.answers),
         bodies=tuple(model.bodies),
-        turns=tuple(thinker.turns()),
+        turns=turns,
         obs_turns=obs if isinstance(obs, str) else None,
-        world=tuple(thinker.registry.world()),
+        world=world,
         answer=answer,
         error=error,
         runaway=runaway,
         hang=hang,
+        reruns=reruns,
+        max_options=max_options,
     )
 
 

@@ -182,8 +182,20 @@ def seeded_policy(seed: int) -> RandomPolicy:
 
 def policies() -> st.SearchStrategy[RandomPolicy]:
     """Policies whose every answer (each choice, probability and selection) is a hypothesis
-    draw made as the run asks, so shrinking finds the shortest failing run."""
-    return st.randoms(use_true_random=False).map(RandomPolicy)
+    draw made as the run asks, so shrinking finds the shortest failing run; some of them refuse
+    selection questions at random (a legal answer: the candidate is not selected)."""
+    return st.builds(
+        lambda rng, refusals: RandomPolicy(rng, refusals=refusals),
+        st.randoms(use_true_random=False),
+        st.booleans(),
+    )
+
+
+def max_options() -> st.SearchStrategy[int | None]:
+    """How far a fake entry's ``max_options`` exceeds the least a thinker needs: none stated,
+    or 0 to 2 options more than its palette's tools plus finish (the ``next`` choice is never
+    cut, so an entry offering fewer cannot serve the thinker at all)."""
+    return st.none() | st.integers(min_value=0, max_value=2)
 
 
 def kind_specs(*, max_kinds: int = 4) -> st.SearchStrategy[tuple[KindSpec, ...]]:

@@ -379,7 +379,10 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         for ref in candidates:
             qid = f"select_{ref}"
             if isinstance(response.answers.get(qid), RefusedAnswer):
-                selection[ref] = 0.0  # a refused selection selects nothing
+                selection[ref] = 0.0  # a refused selection selects nothing, at any threshold
+                state = _CURRENT.get(None)
+                if state is not None:
+                    state.refused.add(ref)
                 log.info("the model refused to answer %s: counted as not selected", qid)
             else:
                 selection[ref] = response.noul(qid).probability
@@ -431,9 +434,14 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         chosen: list[O] = []
         state = _CURRENT.get(None)
         threshold = state.threshold if state is not None else self.selection_threshold
+        refused = state.refused if state is not None else set()  # 0.0 on the record, not chosen
         for ref in candidates:
             artifact = world.get(ref)
-            if selection[ref] >= threshold and isinstance(artifact, self.output_type):
+            if (
+                selection[ref] >= threshold
+                and ref not in refused
+                and isinstance(artifact, self.output_type)
+            ):
                 chosen.append(artifact)  # isinstance narrows for the type checker: always true
         answer = ListArtifact(self.output_type, tuple(chosen), self.objective)
         world.adopt(answer)
@@ -454,6 +462,7 @@ class _RunState:
     option_limit: int | None
     threshold: float
     turns: list[DecisionTurn] = attrs.Factory(list)
+    refused: set[str] = attrs.Factory(set)  # selections the model refused: never selected
 
 
 async def _completed(

@@ -17,7 +17,7 @@ import inspect
 import sys
 import weakref
 from collections.abc import Mapping
-from typing import Any, ForwardRef, Generic, TypeVar, cast, get_args, get_origin
+from typing import Annotated, Any, ForwardRef, Generic, TypeVar, cast, get_args, get_origin
 
 from harness.artifacts import Artifact, ListArtifact
 from harness.scope import Identifiable
@@ -115,11 +115,18 @@ def _resolve_forward(ref: ForwardRef, owner: type, tool: type) -> object:
 
 
 def _substitute(tp: object, mapping: Mapping[object, object], owner: type, tool: type) -> object:
-    """``tp`` with its type variables replaced from ``mapping`` and forward refs resolved."""
+    """``tp`` with its type variables replaced from ``mapping`` and forward refs resolved, as
+    typing resolves them: ``Annotated[X, ...]`` is ``X``, an unbound type variable with a
+    default (PEP 696) is its default."""
     if isinstance(tp, ForwardRef):
         tp = _resolve_forward(tp, owner, tool)
+    if get_origin(tp) is Annotated:
+        return _substitute(get_args(tp)[0], mapping, owner, tool)
     if isinstance(tp, TypeVar):
-        return mapping.get(tp, tp)
+        if tp in mapping:
+            return mapping[tp]
+        default = _default_of(tp)
+        return tp if default is None else _substitute(default, mapping, owner, tool)
     origin = get_origin(tp)
     args = get_args(tp)
     if origin is None or not args:
@@ -128,6 +135,14 @@ def _substitute(tp: object, mapping: Mapping[object, object], owner: type, tool:
     if all(new is old for new, old in zip(new_args, args, strict=True)):
         return tp
     return cast(Any, origin)[new_args if len(new_args) > 1 else new_args[0]]  # re-subscript
+
+
+def _default_of(variable: TypeVar) -> object | None:
+    """A type variable's PEP 696 default (``typing_extensions.TypeVar(..., default=X)``)."""
+    has_default = getattr(variable, "has_default", None)
+    if callable(has_default) and has_default():
+        return cast(object, variable.__default__)  # type: ignore[attr-defined]  # PEP 696
+    return None
 
 
 def _find(cls: type, mapping: Mapping[object, object], tool: type) -> tuple[object, ...] | None:

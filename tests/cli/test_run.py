@@ -40,7 +40,7 @@ def test_harness_run_runs_a_thinker_on_json_input_and_records_it(tmp_path: pathl
     # Printed: one compact JSON object per answer item, the record's items in order.
     assert printed == [item.value for item in record.answer]
     assert all(item.alias == "word" for item in record.answer)
-    assert record.threshold is not None  # the thinker's (the entry's calibrated one, if any)
+    assert record.threshold is not None  # the entry's fitted threshold (or 0.5), as the run used it
     kept = [ref for ref, p in record.turns[-1].selection.items() if p >= record.threshold]
     assert [item.ref for item in record.answer] == kept
     assert {word["text"] for word in printed} <= {"alpha", "beta", "gamma"}

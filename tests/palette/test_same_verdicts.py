@@ -25,15 +25,18 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from mypy import api
 
+from harness.cli._check import check_targets
 from harness.palette import Verdict, palette_report, thinker_input_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,13 +53,16 @@ POINTER = re.compile(r'^"\w+" breaks the palette rules where it is defined ')
 
 HEADER = """\
 from __future__ import annotations
+import abc
 import os
-from typing import Any, Final, Generic, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, NewType, TypeVar, overload
+import typing_extensions
 from harness.artifacts import Artifact, ListArtifact
 from harness.tools import DecisionTool, tool_name
 from palette_kit import (
-    DecisionThinker, Identifiable, JobContext, JudgeNote, JudgeOrphan, JudgePart, Note, Part,
-    ReadOrphan, RefineNote, SplitNote, Verdict,
+    DecisionThinker, Identifiable, JobContext, JudgeNote, JudgeOrphan, JudgePart, Note, Orphan,
+    Part, ReadOrphan, RefineNote, SplitNote, SubNote, Verdict,
 )
 
 T = TypeVar("T", bound=Artifact)
@@ -72,7 +78,7 @@ OUTPUT: Final = {output}
 OBJECTIVE: Final = {objective!r}
 
 
-class Triage(DecisionThinker[Note, {thinker_output}]):
+class Triage(DecisionThinker[{thinker_input}, {thinker_output}]):
     def __init__(self, parent: Identifiable) -> None:
         super().__init__(
             parent,
@@ -101,6 +107,8 @@ class Case:
     objective: str = "Run the case"
     palette_expr: str | None = None
     plugin_codes: frozenset[str] | None = None
+    thinker_input: str = "Note"
+    thinker: str | None = None  # the whole thinker part (KEY, PALETTE, ..., Triage) instead
 
     @property
     def conditional(self) -> bool:
@@ -108,7 +116,7 @@ class Case:
         return "FAST" in f"{self.key} {self.palette} {self.palette_expr}"
 
 
-def _case(codes: set[str], plugin_codes: set[str] | None = None, **fields: str) -> Case:
+def _case(codes: set[str], plugin_codes: set[str] | None = None, **fields: Any) -> Case:
     return Case(
         frozenset(codes),
         plugin_codes=frozenset(plugin_codes) if plugin_codes is not None else None,
@@ -416,6 +424,364 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
+    # -- issue 23: silent gaps ----------------------------------------------------------------
+    "generic_input_bound_by_a_subclass": _case(
+        {"harness-graph", "harness-dead-tool"},
+        {"harness-undecidable"},
+        thinker="""
+        KEY: Final = JudgePart
+        PALETTE: Final = (SplitNote,)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the parts"
+
+
+        class Base(DecisionThinker[In, Verdict], Generic[In]):
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgePart,
+                    palette=(SplitNote,),
+                    objective="Judge the parts",
+                )
+
+
+        class Triage(Base[Orphan]):
+            pass
+        """,
+    ),
+    "class_attribute_overridden_by_a_subclass": _case(
+        {"harness-name"},
+        {"harness-undecidable"},
+        extra="""
+        class QuietSplit(SplitNote):
+            pass
+        """,
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (QuietSplit,)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        class Base(DecisionThinker[Note, Verdict]):
+            SPLITTER = SplitNote
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=(self.SPLITTER,),
+                    objective="Judge the note",
+                )
+
+
+        class Triage(Base):
+            SPLITTER = QuietSplit
+        """,
+    ),
+    "new_type_artifact": _case(
+        {"harness-open-type"},
+        palette="ById,",
+        extra="""
+        NoteId = NewType("NoteId", Note)
+
+        @tool_name("by_id")
+        class ById(DecisionTool[NoteId, Note]):
+            async def execute(self, input: NoteId, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "overloaded_init": _case(
+        {"harness-ctor"},
+        palette="Twice,",
+        extra="""
+        @tool_name("twice")
+        class Twice(DecisionTool[Note, Note]):
+            @overload
+            def __init__(self, parent: Identifiable, times: int) -> None: ...
+            @overload
+            def __init__(self, parent: Identifiable, times: str) -> None: ...
+            def __init__(self, parent: Identifiable, times: int | str) -> None:
+                super().__init__(parent)
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "overloaded_init_with_a_parent_only_form": _case(
+        set(),
+        palette="Twice,",
+        extra="""
+        @tool_name("twice")
+        class Twice(DecisionTool[Note, Note]):
+            @overload
+            def __init__(self, parent: Identifiable) -> None: ...
+            @overload
+            def __init__(self, parent: Identifiable, times: int) -> None: ...
+            def __init__(self, parent: Identifiable, times: int = 1) -> None:
+                super().__init__(parent)
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "type_checking_only_import": _case(
+        {"harness-open-type"},
+        palette="Hide,",
+        extra="""
+        if TYPE_CHECKING:
+            from palette_kit import SubNote as Hidden
+
+        @tool_name("hide")
+        class Hide(DecisionTool[Note, "Hidden"]):
+            async def execute(self, input: Note, context: JobContext) -> Hidden:
+                raise NotImplementedError
+        """,
+    ),
+    "union_input_with_an_unreachable_member": _case(
+        {"harness-graph"}, palette="SplitNote,", thinker_input="Note | Orphan"
+    ),
+    "narrow_parent": _case(
+        {"harness-ctor"},
+        palette="CtxSplit,",
+        extra="""
+        @tool_name("ctx_split")
+        class CtxSplit(DecisionTool[Note, Note]):
+            def __init__(self, parent: JobContext) -> None:
+                super().__init__(parent)
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    # -- issue 23: wrong words -----------------------------------------------------------------
+    "entry_read_from_a_final_dict": _case(
+        set(),
+        {"harness-undecidable"},
+        palette='TOOLS["split"],',
+        extra="""
+        TOOLS: Final = {"split": SplitNote, "refine": RefineNote}
+        """,
+    ),
+    "key_tool_read_from_a_registry": _case(
+        set(),
+        {"harness-undecidable"},
+        key='KEYS["note"]',
+        extra="""
+        KEYS: Final = {"note": JudgeNote, "part": JudgePart}
+        """,
+    ),
+    "wrapped_tool_name": _case(
+        set(),
+        {"harness-undecidable"},
+        palette="Wrapped,",
+        extra="""
+        C = TypeVar("C", bound=type[Any])
+
+        def register(name: str) -> Callable[[C], C]:
+            def wrap(cls: C) -> C:
+                return tool_name(name)(cls)
+            return wrap
+
+        @register("wrapped")
+        class Wrapped(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    # -- issue 23: the runtime resolves types as typing does -----------------------------------
+    "annotated_artifact": _case(
+        set(),
+        palette="Ann,",
+        extra="""
+        @tool_name("ann")
+        class Ann(DecisionTool[Annotated[Note, "a note"], ListArtifact[Annotated[Part, "x"]]]):
+            async def execute(self, input: Note, context: JobContext) -> ListArtifact[Part]:
+                raise NotImplementedError
+        """,
+    ),
+    "type_variable_default": _case(
+        set(),
+        palette="EchoDefault,",
+        extra="""
+        D = typing_extensions.TypeVar("D", bound=Artifact, default=Note)
+
+        @tool_name("echo_default")
+        class EchoDefault(DecisionTool[Note, D], Generic[D]):
+            async def execute(self, input: Note, context: JobContext) -> D:
+                raise NotImplementedError
+        """,
+    ),
+    "factory_products_sharing_a_name": _case(
+        {"harness-duplicate"},
+        {"harness-undecidable"},
+        palette="SplitA, SplitB",
+        extra="""
+        def make(name: str) -> type[DecisionTool[Note, Note]]:
+            @tool_name(name)
+            class Made(DecisionTool[Note, Note]):
+                async def execute(self, input: Note, context: JobContext) -> Note:
+                    raise NotImplementedError
+            return Made
+
+        SplitA = make("same")
+        SplitB = make("same")
+        """,
+    ),
+    # -- palettes as libraries write them --------------------------------------------------------
+    "mixin_tool": _case(
+        set(),
+        palette="Mixed,",
+        extra="""
+        class LoggingMixin:
+            def log(self, text: str) -> str:
+                return text
+
+        @tool_name("mixed")
+        class Mixed(LoggingMixin, DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "abstract_library_base_in_the_palette": _case(
+        {"harness-tool", "harness-name"},
+        palette="NoteTool,",
+        extra="""
+        class NoteTool(DecisionTool[Note, Note]):
+            @abc.abstractmethod
+            def rewrite(self, text: str) -> str: ...
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "subclass_inheriting_a_name": _case(
+        {"harness-name"},
+        palette="SplitNote, FinerSplit",
+        extra="""
+        class FinerSplit(SplitNote):
+            pass
+        """,
+    ),
+    "palette_built_by_concatenation": _case(
+        set(),
+        key="JudgePart",
+        palette_expr="BASE + (RefineNote,)",
+        extra="""
+        BASE: Final = (SplitNote,)
+        """,
+    ),
+    "palette_built_by_unpacking": _case(
+        {"harness-dead-tool"},
+        palette_expr="(*BASE, ReadOrphan)",
+        extra="""
+        BASE: Final = (SplitNote,)
+        """,
+    ),
+    "key_tool_through_a_final_alias": _case(
+        {"harness-graph"},
+        key="JUDGE",
+        palette="SplitNote,",
+        extra="""
+        JUDGE: Final = JudgeOrphan
+        """,
+    ),
+    "wider_parent": _case(
+        set(),
+        palette="Wide,",
+        extra="""
+        @tool_name("wide")
+        class Wide(DecisionTool[Note, Note]):
+            def __init__(self, parent: object, *args: object, **options: object) -> None:
+                super().__init__(parent)  # type: ignore[arg-type]
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "keyword_only_parent": _case(
+        {"harness-ctor"},
+        palette="KeywordOnly,",
+        extra="""
+        @tool_name("keyword_only")
+        class KeywordOnly(DecisionTool[Note, Note]):
+            def __init__(self, *, parent: Identifiable) -> None:
+                super().__init__(parent)
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "union_input_all_reachable": _case(set(), palette="SplitNote,", thinker_input="Note | SubNote"),
+    "union_input_with_a_dead_tool": _case(
+        {"harness-dead-tool"}, palette="SplitNote, ReadOrphan", thinker_input="Note | SubNote"
+    ),
+    "nested_tool_class": _case(
+        set(),
+        palette="Library.Inner,",
+        extra="""
+        class Library:
+            @tool_name("inner")
+            class Inner(DecisionTool[Note, Note]):
+                async def execute(self, input: Note, context: JobContext) -> Note:
+                    raise NotImplementedError
+        """,
+    ),
+    "final_class_attribute": _case(
+        set(),
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (SplitNote,)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        class Triage(DecisionThinker[Note, Verdict]):
+            SPLITTER: Final = SplitNote
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=(self.SPLITTER,),
+                    objective="Judge the note",
+                )
+        """,
+    ),
+    "type_of_self_attribute": _case(
+        {"harness-name"},
+        {"harness-undecidable"},
+        extra="""
+        class QuietSplit(SplitNote):
+            pass
+        """,
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (QuietSplit,)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        class Base(DecisionThinker[Note, Verdict]):
+            SPLITTER = SplitNote
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=(type(self).SPLITTER,),
+                    objective="Judge the note",
+                )
+
+
+        class Triage(Base):
+            SPLITTER = QuietSplit
+        """,
+    ),
 }
 
 #: A verdict as both sides show it: code, message, notes (``None`` for a plain mypy error).
@@ -423,10 +789,13 @@ Shown = tuple[str, str | None, tuple[str, ...] | None]
 
 
 def _source(case: Case) -> str:
+    if case.thinker is not None:
+        return HEADER + textwrap.dedent(case.extra) + textwrap.dedent(case.thinker)
     return (
         HEADER
         + textwrap.dedent(case.extra)
         + THINKER.format(
+            thinker_input=case.thinker_input,
             key=case.key,
             palette=case.palette_expr if case.palette_expr is not None else f"({case.palette})",
             output="Verdict",
@@ -486,14 +855,26 @@ def _parse(stdout: str) -> dict[str, list[Shown]]:
     return shown
 
 
+RUNNER = """\
+from __future__ import annotations
+from harness import run_sync
+from case_legal import Triage
+
+def go() -> None:
+    run_sync(Triage, "a note as text")
+"""
+
+
 @pytest.fixture(scope="module")
-def plugin_verdicts(generated: Path) -> dict[str, list[Shown]]:
+def plugin_output(generated: Path) -> str:
+    """mypy's whole output over the cases (and a module calling run_sync wrongly)."""
+    (generated / "runner_input.py").write_text(RUNNER)
     old_cwd, old_path = os.getcwd(), os.environ.get("MYPYPATH")
     os.environ["MYPYPATH"] = os.pathsep.join([str(REPO), str(KIT)])
     sys.path.insert(0, str(REPO))
     try:
         os.chdir(generated)
-        files = sorted(p.name for p in generated.glob("case_*.py"))
+        files = [*sorted(p.name for p in generated.glob("case_*.py")), "runner_input.py"]
         stdout, stderr, _ = api.run(
             ["--config-file", "mypy.ini", "--cache-dir", str(generated / ".cache"), *files]
         )
@@ -505,7 +886,12 @@ def plugin_verdicts(generated: Path) -> dict[str, list[Shown]]:
         else:
             os.environ["MYPYPATH"] = old_path
     assert "Traceback" not in stderr, stderr
-    return _parse(stdout)
+    return stdout
+
+
+@pytest.fixture(scope="module")
+def plugin_verdicts(plugin_output: str) -> dict[str, list[Shown]]:
+    return _parse(plugin_output)
 
 
 def _load(generated: Path, name: str, fast: bool) -> ModuleType:
@@ -609,3 +995,96 @@ def test_messages_read_as_mypy_prints_types(plugin_verdicts: dict[str, list[Show
     assert graph[2] is not None
     assert dead[2] is not None
     assert graph[2][0] == dead[2][0] == 'Reachable from "Note": "Note"'  # each keeps its notes
+
+
+def _lines(output: str, file: str) -> list[tuple[int, str]]:
+    out = []
+    for line in output.splitlines():
+        if line.startswith(f"{file}.py:"):
+            _, number, rest = line.split(":", 2)
+            out.append((int(number), rest.strip()))
+    return out
+
+
+def test_plain_mypy_errors_on_harness_calls_come_with_the_fix(plugin_output: str) -> None:
+    """Where plain mypy reports first (a list palette, a key tool producing the item type, a
+    wrong input to run_sync), the plugin adds harness's words and the fix on the same line."""
+    listed = _lines(plugin_output, "case_list_palette")
+    (error_line,) = {n for n, text in listed if text.endswith("[arg-type]")}
+    notes = [text for n, text in listed if n == error_line and text.startswith("note:")]
+    assert (
+        'note: The palette must be a tuple of tool classes, not "list": write it as a tuple: '
+        "palette=(SplitNote,)"
+    ) in notes, listed
+    key = _lines(plugin_output, "case_key_output_explicit_o")
+    lines = {n for n, text in key if "[arg-type]" in text}
+    assert lines, key
+    assert any(
+        n in lines and "[harness-key-tool]" in text and "produces" in text for n, text in key
+    ), key
+    runner = _lines(plugin_output, "runner_input")
+    (run_line,) = {n for n, text in runner if "error:" in text}
+    assert (
+        run_line,
+        'note: "Triage" takes "Note" as its input, not "str": pass one, e.g. '
+        "run_sync(Triage, Note(...))",
+    ) in runner, runner
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if not c.conditional))
+def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -> None:
+    """``harness check`` on a case's module names what the runtime names (and, where the
+    plugin can decide, what the plugin names), each once."""
+    case = CASES[name]
+    if str(KIT) not in sys.path:
+        sys.path.insert(0, str(KIT))
+    findings, checked = check_targets([str(generated / f"case_{name}.py")])
+    assert checked >= 1
+    shown = {(f.code, f.message, f.notes) for f in findings}
+    runtime = {(v.code, v.message, v.notes) for v in _runtime_verdicts(generated, name, case)}
+    assert {code for code, _, _ in shown} == case.codes, findings
+    assert shown == runtime
+    assert all(f.severity == "error" for f in findings)
+
+
+@pytest.mark.slow
+def test_dmypy_gives_mypys_verdicts_on_every_row(
+    generated: Path, plugin_verdicts: dict[str, list[Shown]], tmp_path: Path
+) -> None:
+    """The daemon (fine-grained mode, where the plugin's dependencies matter) reports on every
+    row of the table exactly what a plain mypy run reports."""
+    dmypy = Path(sys.executable).parent / "dmypy"
+    env = {
+        **os.environ,
+        "MYPYPATH": os.pathsep.join([str(REPO), str(KIT)]),
+        "PYTHONPATH": str(REPO),
+    }
+    base = [str(dmypy), "--status-file", str(tmp_path / "dmypy.json")]
+    started = subprocess.run(
+        [*base, "start", "--", "--config-file", "mypy.ini", "--cache-dir", str(tmp_path / "d")],
+        cwd=generated,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        files = [*sorted(p.name for p in generated.glob("case_*.py")), "runner_input.py"]
+        done = subprocess.run(
+            [*base, "check", *files],
+            cwd=generated,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    finally:
+        subprocess.run([*base, "kill"], cwd=generated, env=env, timeout=60, check=False)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    daemon = _parse(done.stdout)
+    for name in CASES:
+        file = f"case_{name}"
+        assert sorted(daemon[file]) == sorted(plugin_verdicts[file]), name

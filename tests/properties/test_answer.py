@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import example, given
 
-from harness.decision import NoulAnswer
+from harness.decision import NoulAnswer, RefusedAnswer
 from harness.testing._invariants import given_with
 from harness.testing.strategies import (
     KindSpec,
@@ -81,14 +81,22 @@ def test_the_answer_is_exactly_the_selected_candidates_in_world_order(
     finish = report.turns[-1]
     if len(report.requests) == len(report.turns):
         given_answers = report.answers[-1]
-        selection = {
+        selection = {  # a refusal is recorded as 0 (the documented contract) ...
             qid.removeprefix("select_"): answer.probability
-            for qid, answer in given_answers.items()
             if isinstance(answer, NoulAnswer)
+            else 0.0
+            for qid, answer in given_answers.items()
+            if isinstance(answer, NoulAnswer | RefusedAnswer)
+        }
+        refused = {
+            qid.removeprefix("select_")
+            for qid, answer in given_answers.items()
+            if isinstance(answer, RefusedAnswer)
         }
     else:
-        selection = {}
+        selection, refused = {}, set()
     assert dict(finish.selection) == selection
+    selection = {r: p for r, p in selection.items() if r not in refused}  # ... and never selected
     by_ref = dict(report.world)
     expected = [by_ref[r] for r, p in selection.items() if p >= scenario.threshold]
     assert len(report.answer.iterands) == len(expected), report.render()
