@@ -1,4 +1,4 @@
-"""docs/llms.md: every Python and bash block runs as written, in an empty folder."""
+"""docs/providers.md: every Python and bash block runs as written, in an empty folder."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "llms.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 TEXT = DOC.read_text(encoding="utf-8")
 
 
