@@ -111,8 +111,8 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
         f"(key ${OPENAI_API_KEY}: {_state(environment.get(OPENAI_API_KEY))})"
     )
     lines.append(
-        f"  openai-chat:<model>[@<url>], openai-completions:<model>[@<url>] -> <url>, else "
-        f"{openai} (any OpenAI-compatible server returning token logprobs; docs/providers.md)"
+        f"  openai-chat:<model>[@<url>], openai-completions:<model>[@<url>] -> <url> or {openai} "
+        f"(token logprobs; key ${OPENAI_API_KEY}: {_state(environment.get(OPENAI_API_KEY))})"
     )
     lines.append("  embedded -> the in-process model (sparrow-decider), always available")
     lines.append("variables:")
