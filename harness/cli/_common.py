@@ -96,9 +96,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--entry",
         metavar="ID",
-        help="catalog entry id, or a model string: 'embedded', 'systemone:<model>' or "
-        "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables); default: the "
-        "catalog's decision pin, the embedded model",
+        help="catalog entry id, or a model string: 'embedded', 'systemone:<model>', "
+        "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables), "
+        "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' (any "
+        "OpenAI-compatible server with logprobs); default: the catalog's decision pin, the "
+        "embedded model",
     )
 
 

@@ -88,7 +88,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--model",
         metavar="MODEL",
-        help="who answers: a catalog entry id or 'systemone:<model>' / 'openai:<model>' "
+        help="who answers: a catalog entry id, 'embedded', 'systemone:<model>', 'openai:<model>', "
+        "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' "
         "(the same as --entry; default: the catalog's pin, the embedded model)",
     )
     parser.add_argument(

@@ -63,7 +63,8 @@ async def run(
 ) -> RunResult[O]:
     """Run ``thinker`` on ``input`` and return its :class:`RunResult`.
 
-    ``model``: an entry id, ``"embedded"``, ``"systemone:<wire model>"``, ``"openai:<model>"``
+    ``model``: an entry id, ``"embedded"``, ``"systemone:<wire model>"``, ``"openai:<model>"``,
+    ``"openai-chat:<model>[@<base url>]"``, ``"openai-completions:<model>[@<base url>]"``
     or a :class:`~harness.providers.DecisionClient` (default: the configured catalog's pin).
     ``catalog``: the catalog to resolve through (default: :func:`harness.catalog.load_catalog`,
     which adds the environment's entries). ``budget`` limits this run; ``workflow`` (its own
