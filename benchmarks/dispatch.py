@@ -16,7 +16,8 @@ cost does not land on either side. Each way runs ``--rounds`` times, alternating
 warm-up; the best round of each is reported. Prints both rates and their ratio (the target is at
 least 0.85, never below 0.7) and the client process's CPU per call each way (``process_time``
 over the round; the server's CPU is in the other process), so the difference is harness's own
-CPU per call. ``--profile FILE`` writes a cProfile of one stack round.
+CPU per call. ``--profile`` breaks one more stack round down by part
+(``benchmarks/_breakdown.py``); ``--json FILE`` writes the results (``benchmarks/_results.py``).
 
 Every call asks its own request (a distinct ticket number; ``--same`` sends one request object
 every time, which harness encodes once), built before the clock starts: the stack encodes and
@@ -38,13 +39,28 @@ import cProfile
 import json
 import multiprocessing
 import multiprocessing.connection
+import os
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import aiohttp
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _breakdown import breakdown, print_breakdown
+from _results import conditions, target, write
+
 from harness.catalog import Catalog, CatalogEntry, reserve, tokenizer
-from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Score, systemone
+from harness.decision import (
+    Choice,
+    DecisionRequest,
+    DecisionResponse,
+    Noul,
+    Score,
+    systemone,
+)
 from harness.jobs import Dispatcher, Pacing
 from harness.testing import FakeSystemOneServer, Fault, default_answers
 from harness.thinker import DecisionCall
@@ -159,10 +175,11 @@ async def run_bare(
 
 
 async def measure(
-    port: int, calls: int, rounds: int, profile: str | None, *, same: bool, retries: int
-) -> tuple[tuple[float, float], tuple[float, float]]:
+    port: int, calls: int, rounds: int, profile: bool, *, same: bool, retries: int
+) -> tuple[tuple[float, float], tuple[float, float], dict[str, float] | None]:
     """The best stack and bare rates (calls per second) over ``rounds`` alternating rounds,
-    each with its client CPU per call (seconds) in that best round."""
+    each with its client CPU per call (seconds) in that best round; with ``profile``, the
+    breakdown of one more stack round."""
     entry = entry_for(port)
     catalog = Catalog([entry], {"decision": entry.id})
     stack_rounds: list[tuple[float, float]] = []
@@ -172,7 +189,7 @@ async def measure(
         aiohttp.ClientSession(connector=connector) as session,
         Dispatcher(catalog, pacing=Pacing.immediate()) as dispatcher,
     ):
-        warm = requests_for(200, same)
+        warm = requests_for(min(200, calls), same)
         bodies = [systemone.encode_body(r, entry.wire_model_id) for r in warm]
         await run_bare(session, entry.url, bodies)  # warm-up: connections, caches
         await run_stack(dispatcher, warm, retries)
@@ -181,15 +198,16 @@ async def measure(
             bodies = [systemone.encode_body(r, entry.wire_model_id) for r in requests]
             bare_rounds.append(await run_bare(session, entry.url, bodies))
             stack_rounds.append(await run_stack(dispatcher, requests_for(calls, same), retries))
-        if profile is not None:
+        parts = None
+        if profile:
             profiler = cProfile.Profile()
             profiler.enable()
             await run_stack(dispatcher, requests_for(calls, same), retries)
             profiler.disable()
-            profiler.dump_stats(profile)
+            parts = breakdown(profiler, calls)
     stack = min(stack_rounds)
     bare = min(bare_rounds)
-    return (calls / stack[0], stack[1] / calls), (calls / bare[0], bare[1] / calls)
+    return (calls / stack[0], stack[1] / calls), (calls / bare[0], bare[1] / calls), parts
 
 
 def cpu_parts(calls: int, fault_every: int) -> tuple[float, float, float]:
@@ -237,7 +255,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--service-time", type=float, default=0.0, help="server seconds a call")
-    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of one stack round")
+    parser.add_argument("--profile", action="store_true", help="break a stack round down")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (- : stdout)")
     parser.add_argument(
         "--fault-every", type=int, default=0, metavar="N", help="answer every Nth request 503"
     )
@@ -246,6 +265,7 @@ def main() -> None:
     )
     options = parser.parse_args()
     retries = 10 if options.fault_every else 0
+    load = os.getloadavg()[0]
 
     parent, child = multiprocessing.Pipe()
     server = multiprocessing.get_context("spawn").Process(
@@ -254,7 +274,7 @@ def main() -> None:
     server.start()
     try:
         port = parent.recv()
-        (stack, stack_cpu), (bare, bare_cpu) = asyncio.run(
+        (stack, stack_cpu), (bare, bare_cpu), parts = asyncio.run(
             measure(
                 port,
                 options.calls,
@@ -288,9 +308,45 @@ def main() -> None:
         f"{now:6.3f} ms as the dispatcher prices now: {now / before:.2f} of it "
         f"(pricing {counted * 1e3:.3f} -> {bounded * 1e3:.3f} ms, decoding {decoded * 1e3:.3f} ms)"
     )
-    target = "met" if ratio >= TARGET else "missed"
+    met = "met" if ratio >= TARGET else "missed"
     floor = "held" if ratio >= FLOOR else "broken"
-    print(f"ratio stack/bare  : {ratio:8.2f}  (target {TARGET} {target}, floor {FLOOR} {floor})")
+    print(f"ratio stack/bare  : {ratio:8.2f}  (target {TARGET} {met}, floor {FLOOR} {floor})")
+    if parts is not None:
+        print_breakdown("stack, per call (client process)", parts, stack_cpu * 1e6)
+    write(
+        options.json,
+        "dispatch",
+        conditions(
+            {
+                "calls": options.calls,
+                "rounds": options.rounds,
+                "concurrency": CONCURRENCY,
+                "service_time_s": options.service_time,
+                "fault_every": options.fault_every,
+                "same_request": options.same,
+            },
+            load,
+        ),
+        {
+            "bare_calls_per_s": round(bare, 2),
+            "stack_calls_per_s": round(stack, 2),
+            "bare_cpu_ms_per_call": round(bare_cpu * 1e3, 4),
+            "stack_cpu_ms_per_call": round(stack_cpu * 1e3, 4),
+            "own_cpu_ms_per_call": round((stack_cpu - bare_cpu) * 1e3, 4),
+            "requests_served": served,
+        },
+        [
+            target("stack / bare aiohttp loop", ratio, TARGET, ">=", "a bare aiohttp loop"),
+            target(
+                "stack CPU / bare CPU (inverse)",
+                bare_cpu / stack_cpu,
+                TARGET,
+                ">=",
+                "the bare loop's client CPU a call",
+            ),
+        ],
+        parts,
+    )
 
 
 if __name__ == "__main__":

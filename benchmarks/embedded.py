@@ -11,9 +11,14 @@ one run, interleaved so the machine's load falls on both alike:
   time is the difference. Target: at most 0.2 of the model's own time.
 * **throughput**: ``--calls`` calls (default 500) submitted at once through the dispatcher
   against the same number of direct calls in a plain loop, alternating, best of ``--passes``.
-  Target: at least 0.8 of the model's own rate.
+  Target: at least 0.95 of the model's own serial rate.
 * **pieces**: what each step of harness's path costs on this request (``timeit``), so the
   difference above can be read.
+
+Each latency round also takes both ways' CPU time (``process_time``), whose medians are printed
+beside the wall-clock ones: CPU time is what another process on a loaded machine does not add.
+``--profile`` breaks harness's calls down by part (``benchmarks/_breakdown.py``); ``--json FILE``
+writes the results (``benchmarks/_results.py``).
 
 A script, not a test: ``python benchmarks/embedded.py [--rounds 200] [--calls 500]``.
 """
@@ -22,20 +27,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
 import statistics
+import sys
 import time
 import timeit
 from collections.abc import Callable, Mapping
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _breakdown import breakdown, print_breakdown
+from _results import conditions, target, write
 
 from harness.catalog import CatalogEntry, default_catalog, tokenizer
-from harness.decision import Choice, DecisionRequest, DecisionResponse, Noul, Score, systemone
+from harness.decision import (
+    Choice,
+    DecisionRequest,
+    DecisionResponse,
+    Noul,
+    Score,
+    systemone,
+)
 from harness.jobs import Dispatcher
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 LATENCY_TARGET = 0.2
-THROUGHPUT_TARGET = 0.8
+THROUGHPUT_TARGET = 0.95
 
 SMALL = DecisionRequest(
     "User: I was charged twice for my subscription this month and want the extra charge back.",
@@ -82,15 +102,20 @@ def direct_call(request: DecisionRequest) -> Callable[[], Mapping[str, object]]:
 
 async def latency(
     dispatcher: Dispatcher, request: DecisionRequest, rounds: int
-) -> tuple[float, float]:
-    """Median seconds of one direct call and of one harness call, interleaved."""
+) -> tuple[float, float, float, float]:
+    """Median seconds of one direct call and of one harness call, interleaved; then the medians
+    of their CPU seconds (``process_time``) in the same rounds."""
     ask = direct_call(request)
     workflow = Workflow()
     direct: list[float] = []
     harness: list[float] = []
-    for round_ in range(rounds + 20):
+    direct_cpu: list[float] = []
+    harness_cpu: list[float] = []
+    warm = min(20, rounds)
+    for round_ in range(rounds + warm):
         order = (0, 1) if round_ % 2 == 0 else (1, 0)
         for way in order:
+            cpu = time.process_time()
             started = time.perf_counter()
             if way == 0:
                 ask()
@@ -99,9 +124,16 @@ async def latency(
                 if not response.success:
                     raise SystemExit(f"a harness call failed: {response.failure}")
             elapsed = time.perf_counter() - started
-            if round_ >= 20:  # the first rounds warm caches, the pool and the model
+            cpu = time.process_time() - cpu
+            if round_ >= warm:  # the first rounds warm caches, the pool and the model
                 (direct if way == 0 else harness).append(elapsed)
-    return statistics.median(direct), statistics.median(harness)
+                (direct_cpu if way == 0 else harness_cpu).append(cpu)
+    return (
+        statistics.median(direct),
+        statistics.median(harness),
+        statistics.median(direct_cpu),
+        statistics.median(harness_cpu),
+    )
 
 
 async def throughput(
@@ -125,7 +157,7 @@ async def throughput(
     return calls / direct, calls / harness
 
 
-def pieces(request: DecisionRequest) -> list[tuple[str, float]]:
+def pieces(request: DecisionRequest, number: int = 200) -> list[tuple[str, float]]:
     """Microseconds per call of each piece of harness's path, on fresh copies of the request."""
     entry = default_catalog().resolve_decision(None, asked_by="benchmark")
     counter = tokenizer(entry.tokenizer)
@@ -152,12 +184,11 @@ def pieces(request: DecisionRequest) -> list[tuple[str, float]]:
     ]
     out = []
     for name, fn in figures:
-        number = 200
         best = min(timeit.repeat(fn, number=number, repeat=3)) / number
         out.append((name, best * 1e6))
     loop.close()
     del wire
-    out.extend(asyncio.run(paths(request, reply)))
+    out.extend(asyncio.run(paths(request, reply, number * 10)))
     return out
 
 
@@ -177,7 +208,9 @@ class _Instant:
         return None
 
 
-async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[tuple[str, float]]:
+async def paths(
+    request: DecisionRequest, reply: Mapping[str, object], number: int = 2000
+) -> list[tuple[str, float]]:
     """Microseconds a call of harness's two layers with the model's own time taken out: the
     embedded client with the model's answer canned, and the dispatcher with an instant client."""
     from harness.providers import _embedded
@@ -188,8 +221,7 @@ async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[t
     out = []
     try:
         client = _embedded.EmbeddedDecisionClient()
-        number = 2000
-        for _ in range(200):
+        for _ in range(min(200, number)):
             await client.decide(request, entry)
         started = time.perf_counter()
         for _ in range(number):
@@ -200,7 +232,7 @@ async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[t
         _embedded._ask = real
     async with Dispatcher(default_catalog(), clients={entry.id: _Instant(reply)}) as dispatcher:
         workflow = Workflow()
-        for _ in range(200):
+        for _ in range(min(200, number)):
             await dispatcher.run(DecisionCall(workflow, request))
         started = time.perf_counter()
         for _ in range(number):
@@ -209,23 +241,49 @@ async def paths(request: DecisionRequest, reply: Mapping[str, object]) -> list[t
     return [(name, seconds * 1e6) for name, seconds in out]
 
 
-async def measure(options: argparse.Namespace) -> None:
+async def profiled(
+    dispatcher: Dispatcher, request: DecisionRequest, calls: int
+) -> tuple[dict[str, float], float]:
+    """The breakdown of ``calls`` harness calls one after another (model included), and their
+    unprofiled CPU a call in microseconds, measured just before."""
+    workflow = Workflow()
+    cpu = time.process_time()
+    for _ in range(calls):
+        await dispatcher.run(DecisionCall(workflow, request))
+    cpu = time.process_time() - cpu
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        await dispatcher.run(DecisionCall(workflow, request))
+    profiler.disable()
+    return breakdown(profiler, calls), cpu / calls * 1e6
+
+
+async def measure(options: argparse.Namespace) -> dict[str, object]:
+    load = os.getloadavg()[0]
     request = MIXED if options.request == "mixed" else SMALL
+    parts: dict[str, float] | None = None
     async with Dispatcher(default_catalog()) as dispatcher:
-        direct, harness = await latency(dispatcher, request, options.rounds)
+        direct, harness, direct_cpu, harness_cpu = await latency(
+            dispatcher, request, options.rounds
+        )
         rate_direct, rate_harness = await throughput(
             dispatcher, request, options.calls, options.passes
         )
+        if options.profile:
+            parts, cpu_us = await profiled(dispatcher, request, options.calls)
     own = harness - direct
-    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    own_cpu = harness_cpu - direct_cpu
+    print(f"load average: {load:.2f} on {os.cpu_count()} CPUs")
     print(f"request: {options.request} ({len(request.questions)} question(s))")
-    print(f"latency, median of {options.rounds} interleaved rounds:")
-    print(f"  sparrow-decider directly : {direct * 1e3:8.3f} ms")
-    print(f"  through harness          : {harness * 1e3:8.3f} ms")
+    print(f"latency, median of {options.rounds} interleaved rounds (wall, CPU):")
+    print(f"  sparrow-decider directly : {direct * 1e3:8.3f} ms {direct_cpu * 1e3:8.3f} ms")
+    print(f"  through harness          : {harness * 1e3:8.3f} ms {harness_cpu * 1e3:8.3f} ms")
     verdict = "meets" if own <= LATENCY_TARGET * direct else "misses"
     print(
         f"  harness's own time       : {own * 1e3:8.3f} ms = {own / direct:.2f} of the model's "
-        f"({verdict} <= {LATENCY_TARGET})"
+        f"({verdict} <= {LATENCY_TARGET}); CPU {own_cpu * 1e3:.3f} ms = "
+        f"{own_cpu / direct_cpu:.2f}"
     )
     ratio = rate_harness / rate_direct
     verdict = "meets" if ratio >= THROUGHPUT_TARGET else "misses"
@@ -233,6 +291,53 @@ async def measure(options: argparse.Namespace) -> None:
     print(f"  sparrow-decider in a loop: {rate_direct:8.0f} decisions/s")
     print(f"  dispatcher, all at once  : {rate_harness:8.0f} decisions/s")
     print(f"  ratio                    : {ratio:8.2f} ({verdict} >= {THROUGHPUT_TARGET})")
+    if parts is not None:
+        print_breakdown("harness calls, one after another", parts, cpu_us)
+    return {
+        "conditions": conditions(
+            {
+                "rounds": options.rounds,
+                "calls": options.calls,
+                "passes": options.passes,
+                "request": options.request,
+            },
+            load,
+        ),
+        "figures": {
+            "model_ms": round(direct * 1e3, 4),
+            "harness_ms": round(harness * 1e3, 4),
+            "own_ms": round(own * 1e3, 4),
+            "model_cpu_ms": round(direct_cpu * 1e3, 4),
+            "harness_cpu_ms": round(harness_cpu * 1e3, 4),
+            "own_cpu_ms": round(own_cpu * 1e3, 4),
+            "model_rate_per_s": round(rate_direct, 2),
+            "dispatcher_rate_per_s": round(rate_harness, 2),
+        },
+        "targets": [
+            target(
+                "harness's own time / the model's",
+                own / direct,
+                LATENCY_TARGET,
+                "<=",
+                "sparrow-decider asked directly, interleaved",
+            ),
+            target(
+                "harness's own CPU / the model's",
+                own_cpu / direct_cpu,
+                LATENCY_TARGET,
+                "<=",
+                "sparrow-decider asked directly, interleaved",
+            ),
+            target(
+                "dispatcher rate / the model's serial rate",
+                ratio,
+                THROUGHPUT_TARGET,
+                ">=",
+                "sparrow-decider in a plain loop",
+            ),
+        ],
+        "breakdown": parts,
+    }
 
 
 def main() -> None:
@@ -243,12 +348,28 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--request", choices=("small", "mixed"), default="small")
     parser.add_argument("--no-pieces", dest="pieces", action="store_false")
+    parser.add_argument(
+        "--piece-calls", type=int, default=200, help="calls a piece is timed over (x3)"
+    )
+    parser.add_argument("--profile", action="store_true", help="break harness's calls down")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (- : stdout)")
     options = parser.parse_args()
-    asyncio.run(measure(options))
+    found = asyncio.run(measure(options))
+    figures = dict(found["figures"])  # type: ignore[call-overload]  # built just above
     if options.pieces:  # outside the measuring loop: one piece runs a loop of its own
         print("pieces (best of 3 x 200, microseconds a call):")
-        for name, micros in pieces(MIXED if options.request == "mixed" else SMALL):
+        request = MIXED if options.request == "mixed" else SMALL
+        for name, micros in pieces(request, options.piece_calls):
             print(f"  {name:<32} {micros:8.1f}")
+            figures[f"piece_us: {name}"] = round(micros, 3)
+    write(
+        options.json,
+        "embedded",
+        found["conditions"],  # type: ignore[arg-type]  # built by measure
+        figures,
+        found["targets"],  # type: ignore[arg-type]  # built by measure
+        found["breakdown"],  # type: ignore[arg-type]  # built by measure
+    )
 
 
 if __name__ == "__main__":

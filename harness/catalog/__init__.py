@@ -4,6 +4,16 @@ pricing (what a call costs and reserves). Admission (gates, buckets) is :mod:`ha
 Users import from here; the private modules behind it may move.
 """
 
+from harness.catalog._calibration import CALIBRATION_ROLES as CALIBRATION_ROLES
+from harness.catalog._calibration import Calibration as Calibration
+from harness.catalog._calibration import IsotonicMap as IsotonicMap
+from harness.catalog._calibration import PlattMap as PlattMap
+from harness.catalog._calibration import RoleMap as RoleMap
+from harness.catalog._calibration import TemperatureMap as TemperatureMap
+from harness.catalog._calibration import calibration_from_table as calibration_from_table
+from harness.catalog._calibration import logit as logit
+from harness.catalog._calibration import role_of as role_of
+from harness.catalog._calibration import sigmoid as sigmoid
 from harness.catalog._catalog import CATALOG_ENV as CATALOG_ENV
 from harness.catalog._catalog import DECISION as DECISION
 from harness.catalog._catalog import Catalog as Catalog

@@ -25,6 +25,15 @@ An entry's retry policy is a sub-table, every key optional (the rest keep the de
     no_reply = true
     honour_hints = true
     max_hint = 20.0
+
+An entry's calibration (the maps its answers go through before a thinker reads them, fitted by
+``harness.evals``) is a sub-table too, or names a TOML file beside the catalog::
+
+    [entries.calibration]
+    select = { method = "platt", a = 2.1, b = -0.4 }
+    next = { method = "temperature", temperature = 1.3 }
+
+    # or: [entries.calibration] file = "embedded-calibration.toml"
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from types import MappingProxyType
 
 import attrs
 
+from ._calibration import Calibration, calibration_from_table
 from ._entry import CatalogEntry, CatalogError, RetrySettings
 from ._tokenizers import KNOWN_ENCODINGS, tokenizer
 
@@ -61,8 +71,10 @@ _INT_FIELDS = (
     "max_reply_bytes",
     "max_reply_depth",
     "max_connections",
+    "top_logprobs",
+    "orderings",
 )
-_FLOAT_FIELDS = ("input_price_per_million",)
+_FLOAT_FIELDS = ("input_price_per_million", "mass_floor")
 _BOOL_FIELDS = ("adaptive",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 _RETRY_KEYS: dict[str, str] = {
@@ -211,7 +223,40 @@ class Catalog:
         return f"Catalog({self.source!r}, entries={list(self._entries)!r}, pins={self._pins!r})"
 
 
-def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
+def _calibration(table: object, where: str, base: Traversable | Path | None) -> Calibration:
+    """An entry's ``[entries.calibration]``: the table itself, or the TOML file it names
+    (``file = "..."``, relative to the catalog's folder)."""
+    if isinstance(table, dict) and "file" in table:
+        name = table["file"]
+        if set(table) != {"file"} or not isinstance(name, str) or not name.strip():
+            raise CatalogError(
+                f"{where}: calibration.file must be the only key, a path string (file = "
+                '"calibration.toml"): put the maps in that file or in the table, not both'
+            )
+        if base is None or os.path.isabs(name):
+            found: Traversable | Path = Path(name)
+        else:
+            found = base.joinpath(name)
+        try:
+            text = found.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(
+                f"{where}: calibration file {name} cannot be read ({type(exc).__name__}): give a "
+                "path relative to the catalog's folder, or put the maps in [entries.calibration]"
+            ) from None
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise CatalogError(
+                f"{where}: calibration file {name} is not valid TOML ({exc})"
+            ) from None
+        where = f"{where} (calibration file {name})"
+    return calibration_from_table(table, where)
+
+
+def _entry_from_table(
+    table: object, index: int, source: str, base: Traversable | Path | None = None
+) -> CatalogEntry:
     if not isinstance(table, dict):
         raise CatalogError(f"{source}: entries[{index}] must be a table ([[entries]])")
     raw_id = table.get("id")
@@ -224,7 +269,7 @@ def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
             f"known keys: {', '.join(sorted(_FIELDS))}"
         )
     for key, value in table.items():
-        if key == "retry":
+        if key in ("retry", "calibration"):
             continue  # a sub-table, read below
         if key in _STR_FIELDS or key == "tokenizer":
             ok = isinstance(value, str)
@@ -241,17 +286,20 @@ def _entry_from_table(table: object, index: int, source: str) -> CatalogEntry:
     for required in ("id", "provider", "wire_model_id", "max_context_tokens"):
         if required not in table:
             raise CatalogError(f"{where}: {required} is required")
-    if "input_price_per_million" in table:
-        table = {**table, "input_price_per_million": float(table["input_price_per_million"])}
+    for name in _FLOAT_FIELDS:
+        if name in table:
+            table = {**table, name: float(table[name])}
     if "retry" in table:
         table = {**table, "retry": _retry_from_table(table["retry"], where)}
+    if "calibration" in table:
+        table = {**table, "calibration": _calibration(table["calibration"], where, base)}
     try:
         return CatalogEntry(**table)
     except CatalogError as exc:
         raise CatalogError(f"{source}: {exc}") from None
 
 
-def _parse(text: str, source: str) -> Catalog:
+def _parse(text: str, source: str, base: Traversable | Path | None = None) -> Catalog:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -267,24 +315,30 @@ def _parse(text: str, source: str) -> Catalog:
     pins = document.get("pins", {})
     if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
         raise CatalogError(f'{source}: [pins] maps a seat to an entry id (decision = "<id>")')
-    entries = [_entry_from_table(table, i, source) for i, table in enumerate(tables)]
+    entries = [_entry_from_table(table, i, source, base) for i, table in enumerate(tables)]
     return Catalog(entries, pins, source=source)
 
 
-def _read(file: Traversable | Path, source: str) -> Catalog:
+def _read(file: Traversable | Path, source: str, base: Traversable | Path | None = None) -> Catalog:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CatalogError(f"catalog file {source} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"catalog file {source} cannot be read: {exc}") from exc
-    return _parse(text, source)
+    return _parse(text, source, base if base is not None else _folder(file))
+
+
+def _folder(file: Traversable | Path) -> Path | None:
+    return file.parent if isinstance(file, Path) else None
 
 
 def default_catalog() -> Catalog:
     """The catalog shipped with harness: the embedded model pinned to the decision seat."""
-    file = importlib.resources.files("harness").joinpath("catalog.toml")
-    return _read(file, "the default catalog (harness/catalog.toml)")
+    package = importlib.resources.files("harness")
+    return _read(
+        package.joinpath("catalog.toml"), "the default catalog (harness/catalog.toml)", package
+    )
 
 
 def load_catalog(

@@ -5,14 +5,18 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import attrs
 
 from harness.errors import HarnessError
 
+if TYPE_CHECKING:
+    from ._calibration import Calibration
+
 __all__ = [
     "DEFAULT_PATHS",
+    "LOGPROB_PROVIDERS",
     "PROVIDERS",
     "CatalogEntry",
     "CatalogError",
@@ -20,18 +24,24 @@ __all__ = [
     "retry_rules",
 ]
 
-PROVIDERS: frozenset[str] = frozenset({"systemone", "openai", "embedded", "fake"})
+PROVIDERS: frozenset[str] = frozenset(
+    {"systemone", "openai", "openai-chat", "openai-completions", "embedded", "fake"}
+)
 """The providers a catalog entry may name."""
 
 DEFAULT_PATHS: dict[str, str] = {
     "systemone": "/v1/systemone",
     "openai": "/v1/decisions",
+    "openai-chat": "/v1/chat/completions",
+    "openai-completions": "/v1/completions",
     "embedded": "/v1/systemone",
     "fake": "/v1/systemone",
 }
 """The request path of each provider when an entry states none."""
 
-_REMOTE_PROVIDERS = frozenset({"systemone", "openai"})
+_REMOTE_PROVIDERS = frozenset({"systemone", "openai", "openai-chat", "openai-completions"})
+LOGPROB_PROVIDERS = frozenset({"openai-chat", "openai-completions"})
+"""The providers that read decisions from an LLM's token logprobs (``harness.providers``)."""
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 """A reply body larger than this is refused unread (``max_reply_bytes``)."""
@@ -164,9 +174,22 @@ class CatalogEntry:
     retry: RetrySettings | None = None
     """How the dispatcher re-runs a call of this entry (``[entries.retry]``); ``None`` keeps
     the default policy."""
+    top_logprobs: int | None = None
+    """``openai-chat``: how many alternatives a token's ``top_logprobs`` holds (the server's
+    limit, OpenAI's is 20; default 20). More options than that are read as a hierarchy."""
+    mass_floor: float | None = None
+    """``openai-chat`` / ``openai-completions``: the least share of the model's probability that
+    must fall on the options (default 0.5 for chat, 0 for completions); below it the question is
+    refused, naming the share, never renormalised in silence."""
+    orderings: int = 1
+    """Position-bias correction for the logprob providers: each question is read under this many
+    cyclic orderings of its options and the distributions averaged (1: no correction)."""
     adaptive: bool = False
     """Lower the effective concurrency on 429s and raise it back on successes (AIMD), within
     ``max_concurrent``; used where admission is adaptive (``harness batch``)."""
+    calibration: Calibration | None = None
+    """The maps the entry's answers go through before a thinker reads them
+    (``[entries.calibration]``, see :class:`harness.catalog.Calibration`); ``None``: as answered."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -230,6 +253,21 @@ class CatalogEntry:
             rules.append(
                 f"retry must be a RetrySettings, not {type(retry).__name__} "
                 "(in TOML: an [entries.retry] table)"
+            )
+        if self.top_logprobs is not None and not 2 <= self.top_logprobs <= 20:
+            rules.append("top_logprobs must be in [2, 20] (OpenAI's limit is 20)")
+        if self.mass_floor is not None and not 0 <= self.mass_floor < 1:
+            rules.append("mass_floor must be a share in [0, 1), e.g. 0.5")
+        if self.orderings < 1:
+            rules.append("orderings must be >= 1 (1: no position-bias correction)")
+
+        from ._calibration import Calibration  # it imports this module's CatalogError
+
+        calibration: object = self.calibration  # built from Python, it may be anything
+        if calibration is not None and not isinstance(calibration, Calibration):
+            rules.append(
+                f"calibration must be a Calibration, not {type(calibration).__name__} "
+                "(in TOML: an [entries.calibration] table)"
             )
         price = self.input_price_per_million
         if price is not None and not price >= 0:

@@ -8,7 +8,9 @@ read by the entry when a call is made, and never stored):
   a System One model, when the key or the base URL is set; ``model="systemone:<wire model>"``
   reaches any model of that server.
 * ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (default ``https://api.openai.com``) make
-  ``model="openai:<model>"`` reach OpenAI's ``/v1/decisions``.
+  ``model="openai:<model>"`` reach OpenAI's ``/v1/decisions``, and
+  ``model="openai-chat:<model>[@<base_url>]"`` / ``"openai-completions:<model>[@<base_url>]"``
+  any OpenAI-compatible LLM whose logprobs answer the questions (``harness.providers``).
 * ``HARNESS_CATALOG`` names a catalog file.
 
 Precedence, highest first (:func:`load_catalog`):
@@ -124,9 +126,12 @@ class Environment:
         return (self._systemone(TYPESAFE_ENTRY, wire),)
 
     def entry_for(self, model: str) -> CatalogEntry | None:
-        """The entry for a model string ``systemone:<wire model>`` or ``openai:<model>``, or
+        """The entry for a model string ``systemone:<wire model>``, ``openai:<model>``,
+        ``openai-chat:<model>[@<base url>]`` or ``openai-completions:<model>[@<base url>]``, or
         ``None`` when ``model`` has no such prefix."""
         provider, colon, wire = model.partition(":")
+        if colon and provider in ("openai-chat", "openai-completions"):
+            return self._logprob_entry(model, provider, wire)
         if not colon or provider not in ("systemone", "openai"):
             return None
         if not wire.strip():
@@ -146,6 +151,38 @@ class Environment:
             max_context_tokens=128_000,
             max_concurrent=16,
             max_options=255,
+        )
+
+    def _logprob_entry(self, model: str, provider: str, rest: str) -> CatalogEntry:
+        """``openai-chat:<model>[@<base_url>]`` / ``openai-completions:...``: any
+        OpenAI-compatible server with logprobs; the base URL defaults to ``OPENAI_BASE_URL``
+        (else OpenAI's), a trailing ``/v1`` is dropped (the entry's path holds it)."""
+        wire, at, base = rest.partition("@")
+        if not wire.strip():
+            raise CatalogError(
+                f"model {model!r} names no model after {provider!r}: write e.g. "
+                f"'{provider}:<model>@http://127.0.0.1:8000'"
+            )
+        if at and not base.startswith(("http://", "https://")):
+            raise CatalogError(
+                f"model {model!r}: the part after '@' must be a base URL starting with http:// "
+                f"or https://, e.g. '{provider}:{wire}@http://127.0.0.1:8000'"
+            )
+        base = base.rstrip("/") if at else self.get(OPENAI_BASE_URL) or OPENAI_DEFAULT_BASE_URL
+        base = base.rstrip("/")
+        if base.endswith("/v1"):
+            base = base[: -len("/v1")]
+        return CatalogEntry(
+            id=model,
+            provider=provider,
+            wire_model_id=wire,
+            base_url=base,
+            api_key_env=OPENAI_API_KEY if self.get(OPENAI_API_KEY) else None,
+            tokenizer="cl100k_base",
+            max_context_tokens=32_768,
+            max_concurrent=8,
+            max_options=255,
+            max_levels=26,
         )
 
     def settings(self) -> tuple[Setting, ...]:
@@ -198,6 +235,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
 
 
 def entry_for_model(model: str, environ: Mapping[str, str] | None = None) -> CatalogEntry | None:
-    """The entry a ``systemone:<wire model>`` or ``openai:<model>`` string names, configured
-    from the environment; ``None`` for any other string (an entry id)."""
+    """The entry a ``systemone:<wire model>``, ``openai:<model>``, ``openai-chat:<model>[@<url>]``
+    or ``openai-completions:<model>[@<url>]`` string names, configured from the environment;
+    ``None`` for any other string (an entry id)."""
     return read_environment(environ).entry_for(model)

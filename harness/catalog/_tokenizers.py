@@ -174,6 +174,19 @@ class Tokenizer:
         """
         return self._segments.count(text)
 
+    def encode(self, text: str) -> list[int]:
+        """The token ids of ``text`` (special-token text encodes as ordinary text)."""
+        return self._encoding.encode_ordinary(text)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes token id ``token`` stands for."""
+        return self._encoding.decode_single_token_bytes(token)
+
+    @property
+    def vocabulary_size(self) -> int:
+        """How many token ids the encoding has (special tokens included)."""
+        return int(self._encoding.n_vocab)
+
     def count_uncached(self, text: str | bytes) -> int:
         """The same count as :meth:`count`, encoding the whole text at once."""
         if isinstance(text, bytes):

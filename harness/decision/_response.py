@@ -66,6 +66,9 @@ class DecisionResponse:
     request_id: str | None = None
     latency: float = 0.0
     failure: str | None = None
+    reading: Mapping[str, object] | None = attrs.field(default=None, eq=False, repr=False)
+    """How the answers were read, when a provider says (the logprob providers: method, mass on
+    the options, upstream calls); goes to the call's record and its span."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.request, DecisionRequest):

@@ -38,6 +38,7 @@ from harness.demo._policies import AnswerKeyPolicy as AnswerKeyPolicy
 from harness.demo._policies import UniformRandomPolicy as UniformRandomPolicy
 from harness.demo._policies import policy_catalog as policy_catalog
 from harness.demo._policies import run_demo_with as run_demo_with
+from harness.demo._run import DemoRun as DemoRun
 from harness.demo._run import demo_folder as demo_folder
 from harness.demo._run import demo_progress_line as demo_progress_line
 from harness.demo._run import relative_source as relative_source
@@ -65,6 +66,7 @@ __all__ = [
     "POLICY_ENTRY",
     "AnswerKey",
     "AnswerKeyPolicy",
+    "DemoRun",
     "DemoScore",
     "Document",
     "Folder",

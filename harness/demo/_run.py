@@ -4,6 +4,13 @@
 :class:`PriceDecisionFinder` on a folder (the shipped corpus by default) through a dispatcher
 over the catalog, hands a line per turn to ``on_progress`` as the turn ends, and returns the
 answer with the run's record.
+
+When the entry has a calibration (the shipped embedded entry has one, fitted on
+``harness/evals/data``, never on the demo's folder), the thinker selects at the calibration's
+``selection_threshold`` and the run also keeps the model's own selection probabilities
+(:attr:`DemoRun.raw_selection`), so the demo can show what the answer was before calibration:
+a calibration's maps are monotone and leave every choice's top option as it was, so the run
+would have taken the same turns without it.
 """
 
 from __future__ import annotations
@@ -11,17 +18,65 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 
+import attrs
+
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact
-from harness.catalog import Catalog, load_catalog
-from harness.demo._artifacts import Document, Folder, TextFile
+from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
+from harness.decision import DecisionRequest, DecisionResponse, NoulAnswer
+from harness.demo._artifacts import Document, Folder, Statement, TextFile
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE, PriceDecisionFinder
 from harness.jobs import JobEvent
-from harness.providers import DecisionClient
+from harness.providers import DecisionClient, client_for
 from harness.record import RecordedRun, move_line, record_run
-from harness.thinker import OBS_TURNS, parse_turns
+from harness.thinker import DEFAULT_SELECTION_THRESHOLD, OBS_TURNS, parse_turns
 from harness.tools import Workflow
 
-__all__ = ["demo_folder", "demo_progress_line", "relative_source", "run_demo"]
+__all__ = ["DemoRun", "demo_folder", "demo_progress_line", "relative_source", "run_demo"]
+
+
+@attrs.frozen
+class DemoRun(RecordedRun):
+    """A demo run: its product and record, and for an entry with a calibration the model's own
+    selection probabilities (``raw_selection``, by ref, of the finishing turn) beside the
+    threshold the thinker would have used without one (``raw_threshold``)."""
+
+    raw_selection: Mapping[str, float] | None = None
+    raw_threshold: float = DEFAULT_SELECTION_THRESHOLD
+    raw_answer: tuple[tuple[str, str], ...] = ()
+    """``(source, text)`` of each statement the model's own probabilities select at
+    ``raw_threshold``, in world order (empty without a calibration)."""
+
+
+class _RawAnswers:
+    """Passes every call to ``inner`` and keeps the last answered response, as the model gave
+    it (it sits under the calibrating wrapper)."""
+
+    def __init__(self, inner: DecisionClient, owned: bool) -> None:
+        self.inner = inner
+        self.owned = owned
+        self.last: DecisionResponse | None = None
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        response = await self.inner.decide(request, entry, timeout=timeout)
+        if response.success:
+            self.last = response
+        return response
+
+    async def aclose(self) -> None:
+        if self.owned:
+            await self.inner.aclose()
+
+    def selection(self) -> dict[str, float]:
+        """The raw ``select_<ref>`` probabilities of the last answered request, by ref."""
+        if self.last is None:
+            return {}
+        return {
+            qid.removeprefix("select_"): answer.probability
+            for qid, answer in self.last.answers.items()
+            if qid.startswith("select_") and isinstance(answer, NoulAnswer)
+        }
 
 
 def relative_source(path: str, folder: str) -> str:
@@ -87,27 +142,51 @@ async def run_demo(
     on_progress: Callable[[str], None] | None = None,
     keep_bodies: bool = False,
     clients: Mapping[str, DecisionClient] | None = None,
-) -> RecordedRun:
+) -> DemoRun:
     """Run the demo thinker on ``folder`` (the shipped corpus when ``None``) and record it.
 
     ``catalog`` defaults to :func:`~harness.catalog.load_catalog` (``$HARNESS_CATALOG`` or the
     shipped one, whose pinned entry is the embedded model); ``entry_id`` pins another entry.
-    ``on_progress`` gets one line per tool turn as it ends.
+    ``on_progress`` gets one line per tool turn as it ends. The thinker selects at the entry's
+    calibrated ``selection_threshold`` when it has one (see the module's notes).
     """
     root = demo_folder(folder)
+    catalog = catalog if catalog is not None else load_catalog()
+    entry = catalog.entry(entry_id) if entry_id is not None else catalog.pinned(DECISION)
+    calibration = entry.calibration
+    # the thinker answers at the entry's fitted threshold when the calibration has one
     thinker = PriceDecisionFinder(Workflow(), objective=objective, max_turns=max_turns)
 
     def progress(event: JobEvent) -> None:
         if on_progress is not None:
             on_progress(demo_progress_line(event, thinker.registry, root))
 
-    return await record_run(
-        thinker,
-        Folder(root),
-        catalog=catalog if catalog is not None else load_catalog(),
-        command="demo",
-        entry_id=entry_id,
-        on_progress=progress,
-        keep_bodies=keep_bodies,
-        clients=clients,
-    )
+    tap: _RawAnswers | None = None
+    given = dict(clients or {})
+    inner = given.get(entry.id)
+    if calibration is not None and (inner is not None or entry.provider != "fake"):
+        tap = _RawAnswers(inner if inner is not None else client_for(entry), owned=inner is None)
+        given[entry.id] = tap
+    try:
+        run = await record_run(
+            thinker,
+            Folder(root),
+            catalog=catalog,
+            command="demo",
+            entry_id=entry_id,
+            on_progress=progress,
+            keep_bodies=keep_bodies,
+            clients=given,
+        )
+    finally:
+        if tap is not None:
+            await tap.aclose()
+    if tap is None:
+        return DemoRun(run.product, run.record)
+    raw = tap.selection()
+    before = []
+    for ref, p in raw.items():
+        statement = thinker.registry.get(ref)
+        if p >= DEFAULT_SELECTION_THRESHOLD and isinstance(statement, Statement):
+            before.append((statement.source, statement.text))
+    return DemoRun(run.product, run.record, raw_selection=raw, raw_answer=tuple(before))

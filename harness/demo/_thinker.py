@@ -50,6 +50,7 @@ class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
         *,
         objective: str = DEMO_OBJECTIVE,
         max_turns: int = DEMO_MAX_TURNS,
+        selection_threshold: float | None = None,
     ) -> None:
         super().__init__(
             parent,
@@ -58,5 +59,6 @@ class PriceDecisionFinder(DecisionThinker[Folder, Statement]):
             palette=(ListFolder,),
             objective=objective,
             max_turns=max_turns,
+            selection_threshold=selection_threshold,
             formatters=demo_formatters(),
         )

@@ -11,6 +11,13 @@ verdict. :mod:`harness.evals.metrics` holds the figures as pure functions.
 """
 
 from harness.evals import metrics as metrics
+from harness.evals._bias import PositionBias as PositionBias
+from harness.evals._bias import position_bias as position_bias
+from harness.evals._calibration import CalibrationReport as CalibrationReport
+from harness.evals._calibration import calibration_report as calibration_report
+from harness.evals._calibration import fit_calibration as fit_calibration
+from harness.evals._calibration import without_calibration as without_calibration
+from harness.evals._calibration import write_calibration as write_calibration
 from harness.evals._compare import CaseChange as CaseChange
 from harness.evals._compare import Comparison as Comparison
 from harness.evals._compare import DecisionShift as DecisionShift
@@ -56,6 +63,7 @@ from harness.evals.metrics import UndefinedMetricError as UndefinedMetricError
 __all__ = [
     "GATES",
     "Bin",
+    "CalibrationReport",
     "Candidate",
     "Case",
     "CaseChange",
@@ -73,27 +81,33 @@ __all__ = [
     "ItemKey",
     "Label",
     "LabelledDecision",
+    "PositionBias",
     "ScoredDecision",
     "ThresholdRule",
     "UndefinedMetricError",
     "assert_eval",
     "at_threshold",
+    "calibration_report",
     "check_gates",
     "compare",
     "evaluate",
     "evaluate_async",
     "evaluate_pack",
     "evaluate_pack_async",
+    "fit_calibration",
     "fit_threshold",
     "import_thinker",
     "key_text",
     "load_report",
     "metrics",
+    "position_bias",
     "render_comparison",
     "render_html",
     "render_text",
     "role_of",
     "score",
+    "without_calibration",
+    "write_calibration",
     "write_html",
     "write_junit",
 ]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from harness.admission import Admission, Demand, Permit
@@ -60,10 +61,11 @@ def _timeout_of(job: Job[Any]) -> JobTimeoutError:
 class JobHandle(Generic[R]):
     """A submitted job: await :meth:`result`, or :meth:`cancel` it."""
 
+    __slots__ = ("_task", "job")
+
     def __init__(self, job: Job[R], task: asyncio.Task[R]) -> None:
         self.job = job
-        self._task = task
-        task.add_done_callback(_retrieve)
+        self._task = task  # its failure is retrieved by the dispatcher's done callback
 
     def result(self) -> asyncio.Future[R]:
         """The job's result (await it), or its failure raised. Cancelling the wait cancels the
@@ -89,20 +91,21 @@ def _release(permits: list[Permit]) -> None:
     permits.clear()
 
 
-def _retrieve(task: asyncio.Task[object]) -> None:
-    # A failure is delivered through result() and the events; never "exception never retrieved".
-    if not task.cancelled():
-        task.exception()
-
-
 class _Intake:
     """Spreads the work jobs do before admission over turns of the event loop.
 
-    At most ``per_slice`` jobs pass per turn; the rest wait in line and are let through a slice
-    at a time. A burst of submissions therefore never holds the loop for long while admitted
-    jobs, whose clocks run, wait for their replies to be read (issue: 10,000 calls submitted at
-    once used to spend seconds pricing in one turn).
+    At most ``per_slice`` jobs pass per slice; the rest wait in line and are let through a slice
+    at a time, one slice per later turn of the loop. A burst of submissions therefore never holds
+    the loop for long while admitted jobs, whose clocks run, wait for their replies to be read
+    (issue: 10,000 calls submitted at once used to spend seconds pricing in one turn).
+
+    A slice ends only when a job finds it full: that job waits in line and the next slice opens
+    in a later turn. Jobs that come one at a time therefore pass without scheduling anything
+    (one job in ``per_slice`` waits one turn), and no turn ever lets more than ``per_slice``
+    through.
     """
+
+    __slots__ = ("_line", "_loop", "_passed", "_per_slice", "_turn_scheduled")
 
     def __init__(self, per_slice: int) -> None:
         self._per_slice = per_slice
@@ -111,9 +114,8 @@ class _Intake:
         self._turn_scheduled = False
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def turn(self) -> None:
-        """Wait for this job's turn (at once when the current slice has room)."""
-        loop = asyncio.get_running_loop()
+    def passes(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a job may do its work now (it is counted); else it must :meth:`wait`."""
         if loop is not self._loop:  # a dispatcher used again under a new loop starts afresh
             self._loop = loop
             self._line = deque()
@@ -121,12 +123,21 @@ class _Intake:
             self._turn_scheduled = False
         if not self._line and self._passed < self._per_slice:
             self._passed += 1
-            self._schedule(loop)
-            return
+            return True
+        return False
+
+    async def wait(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Wait in line for a later slice."""
         ticket: asyncio.Future[None] = loop.create_future()
         self._line.append(ticket)
         self._schedule(loop)
         await ticket  # a cancelled ticket stays in line, done, and is skipped
+
+    async def turn(self) -> None:
+        """Wait for this job's turn (at once when the current slice has room)."""
+        loop = asyncio.get_running_loop()
+        if not self.passes(loop):
+            await self.wait(loop)
 
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._turn_scheduled:
@@ -148,6 +159,8 @@ class _Intake:
 
 class _Budget:
     """A job's time limit, spent on the dispatcher's clock over its attempts and pauses."""
+
+    __slots__ = ("_clock", "_since", "limit", "used")
 
     def __init__(self, limit: float | None, clock: Callable[[], float]) -> None:
         self.limit = limit
@@ -183,6 +196,17 @@ def _client_for(entry: CatalogEntry) -> DecisionClient:
     from harness.providers import client_for
 
     return client_for(entry)
+
+
+@functools.cache
+def _overridden() -> Callable[
+    [CatalogEntry, Callable[[CatalogEntry], DecisionClient], dict[str, DecisionClient]],
+    DecisionClient,
+]:
+    """``harness.replay``'s override lookup, imported on first use (replay imports jobs)."""
+    from harness.replay import overridden_client
+
+    return overridden_client
 
 
 def _given_up(error: RetryableError, why: str) -> ExternalServiceError:
@@ -227,6 +251,7 @@ class Dispatcher:
         self._owned: dict[str, DecisionClient] = {}
         self._factory = client_factory or _client_for
         self._subscriptions: list[Subscription] = []
+        self._heard: frozenset[EventKind] = frozenset()  # kinds some subscription may take
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._intake = _Intake(INTAKE_PER_SLICE)
         self._closed = False
@@ -244,9 +269,7 @@ class Dispatcher:
     def client_for(self, entry: CatalogEntry) -> DecisionClient:
         """The client for ``entry``: an active ``harness.override``'s, else :meth:`installed_client`
         (refused when it is a real model over the network while tests block those)."""
-        from harness.replay import overridden_client
-
-        return overridden_client(entry, self.installed_client, self._owned)
+        return _overridden()(entry, self.installed_client, self._owned)
 
     def installed_client(self, entry: CatalogEntry) -> DecisionClient:
         """The client installed for ``entry``'s id, else one per provider made on first use."""
@@ -264,14 +287,22 @@ class Dispatcher:
         self,
         callback: Callable[[JobEvent], None],
         predicate: Callable[[JobEvent], bool] | None = None,
+        *,
+        kinds: Iterable[EventKind] | None = None,
     ) -> Subscription:
-        """Call ``callback`` with every event ``predicate`` accepts (all when ``None``)."""
-        subscription = Subscription(callback, predicate)
+        """Call ``callback`` with every event ``predicate`` accepts (all when ``None``).
+
+        ``kinds`` limits the subscription to those kinds of event: an event no subscription
+        takes is never built (a job's events cost nothing when nobody listens to them)."""
+        subscription = Subscription(
+            callback, predicate, kinds=None if kinds is None else frozenset(kinds)
+        )
         self._subscriptions.append(subscription)
+        self._heard = self._heard | subscription.heard
         return subscription
 
     def _publish(self, kind: EventKind, job: Job[object], **fields: object) -> None:
-        if not self._subscriptions:
+        if kind not in self._heard:
             return
         snapshot = JobSnapshot(
             job_id=job.identity.job_id,
@@ -288,7 +319,9 @@ class Dispatcher:
                 subscription.deliver(event)
             except Exception:  # a subscriber's bug never fails a job
                 log.exception("event subscriber failed on %s", kind.value)
-        self._subscriptions = [s for s in self._subscriptions if s.active]
+        if not all(s.active for s in self._subscriptions):
+            self._subscriptions = [s for s in self._subscriptions if s.active]
+            self._heard = frozenset().union(*(s.heard for s in self._subscriptions))
 
     def publish_progress(self, job: Job[object], message: str) -> None:
         """Publish a progress event for ``job`` (see :meth:`JobContext.progress`)."""
@@ -302,9 +335,17 @@ class Dispatcher:
             raise RuntimeError("the dispatcher is closed: create a new Dispatcher")
         task: asyncio.Task[R] = asyncio.get_running_loop().create_task(self._execute(job))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
+        task.add_done_callback(self._finished)  # one callback a job: forget it, retrieve it
+        if EventKind.SCHEDULED in self._heard:
+            self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
         return JobHandle(job, task)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        # A failure is delivered through result() and the events; never "exception never
+        # retrieved".
+        if not task.cancelled():
+            task.exception()
 
     async def run(self, job: Job[R]) -> R:
         """Submit ``job`` and wait for its result."""
@@ -365,49 +406,65 @@ class Dispatcher:
             message=f"waiting for {demand.amount} on the {demand.kind} {demand.name!r}",
         )
 
-    async def _attempt(
-        self, job: Job[R], attempt: int, budget: _Budget, entries: list[CatalogEntry]
-    ) -> R:
-        any_job: Job[object] = job  # type: ignore[assignment]
-        await self._intake.turn()
-        resolved = self._resolve(any_job)
-        charge_budgets(any_job.identity, resolved)  # budgets: refused here, before admission
-        entries[:] = [item.entry for item in resolved]
-        permits = await self._admit(any_job, resolved)
-        try:
-            if attempt == 0:
-                self._publish(EventKind.STARTED, any_job)
-            started = budget.start()  # the job's clock runs once admitted
-            left = budget.left()
-            deadline = None if left is None else started + left
-            context = JobContext(any_job, self, resolved, attempt, deadline)
-            try:
-                async with asyncio.timeout(left) as scope:
-                    return await job.run(context)
-            except TimeoutError as error:
-                if scope.expired():
-                    raise _timeout_of(job) from error
-                raise
-            except RetryableError as error:
-                # A client given the job's remaining time (aiohttp's total) can hit it in the
-                # same loop tick as the scope above: with no time left, that is the timeout.
-                if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
-                    raise _timeout_of(job) from error
-                raise
-            finally:
-                budget.stop()
-        finally:
-            _release(permits)
+    def _prepare(
+        self, job: Job[object], entries: list[CatalogEntry]
+    ) -> tuple[ResolvedBinding, ...]:
+        """Resolve and price ``job``'s bindings and charge its budgets (refused here, before
+        admission); ``entries`` gets the resolved entries (for the retry policy)."""
+        resolved = self._resolve(job)
+        if resolved:
+            if job.identity.budgets:
+                charge_budgets(job.identity, resolved)
+            entries[:] = [item.entry for item in resolved]
+        return resolved
 
     async def _execute(self, job: Job[R]) -> R:
+        """Run ``job`` to its end: each attempt waits its turn at the intake, is resolved,
+        priced, charged and admitted, then runs under the job's time limit; a retry signal
+        pauses and runs it again, within its retry policy. One coroutine a job: the attempt is
+        inlined here, so every resumption of the job passes through one frame fewer."""
         any_job: Job[object] = job  # type: ignore[assignment]
         attempt = 0
         budget = _Budget(job.timeout, self.clock)  # running and pausing count; admission not
+        intake = self._intake
         try:
             while True:
                 entries: list[CatalogEntry] = []
                 try:
-                    result = await self._attempt(job, attempt, budget, entries)
+                    loop = asyncio.get_running_loop()
+                    if not intake.passes(loop):
+                        await intake.wait(loop)
+                    resolved = self._prepare(any_job, entries)
+                    permits = await self._admit(any_job, resolved)
+                    try:
+                        if attempt == 0 and EventKind.STARTED in self._heard:
+                            self._publish(EventKind.STARTED, any_job)
+                        started = budget.start()  # the job's clock runs once admitted
+                        left = budget.left()
+                        deadline = None if left is None else started + left
+                        context = JobContext(any_job, self, resolved, attempt, deadline)
+                        try:
+                            if deadline is None:
+                                result = await job.run(context)
+                            else:
+                                async with asyncio.timeout(left) as scope:
+                                    result = await job.run(context)
+                        except TimeoutError as error:
+                            if deadline is not None and scope.expired():
+                                raise _timeout_of(job) from error
+                            raise
+                        except RetryableError as error:
+                            # A client given the job's remaining time (aiohttp's total) can hit
+                            # it in the same loop tick as the scope above: with no time left,
+                            # that is the timeout.
+                            if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
+                                raise _timeout_of(job) from error
+                            raise
+                        finally:
+                            budget.stop()
+                    finally:
+                        if permits:
+                            _release(permits)
                 except StatusError as error:
                     policy = self.pacing.policy(job.retry_policy(entries[0] if entries else None))
                     wait = self._pause_for(job, error, attempt, budget, policy)
@@ -423,7 +480,8 @@ class Dispatcher:
                     await self._pause(job, wait, budget)
                     attempt += 1
                     continue
-                self._publish(EventKind.COMPLETED, any_job)
+                if EventKind.COMPLETED in self._heard:
+                    self._publish(EventKind.COMPLETED, any_job)
                 return result
         except JobTimeoutError as error:
             # A child's timeout fails its parent; only the job whose clock ran out timed out.

@@ -68,19 +68,39 @@ class JobEvent:
     record; never change it from a subscriber."""
 
 
+_ALL_KINDS: frozenset[EventKind] = frozenset(EventKind)
+
+
 @attrs.define(eq=False)
 class Subscription:
-    """A subscriber's callback and predicate; ``cancel()`` stops delivery."""
+    """A subscriber's callback, predicate and kinds of event; ``cancel()`` stops delivery.
+
+    ``kinds`` (``None``: every kind) is checked before an event is built, ``predicate`` after:
+    a dispatcher builds no event that no subscription's kinds take.
+    """
 
     callback: Callable[[JobEvent], None]
     predicate: Callable[[JobEvent], bool] | None
     active: bool = True
+    kinds: frozenset[EventKind] | None = attrs.field(default=None, kw_only=True)
+
+    @property
+    def heard(self) -> frozenset[EventKind]:
+        """The kinds of event this subscription may take (none once cancelled)."""
+        if not self.active:
+            return frozenset()
+        return _ALL_KINDS if self.kinds is None else self.kinds
 
     def cancel(self) -> None:
         """Deliver nothing more to this subscriber."""
         self.active = False
 
     def deliver(self, event: JobEvent) -> None:
-        """Hand ``event`` to the callback when active and the predicate accepts it."""
-        if self.active and (self.predicate is None or self.predicate(event)):
+        """Hand ``event`` to the callback when active, of a kind taken, and the predicate
+        accepts it."""
+        if (
+            self.active
+            and (self.kinds is None or event.kind in self.kinds)
+            and (self.predicate is None or self.predicate(event))
+        ):
             self.callback(event)

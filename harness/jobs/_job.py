@@ -82,7 +82,20 @@ class Job(Generic[R], abc.ABC):
         self.retry: RetryPolicy | None = retry
         """The job's own retry policy, ``None`` to take its catalog entry's."""
         self.metadata: dict[str, str] = {}
-        self.record = JobRecord()
+        self._record: JobRecord | None = None
+
+    @property
+    def record(self) -> JobRecord:
+        """The job's record of model calls, made on first use (a job that calls no model never
+        makes one)."""
+        record = self._record
+        if record is None:
+            record = self._record = JobRecord()
+        return record
+
+    @record.setter
+    def record(self, record: JobRecord) -> None:
+        self._record = record
 
     @property
     def upstream_retries(self) -> int:

@@ -10,7 +10,7 @@ from types import MappingProxyType
 from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.jobs._record import JobRecord, ModelCall
-from harness.providers import DecisionClient, Redaction
+from harness.providers import CalibratedResponse, DecisionClient, Redaction
 
 __all__ = ["ObservableDecisionClient"]
 
@@ -75,6 +75,7 @@ class ObservableDecisionClient:
     ) -> None:
         billed = response.input_tokens if response is not None else None
         answered = response is not None and response.success
+        calibrated = response if isinstance(response, CalibratedResponse) else None
         # A call is priced by what the server billed, else by harness's own count of the body it
         # answered; a call that failed is never priced.
         tokens = billed if billed is not None else self._counted
@@ -84,7 +85,13 @@ class ObservableDecisionClient:
                 entry_id=entry.id,
                 provider=entry.provider,
                 success=answered,
-                answers=response.answers if response is not None else MappingProxyType({}),
+                answers=(
+                    calibrated.raw_answers
+                    if calibrated is not None
+                    else response.answers
+                    if response is not None
+                    else MappingProxyType({})
+                ),
                 reason=reason,
                 input_tokens=billed,
                 counted_input_tokens=self._counted,
@@ -93,6 +100,8 @@ class ObservableDecisionClient:
                 request_id=request_id,
                 cost=cost,
                 counted_by=self._counted_by,
+                reading=response.reading if response is not None else None,
+                calibrated=calibrated.answers if calibrated is not None else None,
             )
         )
 

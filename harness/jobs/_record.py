@@ -23,7 +23,8 @@ class ModelCall:
     it was found: ``"tokenizer"`` (counted under the entry's tokenizer), ``"bytes"`` (the body's
     byte length, an upper bound on its tokens: a concurrency-bounded entry without a price is not
     counted) or ``"given"`` (a flat count). A decision generates nothing, so ``output_tokens`` is
-    always 0.
+    always 0. ``answers`` are the model's own; ``calibrated`` are the same answers after the
+    entry's calibration, as the thinker read them (``None`` when the entry has none).
     """
 
     entry_id: str
@@ -39,6 +40,9 @@ class ModelCall:
     cost: float | None
     output_tokens: int = 0
     counted_by: str | None = None
+    reading: Mapping[str, object] | None = None
+    """How the answers were read (the logprob providers: method, mass, upstream calls)."""
+    calibrated: Mapping[str, Answer] | None = None
 
     def __repr__(self) -> str:
         # Reads like the call: "ModelCall(embedded: answered 3 questions, 812 input tokens

@@ -47,6 +47,10 @@ FAILED: Final = "harness.failed"
 FAILURE: Final = "harness.failure"
 STATE: Final = "harness.request.state"
 ADMISSION_WAITED_FOR: Final = "harness.admission.waited_for"
+READING_METHOD: Final = "harness.reading.method"
+READING_UPSTREAM_CALLS: Final = "harness.reading.upstream_calls"
+READING_MASS: Final = "harness.reading.mass"
+"""How a logprob provider read the answers: method, round trips, least mass on the options."""
 
 # metric instruments
 M_DURATION: Final = "gen_ai.client.operation.duration"

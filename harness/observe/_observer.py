@@ -367,6 +367,9 @@ class DispatcherObserver:
         if last.request_id is not None:
             span.set_attribute(n.GEN_AI_RESPONSE_ID, last.request_id)
         span.set_attribute(n.GEN_AI_OUTPUT_TOKENS, 0)
+        reading = last.reading
+        if reading is not None:
+            _set_reading(span, reading)
         billed = sum(call.input_tokens or 0 for call in calls)
         counted = sum(call.counted_input_tokens or 0 for call in calls)
         cost = sum(call.cost or 0.0 for call in calls)
@@ -380,6 +383,21 @@ class DispatcherObserver:
         if any(call.cost is not None for call in calls):
             span.set_attribute(n.COST, cost)
             self._metrics.cost.add(cost, labels)
+
+
+def _set_reading(span: Span, reading: Mapping[str, object]) -> None:
+    """The reading of a logprob provider on the decision span (method, calls, least mass)."""
+    method = reading.get("method")
+    if isinstance(method, str):
+        span.set_attribute(n.READING_METHOD, method)
+    calls = reading.get("upstream_calls")
+    if isinstance(calls, int):
+        span.set_attribute(n.READING_UPSTREAM_CALLS, calls)
+    mass = reading.get("mass")
+    if isinstance(mass, Mapping):
+        shares = [float(v) for v in mass.values() if isinstance(v, int | float)]
+        if shares:
+            span.set_attribute(n.READING_MASS, min(shares))
 
 
 def _turns(metadata: Mapping[str, str]) -> tuple[DecisionTurn, ...]:

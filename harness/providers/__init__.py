@@ -6,7 +6,14 @@ and one row in ``_providers.py``."""
 
 from typing import TYPE_CHECKING
 
+from harness.providers._calibrated import CalibratedDecisionClient as CalibratedDecisionClient
+from harness.providers._calibrated import CalibratedResponse as CalibratedResponse
+from harness.providers._calibrated import calibrated as calibrated
+from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._client import DecisionClient as DecisionClient
+from harness.providers._completion_logprobs import (
+    CompletionLogprobsClient as CompletionLogprobsClient,
+)
 from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
 from harness.providers._fake import Policy as Policy
 from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
@@ -17,6 +24,9 @@ from harness.providers._fake import rate as rate
 from harness.providers._fake import yes as yes
 from harness.providers._http import error_message as error_message
 from harness.providers._http import retry_after as retry_after
+from harness.providers._logprob_reading import (
+    LogprobsUnavailableError as LogprobsUnavailableError,
+)
 from harness.providers._openai import OpenAIDecisionsClient as OpenAIDecisionsClient
 from harness.providers._providers import client_for as client_for
 from harness.providers._providers import wire_body as wire_body

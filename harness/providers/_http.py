@@ -29,6 +29,7 @@ from email.utils import parsedate_to_datetime
 
 import aiohttp
 import attrs
+from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from harness.decision._internal import MAX_REPLY_BYTES
@@ -91,10 +92,13 @@ class Endpoint:
 
     def headers(self) -> dict[str, str]:
         """The request headers: JSON, and a bearer token only when there is a key."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
+        return dict(_prepared_headers(self.api_key))
+
+    def with_redaction(self, redaction: Redaction | None) -> Endpoint:
+        """This endpoint, its messages redacting ``redaction`` too (``None``: as it is)."""
+        if redaction is None or redaction is self.redaction:
+            return self
+        return attrs.evolve(self, redaction=redaction)
 
     @property
     def redactor(self) -> Redaction:
@@ -107,6 +111,16 @@ class Endpoint:
     def redact(self, text: str, limit: int = MESSAGE_CHARS) -> str:
         """A server's (or a transport error's) ``text``: redacted first, then cut to ``limit``."""
         return self.redactor.message(text, limit)
+
+
+@functools.lru_cache(maxsize=16)
+def _prepared_headers(api_key: str | None) -> CIMultiDictProxy[str]:
+    """The request headers for ``api_key``, built once and shared read-only by every call (a
+    proxy, which aiohttp takes as it is instead of converting a dict on each request)."""
+    headers = CIMultiDict({"Content-Type": "application/json", "Accept": "application/json"})
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return CIMultiDictProxy(headers)
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
@@ -322,7 +336,8 @@ def connection_failure(
 
 @attrs.frozen
 class HttpReply:
-    """A 2xx reply, read in full: headers with lower-case names, the body, the round trip time."""
+    """A 2xx reply, read in full: its headers (looked up by any case of a name), the body, the
+    round trip time."""
 
     status: int
     headers: Mapping[str, str]
@@ -390,21 +405,31 @@ class HttpTransport:
         max_bytes: int = MAX_REPLY_BYTES,
         pool: str = "",
         connections: int = 0,
+        redaction: Redaction | None = None,
     ) -> HttpReply:
         """Send ``body`` to ``endpoint`` and read the 2xx reply, or raise its classified failure.
 
         ``timeout`` (seconds) bounds the whole round trip; passing it is the caller's deadline.
         ``pool`` names the connection pool (``connections`` sockets at most, 0: no bound).
+        ``redaction`` is what this round trip's messages must never show besides the key (the
+        request's own text); it is applied only when there is a failure to describe, so an
+        endpoint can be built once and shared by every call.
         """
-        session = self._current_session(pool, connections)
+        session = self._sessions.get(pool) if self._loop is asyncio.get_running_loop() else None
+        if session is None or session.closed:
+            session = self._current_session(pool, connections)
         limit = aiohttp.ClientTimeout(total=max(timeout, 0.001)) if timeout is not None else None
         started = time.perf_counter()
         try:
             async with session.request(
-                method, endpoint.url, data=body, headers=endpoint.headers(), timeout=limit
+                method,
+                endpoint.url,
+                data=body,
+                headers=_prepared_headers(endpoint.api_key),
+                timeout=limit,
             ) as reply:
                 status = reply.status
-                headers = {name.lower(): value for name, value in reply.headers.items()}
+                headers: Mapping[str, str] = reply.headers
                 ok = 200 <= status < 300
                 payload = await _read(reply, max_bytes if ok else ERROR_BODY_BYTES, cut=not ok)
         except aiohttp.InvalidURL:
@@ -421,10 +446,12 @@ class HttpTransport:
                 request_id=headers.get(REQUEST_ID_HEADER) or None,
             ) from None
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
-            raise connection_failure(error, endpoint, timeout=timeout) from error
+            described = endpoint.with_redaction(redaction)
+            raise connection_failure(error, described, timeout=timeout) from error
         latency = time.perf_counter() - started
         if not ok:
-            raise status_failure(status, headers, payload, endpoint)
+            lowered = {name.lower(): value for name, value in headers.items()}
+            raise status_failure(status, lowered, payload, endpoint.with_redaction(redaction))
         return HttpReply(status=status, headers=headers, body=payload, latency=latency)
 
     async def aclose(self) -> None:

@@ -11,7 +11,8 @@ __all__ = ["client_for", "wire_body"]
 
 
 def client_for(entry: CatalogEntry) -> DecisionClient:
-    """A fresh client for ``entry``'s provider: ``systemone``, ``openai`` or ``embedded``.
+    """A fresh client for ``entry``'s provider: ``systemone``, ``openai``, ``openai-chat``,
+    ``openai-completions`` or ``embedded``.
 
     The ``fake`` provider has no client of its own: a test installs one with
     ``Dispatcher(clients={entry.id: FakeDecisionModel(...)})``.
@@ -24,6 +25,14 @@ def client_for(entry: CatalogEntry) -> DecisionClient:
         from harness.providers._openai import OpenAIDecisionsClient
 
         return OpenAIDecisionsClient()
+    if entry.provider == "openai-chat":
+        from harness.providers._chat_logprobs import ChatLogprobsClient
+
+        return ChatLogprobsClient()
+    if entry.provider == "openai-completions":
+        from harness.providers._completion_logprobs import CompletionLogprobsClient
+
+        return CompletionLogprobsClient()
     if entry.provider == "embedded":
         from harness.providers._embedded import EmbeddedDecisionClient  # needs the `local` extra
 
@@ -31,7 +40,7 @@ def client_for(entry: CatalogEntry) -> DecisionClient:
     raise ExternalServiceError(
         f"catalog entry {entry.id!r} has provider {entry.provider!r}, which has no client of its "
         f"own: install one with Dispatcher(clients={{{entry.id!r}: client}}), or pin an entry "
-        "of provider systemone, openai or embedded"
+        "of provider systemone, openai, openai-chat, openai-completions or embedded"
     )
 
 
@@ -39,4 +48,12 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The request's wire body as ``entry``'s provider receives it (compact UTF-8 JSON)."""
     if entry.provider == "openai":
         return openai.encode_body(request, entry.wire_model_id)
+    if entry.provider == "openai-chat":
+        from harness.providers._chat_logprobs import wire_body as chat_body
+
+        return chat_body(request, entry)
+    if entry.provider == "openai-completions":
+        from harness.providers._completion_logprobs import wire_body as completion_body
+
+        return completion_body(request, entry)
     return systemone.encode_body(request, entry.wire_model_id)

@@ -98,6 +98,20 @@ class HttpDecisionClient:
 
     def __init__(self, *, max_connections: int = 0) -> None:
         self._transport = HttpTransport(max_connections=max_connections)
+        self._endpoints: dict[str, tuple[CatalogEntry, str | None, Endpoint]] = {}
+
+    def _shared_endpoint(self, entry: CatalogEntry) -> Endpoint:
+        """``entry``'s decision endpoint, built once per entry and key (the key is read from the
+        environment on every call, so a changed key is sent at once)."""
+        key = entry.api_key
+        cached = self._endpoints.get(entry.id)
+        if cached is not None and cached[0] is entry and cached[1] == key:
+            return cached[2]
+        endpoint = Endpoint(
+            service=self.service, url=entry.url, api_key_env=entry.api_key_env, api_key=key
+        )
+        self._endpoints[entry.id] = (entry, key, endpoint)
+        return endpoint
 
     def _endpoint(
         self, entry: CatalogEntry, url: str | None = None, request: DecisionRequest | None = None
@@ -134,7 +148,8 @@ class HttpDecisionClient:
                 failure=None,
             )
         asked = request if not settled else DecisionRequest(request.state, remote)
-        endpoint = self._endpoint(entry, request=asked)
+        endpoint = self._shared_endpoint(entry)
+        redaction = Redaction.of(asked, key=endpoint.api_key)  # built into tables on failure only
         body = self.codec.encode_body(asked, entry.wire_model_id)
         reply = await self._transport.request(
             "POST",
@@ -144,8 +159,8 @@ class HttpDecisionClient:
             max_bytes=entry.max_reply_bytes,
             pool=entry.id,
             connections=entry.connection_limit,
+            redaction=redaction,
         )
-        where = f"{self.service} at {endpoint.shown_url} answered HTTP {reply.status}"
         try:
             wire = self.codec.decode_body(
                 asked, reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
@@ -153,6 +168,8 @@ class HttpDecisionClient:
         except NotAnAnswerError as error:
             # The codec's message names what is wrong without quoting the body; a body that is
             # not JSON at all is shown as the server's text, redacted before it is cut.
+            endpoint = endpoint.with_redaction(redaction)
+            where = f"{self.service} at {endpoint.shown_url} answered HTTP {reply.status}"
             said = error.message
             if said.startswith("not an answer: the reply body cannot be read"):
                 said += f"; it reads: {error_message(reply.body, endpoint.redactor)}"

@@ -65,6 +65,7 @@ class Workflow:
     user_id: str | None = None
     budget: Budget | None = attrs.field(default=None, eq=False)
     account: BudgetAccount | None = attrs.field(init=False, eq=False, repr=False)
+    _root: Identity = attrs.field(init=False, eq=False, repr=False)
 
     @account.default
     def _account(self) -> BudgetAccount | None:
@@ -72,8 +73,12 @@ class Workflow:
             return None
         return BudgetAccount(self.budget, f"workflow {self.workflow_id}")
 
-    @property
-    def identity(self) -> Identity:
-        """The root identity of the workflow's jobs."""
+    @_root.default
+    def _root_identity(self) -> Identity:
         budgets = () if self.account is None else (self.account,)
         return Identity(self.workflow_id, self.workflow_id, None, self.user_id, budgets)
+
+    @property
+    def identity(self) -> Identity:
+        """The root identity of the workflow's jobs (one value, made with the workflow)."""
+        return self._root

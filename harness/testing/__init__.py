@@ -28,6 +28,8 @@ from harness.testing._fake_server import ErrorShape as ErrorShape
 from harness.testing._fake_server import FakeSystemOneServer as FakeSystemOneServer
 from harness.testing._fake_server import Fault as Fault
 from harness.testing._fake_server import error_body as error_body
+from harness.testing._logprob_server import BigramModel as BigramModel
+from harness.testing._logprob_server import LogprobServer as LogprobServer
 from harness.testing._violation import InvariantKind as InvariantKind
 from harness.testing._violation import InvariantViolation as InvariantViolation
 from harness.testing._violation import Problem as Problem

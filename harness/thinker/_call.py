@@ -16,6 +16,7 @@ from harness.jobs import (
     Requirements,
     RetryPolicy,
 )
+from harness.providers import calibrated
 from harness.tools import Identifiable
 
 __all__ = ["DECISION_TIMEOUT", "DecisionCall", "MissingRequestError"]
@@ -75,11 +76,12 @@ class DecisionCall(Job[DecisionResponse]):
         return Requirements((DecisionBinding(pinned=self._pinned, request=self.request),))
 
     async def run(self, context: JobContext) -> DecisionResponse:
-        """Send the request to the resolved entry through an observable client."""
+        """Send the request to the resolved entry through an observable client (which records
+        the model's answers), applying the entry's calibration when it has one."""
         assert self.request is not None
         (resolved,) = context.resolved
         client = ObservableDecisionClient(
-            context.client_for(resolved),
+            calibrated(context.client_for(resolved), resolved.entry),
             context.record,
             counted_input_tokens=resolved.reservation.input_tokens,
             counted_by=resolved.reservation.counted_by,

@@ -48,7 +48,12 @@ def test_entry_defaults() -> None:
     assert entry.bound == "concurrency"
     assert _entry(provider="openai").path == "/v1/decisions"
     assert _entry(path="/api/decide").url == "http://127.0.0.1:8080/api/decide"
-    assert frozenset({"systemone", "openai", "embedded", "fake"}) == PROVIDERS
+    assert _entry(provider="openai-chat").path == "/v1/chat/completions"
+    assert _entry(provider="openai-completions").path == "/v1/completions"
+    assert (
+        frozenset({"systemone", "openai", "openai-chat", "openai-completions", "embedded", "fake"})
+        == PROVIDERS
+    )
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 import harness as harness_package
-from harness.cli._demo import SHOWN_ANSWERS
+from harness.catalog import default_catalog
+from harness.cli._demo import SHOWN_ANSWERS, figures_line
 from harness.demo import answer_key, answer_statements, score_answer
 from harness.demo._run import relative_source
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
@@ -95,7 +96,8 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     shown = min(count, SHOWN_ANSWERS)
     answer_lines = lines[answer_at + 1 : answer_at + 1 + shown]
     score_line = lines[answer_at + 1 + shown]
-    assert lines[answer_at + 2 + shown].startswith("record: harness-record.json (")
+    before_line, after_line, fitted_line = lines[answer_at + 2 + shown : answer_at + 5 + shown]
+    assert lines[answer_at + 5 + shown].startswith("record: harness-record.json (")
 
     # The record parses and its turns are the turns it printed.
     record = load_record(tmp_path / "harness-record.json")
@@ -103,7 +105,11 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     assert record.thinker == "find_price_decisions"
     assert record.objective == DEMO_OBJECTIVE
     assert record.entry["id"] == "embedded"
-    assert record.threshold == 0.5
+    # The shipped embedded entry carries a calibration fitted on harness/evals/data: the thinker
+    # selects at its fitted threshold.
+    calibration = default_catalog().entry("embedded").calibration
+    assert calibration is not None
+    assert record.threshold == calibration.selection_threshold
     tool_turns = [turn for turn in record.turns if turn.tool != FINISH]
     assert [move_line(turn) for turn in tool_turns] == printed
     assert len(tool_turns) <= DEMO_MAX_TURNS
@@ -113,18 +119,21 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     assert 0.0 < record.model_seconds <= record.wall_seconds
 
     # The answer in the record is the answer printed (its most probable items when long):
-    # statements, selected at >= 0.5, in the answer's order.
+    # statements, selected at >= the threshold, printed most probable first.
     assert len(record.answer) == count
     selection = record.turns[-1].selection
     assert isinstance(record.input_value, dict)
     folder = str(record.input_value["path"])
     ranked = sorted(record.answer, key=lambda item: -(item.probability or 0.0))[:shown]
-    printed_items = [item for item in record.answer if item in ranked]
+    printed_items = ranked
+    shown_probabilities = [float(line.split()[0]) for line in answer_lines]
+    assert shown_probabilities == sorted(shown_probabilities, reverse=True)
     for item, line in zip(printed_items, answer_lines, strict=True):
         assert item.alias == "statement"
         assert item.probability == selection[item.ref]
         assert item.probability is not None
-        assert item.probability >= 0.5
+        assert record.threshold is not None
+        assert item.probability >= record.threshold
         value = item.value
         assert isinstance(value, dict)
         source = relative_source(value["source"], folder)
@@ -135,10 +144,24 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     # It scores itself against the key, exactly as the record's answer scores.
     expected = score_answer(answer_statements(record), answer_key())
     assert score_line == f"score against the folder's answer key: {expected.line()}"
+    assert record.score == score_line  # the record page shows it with the answer
     assert re.search(r"found \d of 7 planted decisions", score_line)
 
+    # Before and after calibration, each with its Wilson intervals, and where it was fitted.
+    assert after_line == (
+        f"  after calibration (calibrated probabilities, at {record.threshold:.3f}): "
+        f"{figures_line(expected)}"
+    )
+    assert re.fullmatch(
+        r"  before calibration \(the model's own probabilities, at 0\.5\): recall \d\.\d\d "
+        r"\[\d\.\d\d, \d\.\d\d\] \(\d of 7\), precision .*",
+        before_line,
+    )
+    assert "95 % Wilson intervals" in fitted_line
+    assert f"fitted on {calibration.fitted_on}, never on this folder" in fitted_line
+
     # It says what the embedded model is and how to run the demo on a real one.
-    tail = lines[answer_at + 3 + shown :]
+    tail = lines[answer_at + 6 + shown :]
     assert tail[0].startswith("note: the embedded model (sparrow-decider) is a small offline model")
     assert "TypeSafe key" in tail[1]
     assert tail[2] == "  TYPESAFE_API_KEY=... harness demo --model systemone:jev-latest"

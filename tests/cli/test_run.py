@@ -40,7 +40,8 @@ def test_harness_run_runs_a_thinker_on_json_input_and_records_it(tmp_path: pathl
     # Printed: one compact JSON object per answer item, the record's items in order.
     assert printed == [item.value for item in record.answer]
     assert all(item.alias == "word" for item in record.answer)
-    kept = [ref for ref, p in record.turns[-1].selection.items() if p >= 0.5]
+    assert record.threshold is not None  # the entry's fitted threshold (or 0.5), as the run used it
+    kept = [ref for ref, p in record.turns[-1].selection.items() if p >= record.threshold]
     assert [item.ref for item in record.answer] == kept
     assert {word["text"] for word in printed} <= {"alpha", "beta", "gamma"}
 
@@ -111,7 +112,7 @@ def test_harness_run_prints_the_palette_error_itself(tmp_path: pathlib.Path) -> 
     args = ("run", "tests.cli.words:IllegalFinder", "--input", '{"text": "alpha"}')
     done = harness(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "the palette is not legal" in done.stderr
+    assert 'has an illegal palette: harness-name: Tool "UnnamedSplit"' in done.stderr
     assert "from its parent alone" not in done.stderr
     assert "(parent) constructor" not in done.stderr
 

@@ -1,0 +1,74 @@
+"""What a benchmark writes with ``--json FILE``: its conditions, figures, targets and breakdown.
+
+Every benchmark of the fixed cost of a call (``embedded.py``, ``dispatch.py``,
+``batch_embedded.py``) writes one JSON object of this shape, so a test
+(``tests/benchmarks/test_results.py``) can run each in a tiny size and compare the structure
+with ``benchmarks/shapes/<name>.json``: a benchmark that stops measuring something fails it.
+
+``targets`` holds each target as a ratio against its baseline measured in the same run, with
+the direction it must go and whether this run met it; ``conditions`` says what the machine was
+doing (its load average before and after, so an idle and a loaded run can be told apart).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["Target", "conditions", "target", "write"]
+
+Target = dict[str, object]
+
+
+def conditions(sizes: Mapping[str, object], load_before: float) -> dict[str, object]:
+    """The machine and the run: CPUs, Python, load average before and after, the sizes."""
+    return {
+        "cpus": os.cpu_count() or 0,
+        "python": platform.python_version(),
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+        "sizes": dict(sizes),
+    }
+
+
+def target(name: str, ratio: float, limit: float, direction: str, baseline: str) -> Target:
+    """One target: ``ratio`` must be ``direction`` (``">="`` or ``"<="``) ``limit``."""
+    if direction not in (">=", "<="):
+        raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")
+    met = ratio >= limit if direction == ">=" else ratio <= limit
+    return {
+        "name": name,
+        "ratio": round(ratio, 4),
+        "limit": limit,
+        "direction": direction,
+        "baseline": baseline,
+        "met": met,
+    }
+
+
+def write(
+    path: str | None,
+    benchmark: str,
+    conditions: Mapping[str, object],
+    figures: Mapping[str, object],
+    targets: list[Target],
+    breakdown: Mapping[str, object] | None = None,
+) -> dict[str, object]:
+    """The results as one object, written to ``path`` (``-``: standard output) when given."""
+    results: dict[str, object] = {
+        "benchmark": benchmark,
+        "conditions": dict(conditions),
+        "figures": dict(figures),
+        "targets": targets,
+        "breakdown": dict(breakdown) if breakdown is not None else None,
+    }
+    if path == "-":
+        json.dump(results, sys.stdout, indent=2)
+        print()
+    elif path is not None:
+        Path(path).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return results

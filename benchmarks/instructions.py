@@ -1,0 +1,166 @@
+"""Instructions a call, counted by valgrind: a figure the machine's load does not move.
+
+Runs a path twice under ``valgrind --tool=callgrind`` (``--small`` calls, default 100, and
+``--calls``, default 600, each after the same warm-up) and prints the difference divided by the
+difference in calls: start-up, imports and warm-up cancel out. ``PYTHONHASHSEED`` is fixed, so
+two runs of the same build agree to a fraction of a percent, however loaded the machine is.
+
+Paths (the client process only; the server of the HTTP paths runs in a child process, which
+valgrind does not follow):
+
+* ``embedded``: ``DecisionCall`` jobs one after another through a ``Dispatcher`` on the embedded
+  entry, the model's answer canned (harness's own path: job, dispatcher, client, decoding);
+* ``stack``: ``benchmarks/dispatch.py``'s whole stack, a distinct request per call;
+* ``bare``: ``benchmarks/dispatch.py``'s bare aiohttp loop.
+
+Run: ``python benchmarks/instructions.py stack`` (minutes: valgrind runs Python about 50 times
+slower). Needs valgrind (``apt-get install valgrind``). ``--profile`` instead runs the path
+without valgrind under cProfile and prints its breakdown by part (``benchmarks/_breakdown.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+PATHS = ("embedded", "stack", "bare")
+WARM = 100
+
+
+async def _embedded(calls: int, profiler: cProfile.Profile | None = None) -> None:
+    from embedded import SMALL
+
+    from harness.catalog import default_catalog
+    from harness.jobs import Dispatcher
+    from harness.providers import EmbeddedDecisionClient, _embedded
+    from harness.thinker import DecisionCall
+    from harness.tools import Workflow
+
+    catalog = default_catalog()
+    entry = catalog.resolve_decision(None, asked_by="benchmark")
+    await EmbeddedDecisionClient().served_model(entry)  # the model loads outside any call
+    real = _embedded._ask
+    canned: dict[str, dict[str, object]] = {}
+
+    def ask(model: object, entry: object, body: object) -> dict[str, object]:
+        if "reply" not in canned:
+            canned["reply"] = real(model, entry, body)  # type: ignore[arg-type]  # sparrow's own
+        return dict(canned["reply"])
+
+    _embedded._ask = ask  # the model's answer canned
+    async with Dispatcher(catalog) as dispatcher:
+        workflow = Workflow()
+        for _ in range(WARM):
+            await dispatcher.run(DecisionCall(workflow, SMALL))
+        if profiler is not None:
+            profiler.enable()
+        for _ in range(calls):
+            await dispatcher.run(DecisionCall(workflow, SMALL))
+        if profiler is not None:
+            profiler.disable()
+
+
+async def _http(port: int, calls: int, way: str, profiler: cProfile.Profile | None = None) -> None:
+    import aiohttp
+    import dispatch
+
+    from harness.catalog import Catalog
+    from harness.decision import systemone
+    from harness.jobs import Dispatcher, Pacing
+
+    entry = dispatch.entry_for(port)
+    catalog = Catalog([entry], {"decision": entry.id})
+    async with (
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session,
+        Dispatcher(catalog, pacing=Pacing.immediate()) as dispatcher,
+    ):
+        for count in (WARM, calls):
+            requests = dispatch.requests_for(count, False)
+            if profiler is not None and count == calls:
+                profiler.enable()
+            if way == "stack":
+                await dispatch.run_stack(dispatcher, requests, 0)
+            else:
+                bodies = [systemone.encode_body(r, entry.wire_model_id) for r in requests]
+                await dispatch.run_bare(session, entry.url, bodies)
+        if profiler is not None:
+            profiler.disable()
+
+
+def inner(path: str, calls: int, profiler: cProfile.Profile | None = None) -> None:
+    """The counted process: warm up, then ``calls`` calls of ``path`` (profiled when given a
+    profiler)."""
+    if path == "embedded":
+        asyncio.run(_embedded(calls, profiler))
+        return
+    import dispatch
+
+    parent, child = multiprocessing.Pipe()
+    server = multiprocessing.get_context("spawn").Process(
+        target=dispatch._serve, args=(child, 0.0, 0), daemon=True
+    )
+    server.start()
+    try:
+        asyncio.run(_http(parent.recv(), calls, path, profiler))
+        parent.send("stop")
+        parent.recv()
+    finally:
+        server.join(timeout=10)
+
+
+def counted(path: str, calls: int) -> int:
+    """Instructions valgrind counted in a whole run of ``calls`` calls."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    command = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    command += [sys.executable, __file__, "--inner", path, "--calls", str(calls)]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the counted run failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    """Parse the options, count, print."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("path", choices=PATHS)
+    parser.add_argument("--calls", type=int, default=600)
+    parser.add_argument("--small", type=int, default=100)
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true", help="a cProfile breakdown instead")
+    options = parser.parse_args()
+    if options.inner:
+        inner(options.path, options.calls)
+        return
+    if options.profile:
+        from _breakdown import breakdown, print_breakdown
+
+        profiler = cProfile.Profile()
+        inner(options.path, options.calls, profiler)
+        parts = breakdown(profiler, options.calls)
+        print_breakdown(f"{options.path}, per call", parts, None)
+        return
+    if options.calls <= options.small:
+        raise SystemExit("--calls must be more than --small")
+    small = counted(options.path, options.small)
+    large = counted(options.path, options.calls)
+    per_call = (large - small) / (options.calls - options.small)
+    print(f"{options.path}: {per_call:,.0f} instructions a call")
+
+
+if __name__ == "__main__":
+    main()

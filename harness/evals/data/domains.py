@@ -1,0 +1,242 @@
+"""The thinkers of the shipped labelled runs: three small palettes, one per domain.
+
+Each reads a batch of short texts (one item a line) and keeps the items its objective asks for:
+
+* :class:`RefundFinder` (``support``): an inbox of support tickets; keeps those asking for money
+  back;
+* :class:`VegetarianFinder` (``recipes``): a cookbook page of recipes; keeps the vegetarian ones;
+* :class:`PageFinder` (``logs``): a server log; keeps the entries that need an engineer now.
+
+The palettes have the same shape (a splitter halving a batch of four items or more, and the
+key tool reading a batch into its items), so a run asks ``next`` and ``<tool>_input`` choices
+and a ``select_<ref>`` noul per item read; the labels of those selections follow from each
+case's expected items. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from harness.artifacts import Artifact, ListArtifact
+from harness.errors import InvalidInputError
+from harness.thinker import DecisionThinker
+from harness.tools import DecisionTool, Identifiable, tool_name
+
+if TYPE_CHECKING:
+    from harness.jobs import JobContext
+
+__all__ = [
+    "DOMAIN_THINKERS",
+    "Cookbook",
+    "Inbox",
+    "LogEntry",
+    "LogFile",
+    "PageFinder",
+    "ReadEntries",
+    "ReadRecipes",
+    "ReadTickets",
+    "Recipe",
+    "RefundFinder",
+    "SplitCookbook",
+    "SplitInbox",
+    "SplitLog",
+    "Ticket",
+    "VegetarianFinder",
+    "VerbosePageFinder",
+    "VerboseRefundFinder",
+    "VerboseVegetarianFinder",
+]
+
+MIN_SPLIT: Final = 4
+"""A batch of fewer items than this is not split (read it instead)."""
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _halves(text: str, what: str) -> tuple[str, str]:
+    lines = _lines(text)
+    if len(lines) < MIN_SPLIT:
+        raise InvalidInputError(
+            what, text, f"has {len(lines)} items; split only a batch of {MIN_SPLIT} or more"
+        )
+    middle = len(lines) // 2
+    return "\n".join(lines[:middle]), "\n".join(lines[middle:])
+
+
+# -- support tickets -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Inbox(Artifact, alias="inbox"):
+    """Support tickets, one a line."""
+
+    text: str
+
+
+@attrs.frozen
+class Ticket(Artifact, alias="ticket"):
+    """One support ticket."""
+
+    text: str
+
+
+@tool_name("split_inbox")
+class SplitInbox(DecisionTool[Inbox, ListArtifact[Inbox]]):
+    """Splits an inbox of four tickets or more into two halves."""
+
+    async def execute(self, input: Inbox, context: JobContext) -> ListArtifact[Inbox]:
+        return ListArtifact.of(Inbox, [Inbox(half) for half in _halves(input.text, "inbox")])
+
+
+@tool_name("read_tickets")
+class ReadTickets(DecisionTool[Inbox, ListArtifact[Ticket]]):
+    """Reads an inbox into its tickets."""
+
+    async def execute(self, input: Inbox, context: JobContext) -> ListArtifact[Ticket]:
+        return ListArtifact.of(Ticket, [Ticket(line) for line in _lines(input.text)])
+
+
+@tool_name("find_refunds")
+class RefundFinder(DecisionThinker[Inbox, Ticket]):
+    """Keeps the support tickets that ask for money back."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Ticket,
+            key_tool=ReadTickets,
+            palette=(SplitInbox,),
+            objective="Keep the support tickets in which the customer asks for a refund",
+            max_turns=6,
+        )
+
+
+# -- recipes ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Cookbook(Artifact, alias="cookbook"):
+    """Recipes, one a line."""
+
+    text: str
+
+
+@attrs.frozen
+class Recipe(Artifact, alias="recipe"):
+    """One recipe."""
+
+    text: str
+
+
+@tool_name("split_cookbook")
+class SplitCookbook(DecisionTool[Cookbook, ListArtifact[Cookbook]]):
+    """Splits a cookbook page of four recipes or more into two halves."""
+
+    async def execute(self, input: Cookbook, context: JobContext) -> ListArtifact[Cookbook]:
+        return ListArtifact.of(
+            Cookbook, [Cookbook(half) for half in _halves(input.text, "cookbook")]
+        )
+
+
+@tool_name("read_recipes")
+class ReadRecipes(DecisionTool[Cookbook, ListArtifact[Recipe]]):
+    """Reads a cookbook page into its recipes."""
+
+    async def execute(self, input: Cookbook, context: JobContext) -> ListArtifact[Recipe]:
+        return ListArtifact.of(Recipe, [Recipe(line) for line in _lines(input.text)])
+
+
+@tool_name("find_vegetarian")
+class VegetarianFinder(DecisionThinker[Cookbook, Recipe]):
+    """Keeps the recipes with no meat and no fish."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Recipe,
+            key_tool=ReadRecipes,
+            palette=(SplitCookbook,),
+            objective="Keep the recipes that are vegetarian: no meat and no fish",
+            max_turns=6,
+        )
+
+
+# -- server logs -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class LogFile(Artifact, alias="log_file"):
+    """Server log entries, one a line."""
+
+    text: str
+
+
+@attrs.frozen
+class LogEntry(Artifact, alias="log_entry"):
+    """One log entry."""
+
+    text: str
+
+
+@tool_name("split_log")
+class SplitLog(DecisionTool[LogFile, ListArtifact[LogFile]]):
+    """Splits a log of four entries or more into two halves."""
+
+    async def execute(self, input: LogFile, context: JobContext) -> ListArtifact[LogFile]:
+        return ListArtifact.of(LogFile, [LogFile(half) for half in _halves(input.text, "log")])
+
+
+@tool_name("read_entries")
+class ReadEntries(DecisionTool[LogFile, ListArtifact[LogEntry]]):
+    """Reads a log into its entries."""
+
+    async def execute(self, input: LogFile, context: JobContext) -> ListArtifact[LogEntry]:
+        return ListArtifact.of(LogEntry, [LogEntry(line) for line in _lines(input.text)])
+
+
+@tool_name("find_pages")
+class PageFinder(DecisionThinker[LogFile, LogEntry]):
+    """Keeps the log entries that need an engineer now."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=LogEntry,
+            key_tool=ReadEntries,
+            palette=(SplitLog,),
+            objective="Keep the log entries that need an engineer to act now",
+            max_turns=6,
+        )
+
+
+# -- the same thinkers under the verbose question scheme (to weigh the two schemes) ------------
+
+
+class VerboseRefundFinder(RefundFinder):
+    """:class:`RefundFinder` asking under the verbose question scheme."""
+
+    question_scheme = "verbose"
+
+
+class VerboseVegetarianFinder(VegetarianFinder):
+    """:class:`VegetarianFinder` asking under the verbose question scheme."""
+
+    question_scheme = "verbose"
+
+
+class VerbosePageFinder(PageFinder):
+    """:class:`PageFinder` asking under the verbose question scheme."""
+
+    question_scheme = "verbose"
+
+
+DOMAIN_THINKERS: Final[dict[str, type[DecisionThinker[Artifact, Artifact]]]] = {
+    "support": RefundFinder,  # type: ignore[dict-item]  # each binds its own input and output
+    "recipes": VegetarianFinder,  # type: ignore[dict-item]
+    "logs": PageFinder,  # type: ignore[dict-item]
+}
+"""The thinker of each domain's runs."""

@@ -1,0 +1,482 @@
+"""An OpenAI-compatible server on loopback whose token logprobs come from a known model.
+
+:class:`BigramModel` is a small deterministic language model over the project's tokenizer
+(``cl100k_base``): an interpolated bigram model trained on a text, so the log-probability of any
+token after any context is a closed formula a test can compute on its own. :class:`LogprobServer`
+serves it as an aiohttp server bound to ``127.0.0.1`` only, in the JSON shapes OpenAI documents:
+
+* ``POST /v1/chat/completions`` with ``logprobs`` / ``top_logprobs`` (at most 20): the
+  messages are rendered ``"<|{role}|> {content}\\n"`` each, then ``"<|assistant|>"``, and the
+  reply is generated greedily, each token with its ``top_logprobs``;
+* ``POST /v1/completions`` with ``echo`` and ``logprobs``: ``prompt`` is a string or a list
+  (one choice per prompt, by ``index``); with ``echo`` the prompt's own tokens come back with
+  ``token_logprobs`` (the first ``null``) and ``text_offset``;
+* ``GET /v1/models``: ``{"object": "list", "data": [{"id": ...}]}``.
+
+``logprobs=False`` makes a server that ignores logprob requests (as some gateways do);
+``api_key`` requires ``Authorization: Bearer <key>``; ``fail_with`` answers every completion
+request with that status and a body quoting the request (to test redaction). ``calls`` counts
+the completion requests served, ``prompts`` the prompts scored.
+
+Run it on its own with ``python -m harness.testing.logprob_server --port 8799``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Final, Self
+
+import attrs
+from aiohttp import web
+
+from harness.catalog import Tokenizer, tokenizer
+
+__all__ = ["TRAINING_TEXT", "BigramModel", "LogprobServer"]
+
+TRAINING_TEXT: Final = """\
+<|user|> Which team handles the invoice? Options: A. billing B. tech. Answer with the letter.
+<|assistant|> A
+<|user|> Is the printer broken? Answer yes or no.
+<|assistant|> yes
+<|assistant|> B
+<|assistant|> C
+<|assistant|> no
+<|assistant|> A
+<|assistant|> D
+<|assistant|> yes
+<|assistant|> E
+<|assistant|> no
+<|assistant|> F
+<|assistant|> G
+<|assistant|> H
+<|assistant|> b
+<|assistant|>B
+The ticket asks for a refund of the invoice. The customer is angry and the printer is broken.
+Question: Which team handles the ticket?
+Answer: billing
+Answer: tech
+Answer: yes
+Answer: no
+Answer: 1
+Answer: 0
+Answer: 2
+Answer: billing dispute
+The answer is yes. The answer is no. The note is urgent. The note can wait.
+"""
+"""The text the default model is trained on: labels after ``<|assistant|>`` and answers after
+``Answer:``, so both providers find mass on their labels and options."""
+
+
+@attrs.frozen(eq=False)
+class BigramModel:
+    """An interpolated bigram model over a tiktoken encoding, trained on ``text``.
+
+    ``P(t | p) = weight * c(p, t) / c(p) + (1 - weight) * U(t)`` when ``p`` was seen, else
+    ``U(t)``, with the smoothed unigram ``U(t) = (c(t) + alpha) / (N + alpha * V)`` over the whole
+    vocabulary (``V`` ids): every token has a probability, and the probabilities after any
+    context sum to 1. Only the last token of the context matters.
+    """
+
+    text: str = TRAINING_TEXT
+    encoding: str = "cl100k_base"
+    weight: float = 0.9
+    alpha: float = 1e-4
+    _tokenizer: Tokenizer = attrs.field(init=False, repr=False)
+    _unigrams: Counter[int] = attrs.field(init=False, repr=False)
+    _bigrams: dict[int, Counter[int]] = attrs.field(init=False, repr=False)
+    _total: int = attrs.field(init=False, repr=False)
+    _totals: dict[int, int] = attrs.field(init=False, repr=False)
+    _rankings: dict[int | None, list[int]] = attrs.field(init=False, repr=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        tokens = tokenizer(self.encoding)
+        ids = tokens.encode(self.text)
+        bigrams: dict[int, Counter[int]] = {}
+        for previous, token in itertools.pairwise(ids):
+            bigrams.setdefault(previous, Counter())[token] += 1
+        object.__setattr__(self, "_tokenizer", tokens)
+        object.__setattr__(self, "_unigrams", Counter(ids))
+        object.__setattr__(self, "_bigrams", bigrams)
+        object.__setattr__(self, "_total", len(ids))
+        object.__setattr__(self, "_totals", {p: c.total() for p, c in bigrams.items()})
+
+    @property
+    def vocabulary_size(self) -> int:
+        """How many token ids the model spreads its probability over."""
+        return self._tokenizer.vocabulary_size
+
+    def encode(self, text: str) -> list[int]:
+        """The token ids of ``text``."""
+        return self._tokenizer.encode(text)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes of token ``token``."""
+        return self._tokenizer.token_bytes(token)
+
+    def _unigram(self, token: int) -> float:
+        size = self.vocabulary_size
+        return (self._unigrams.get(token, 0) + self.alpha) / (self._total + self.alpha * size)
+
+    def probability(self, context: Sequence[int], token: int) -> float:
+        """``P(token | context)``."""
+        follows = self._bigrams.get(context[-1]) if context else None
+        if not follows:
+            return self._unigram(token)
+        seen = self._totals[context[-1]]
+        return self.weight * follows.get(token, 0) / seen + (1 - self.weight) * self._unigram(token)
+
+    def logprob(self, context: Sequence[int], token: int) -> float:
+        """``log P(token | context)`` (natural log)."""
+        return math.log(self.probability(context, token))
+
+    def top(self, context: Sequence[int], k: int) -> list[tuple[int, float]]:
+        """The ``k`` most probable next tokens with their log-probabilities, ties by id."""
+        last = context[-1] if context else None
+        ranking = self._rankings.get(last)
+        if ranking is None:  # the order depends on the last token alone: made once per token
+            ranking = sorted(self._unigrams, key=lambda t: (-self.probability(context, t), t))
+            self._rankings[last] = ranking
+        seen = self._unigrams
+        ranked = ranking[:k]
+        unseen = 0
+        while len(ranked) < k:  # every unseen token has the same (least) probability
+            if unseen not in seen:
+                ranked.append(unseen)
+            unseen += 1
+        return [(t, self.logprob(context, t)) for t in ranked]
+
+    def sequence_logprob(self, text: str) -> float:
+        """``log P`` of the tokens of ``text`` after its first (the first is given)."""
+        ids = self.encode(text)
+        return sum(self.logprob(ids[i - 1 : i], ids[i]) for i in range(1, len(ids)))
+
+
+def chat_prompt(messages: Sequence[object]) -> str:
+    """The text the server's model continues for ``messages`` (see the module docstring)."""
+    lines = []
+    for message in messages:
+        if isinstance(message, dict):
+            lines.append(f"<|{message.get('role', 'user')}|> {message.get('content', '')}\n")
+    return "".join(lines) + "<|assistant|>"
+
+
+class _BadRequest(Exception):
+    pass
+
+
+def _int(body: dict[str, object], name: str, default: int, *, low: int, high: int) -> int:
+    value = body.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _BadRequest(f"{name} must be an integer in [{low}, {high}]")
+    return value
+
+
+class LogprobServer:
+    """The loopback OpenAI-compatible server of the module docstring; ``async with`` runs it."""
+
+    def __init__(
+        self,
+        model: BigramModel | None = None,
+        *,
+        port: int = 0,
+        model_name: str = "bigram-test",
+        logprobs: bool = True,
+        api_key: str | None = None,
+        fail_with: int | None = None,
+        max_prompts: int = 64,
+    ) -> None:
+        self.model = model if model is not None else BigramModel()
+        self.model_name = model_name
+        self.logprobs = logprobs
+        self.api_key = api_key
+        self.fail_with = fail_with
+        self.max_prompts = max_prompts
+        self.calls = 0
+        self.prompts = 0
+        self._port = port
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (after :meth:`start`)."""
+        if self._runner is None:
+            raise RuntimeError("the server is not running: start() it first")
+        return self._port
+
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:<port>``: the base URL an entry or a model string takes."""
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        """Listen on 127.0.0.1 (the given port, or a free one)."""
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", self._port)
+        await site.start()
+        self._port = int(runner.addresses[0][1])
+        self._runner = runner
+
+    async def stop(self) -> None:
+        """Stop listening; idempotent."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @contextlib.contextmanager
+    def in_thread(self) -> Iterator[Self]:
+        """Run the server on its own event loop in a background thread (for synchronous code
+        and for tests that run their own loops); stopped on exit."""
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self.start())
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self.stop())
+            loop.close()
+
+        thread = threading.Thread(target=run, name="logprob-server", daemon=True)
+        thread.start()
+        if not ready.wait(30):
+            raise RuntimeError("the logprob test server did not start within 30 s")
+        try:
+            yield self
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(30)
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response(
+            {"object": "list", "data": [{"id": self.model_name, "object": "model"}]}
+        )
+
+    async def _read(self, request: web.Request) -> dict[str, object] | web.Response:
+        if self.api_key is not None:
+            sent = request.headers.get("Authorization", "")
+            if sent != f"Bearer {self.api_key}":
+                return _error(401, f"Incorrect API key provided: {sent[7:]!s}")
+        raw = await request.read()
+        if self.fail_with is not None:
+            return _error(self.fail_with, "cannot serve this request: " + raw.decode("utf-8"))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return _error(400, "the body is not JSON")
+        if not isinstance(body, dict):
+            return _error(400, "the body must be a JSON object")
+        self.calls += 1
+        return body
+
+    def _entry(self, token: int, logprob: float) -> dict[str, object]:
+        data = self.model.token_bytes(token)
+        return {
+            "token": data.decode("utf-8", errors="replace"),
+            "logprob": logprob,
+            "bytes": list(data),
+        }
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read(request)
+        if isinstance(body, web.Response):
+            return body
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return _error(400, "messages must be a non-empty list")
+        try:
+            maximum = _int(body, "max_completion_tokens", 16, low=1, high=256)
+            maximum = _int(body, "max_tokens", maximum, low=1, high=256)
+            top = _int(body, "top_logprobs", 0, low=0, high=20)
+        except _BadRequest as error:
+            return _error(400, str(error))
+        wanted = body.get("logprobs") is True and self.logprobs
+        context = self.model.encode(chat_prompt(messages))
+        prompt_tokens = len(context)
+        content: list[dict[str, object]] = []
+        generated: list[int] = []
+        for _ in range(maximum):
+            ranked = self.model.top(context, max(top, 1))
+            token, logprob = ranked[0]
+            item = self._entry(token, logprob)
+            item["top_logprobs"] = [self._entry(t, lp) for t, lp in ranked[:top]]
+            content.append(item)
+            generated.append(token)
+            context = [*context, token]
+            if self.model.token_bytes(token) == b"\n":
+                break
+        text = b"".join(self.model.token_bytes(t) for t in generated).decode(
+            "utf-8", errors="replace"
+        )
+        self.prompts += 1
+        choice: dict[str, object] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "logprobs": {"content": content} if wanted else None,
+            "finish_reason": "length",
+        }
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{self.calls}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.model_name,
+                "choices": [choice],
+                "usage": _usage(prompt_tokens, len(generated)),
+            }
+        )
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read(request)
+        if isinstance(body, web.Response):
+            return body
+        prompt = body.get("prompt")
+        prompts = [prompt] if isinstance(prompt, str) else prompt
+        if not isinstance(prompts, list) or not prompts:
+            return _error(400, "prompt must be a string or a non-empty list of strings")
+        if not all(isinstance(p, str) and p for p in prompts):
+            return _error(400, "every prompt must be a non-empty string")
+        if len(prompts) > self.max_prompts:
+            return _error(400, f"at most {self.max_prompts} prompts a request")
+        try:
+            maximum = _int(body, "max_tokens", 16, low=0, high=256)
+            top = _int(body, "logprobs", 0, low=0, high=5) if body.get("logprobs") else 0
+        except _BadRequest as error:
+            return _error(400, str(error))
+        wanted = body.get("logprobs") is not None and self.logprobs
+        echo = body.get("echo") is True
+        choices = []
+        used = 0
+        generated_count = 0
+        for index, text in enumerate(prompts):
+            assert isinstance(text, str)
+            ids = self.model.encode(text)
+            used += len(ids)
+            tokens: list[str] = []
+            logprobs: list[float | None] = []
+            tops: list[dict[str, float] | None] = []
+            offsets: list[int] = []
+            offset = 0
+            shown = ""
+            for i, token in enumerate(ids):
+                piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+                if echo:
+                    tokens.append(piece)
+                    logprobs.append(None if i == 0 else self.model.logprob(ids[i - 1 : i], token))
+                    tops.append(None if i == 0 else self._tops(ids[i - 1 : i], top))
+                    offsets.append(offset)
+                    shown += piece
+                offset += len(piece)
+            context = list(ids)
+            out = ""
+            for _ in range(maximum):
+                token, logprob = self.model.top(context, 1)[0]
+                piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+                tokens.append(piece)
+                logprobs.append(logprob)
+                tops.append(self._tops(context, top))
+                offsets.append(offset)
+                offset += len(piece)
+                out += piece
+                context.append(token)
+                generated_count += 1
+            self.prompts += 1
+            choices.append(
+                {
+                    "index": index,
+                    "text": (shown if echo else "") + out,
+                    "logprobs": {
+                        "tokens": tokens,
+                        "token_logprobs": logprobs,
+                        "top_logprobs": tops if top else None,
+                        "text_offset": offsets,
+                    }
+                    if wanted
+                    else None,
+                    "finish_reason": "length",
+                }
+            )
+        return web.json_response(
+            {
+                "id": f"cmpl-{self.calls}",
+                "object": "text_completion",
+                "created": int(time.time()),
+                "model": self.model_name,
+                "choices": choices,
+                "usage": _usage(used, generated_count),
+            }
+        )
+
+    def _tops(self, context: Sequence[int], k: int) -> dict[str, float] | None:
+        if k == 0:
+            return None
+        found: dict[str, float] = {}
+        for token, logprob in self.model.top(context, k):
+            piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+            found.setdefault(piece, logprob)
+        return found
+
+
+def _usage(prompt: int, completion: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response(
+        {"error": {"message": message, "type": "invalid_request_error", "code": None}},
+        status=status,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m harness.testing.logprob_server [--port N]``: serve until interrupted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.testing.logprob_server",
+        description="An OpenAI-compatible server on 127.0.0.1 whose logprobs come from a small "
+        "bigram model (for tests and examples).",
+    )
+    parser.add_argument("--port", type=int, default=8799, help="port (default 8799)")
+    args = parser.parse_args(argv)
+
+    async def serve() -> None:
+        async with LogprobServer(port=args.port) as server:
+            print(f"logprob test server on {server.root} (model {server.model_name})", flush=True)
+            await asyncio.Event().wait()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+    return 0

@@ -1,0 +1,99 @@
+"""docs/providers.md: every Python and bash block runs as written, in an empty folder."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+TEXT = DOC.read_text(encoding="utf-8")
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", TEXT, re.DOTALL)
+
+
+def shown_output(after: str) -> list[str]:
+    """The lines of the bare ``` block that follows the bash block ``after`` on the page (its
+    ``...`` lines mark output left out)."""
+    rest = TEXT[TEXT.index(after) + len(after) + len("```\n") :]  # past the block's fence
+    found = re.search(r"```\n(.*?)```", rest, re.DOTALL)
+    assert found is not None, "no output block after the bash block"
+    return [line.rstrip() for line in found.group(1).splitlines() if line.strip()]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("HARNESS_CATALOG", "OPENAI_BASE_URL")}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+def test_the_page_has_its_examples() -> None:
+    assert len(blocks("python")) == 1
+    assert len(blocks("bash")) == 3
+
+
+def test_the_python_example_runs_and_prints_both_readings(tmp_path: Path) -> None:
+    (code,) = blocks("python")
+    script = tmp_path / "example.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=environment(),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "openai-completions {'team': ChoiceAnswer(" in done.stdout
+    assert "'method': 'completion-echo', 'upstream_calls': 1" in done.stdout
+    assert "openai-chat {'team': RefusedAnswer(" in done.stdout  # below the default floor
+    assert "mass_floor 50%" in done.stdout
+
+
+@pytest.mark.parametrize("number", [0, 1, 2])
+def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
+    code = blocks("bash")[number]
+    process = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=environment(),
+        start_new_session=True,  # its background servers share the group: ended below
+    )
+    try:
+        out, err = process.communicate(timeout=240)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    if number == 0:
+        assert "score against the folder's answer key" in done.stdout
+    elif number == 1:
+        assert '"refund":{"type":"noul","noul":' in done.stdout.replace(" ", "")
+    else:
+        printed = [line.rstrip() for line in done.stdout.splitlines()]
+        shown = shown_output(code)
+        assert len(shown) > 20
+        place = 0  # the shown lines appear in the printed output, in the page's order
+        for line in shown:
+            if line == "...":
+                continue
+            assert line in printed[place:], (
+                f"the page shows {line!r}; the block printed:\n" + (done.stdout[-3000:])
+            )
+            place = printed.index(line, place) + 1
+        for folder in ("embedded", "completions", "chat"):
+            assert (tmp_path / folder / "report.json").is_file()

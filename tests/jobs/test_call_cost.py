@@ -1,0 +1,139 @@
+"""The fixed cost of a call, cut without giving up the contract: events are built only for the
+kinds someone subscribed to, jobs coming one at a time pass the intake without scheduling
+anything, a job's record is made on first use, a workflow has one root identity."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from harness.catalog import CatalogEntry
+from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent, JobSnapshot
+from harness.jobs import _dispatcher as dispatcher_module
+from harness.jobs._dispatcher import INTAKE_PER_SLICE, _Intake
+from harness.scope import Budget, Workflow
+from harness.testing import FakeDecisionModel
+from harness.thinker import DecisionCall
+
+from .stack import REQUEST, catalog_of
+
+ENTRY = CatalogEntry(
+    id="fake", provider="fake", wire_model_id="m", max_context_tokens=10**6, max_concurrent=4
+)
+
+
+class _Plain(Job[int]):
+    """A job that calls no model."""
+
+    async def run(self, context: JobContext) -> int:
+        context.progress("half way")
+        return 7
+
+
+def _count_snapshots(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    built: list[object] = []
+    real = JobSnapshot
+
+    def counting(**fields: object) -> object:
+        built.append(fields["job_id"])
+        return real(**fields)  # type: ignore[arg-type]  # the dispatcher's own fields
+
+    monkeypatch.setattr(dispatcher_module, "JobSnapshot", counting)
+    return built
+
+
+async def test_no_event_is_built_when_nobody_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = _count_snapshots(monkeypatch)
+    async with Dispatcher(catalog_of(ENTRY), clients={"fake": FakeDecisionModel()}) as dispatcher:
+        response = await dispatcher.run(DecisionCall(Workflow(), REQUEST))
+        assert await dispatcher.run(_Plain(Workflow())) == 7
+    assert response.success
+    assert built == []
+
+
+async def test_only_the_kinds_subscribed_to_are_built_and_delivered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built = _count_snapshots(monkeypatch)
+    seen: list[EventKind] = []
+    judged: list[EventKind] = []
+
+    def predicate(event: JobEvent) -> bool:
+        judged.append(event.kind)
+        return True
+
+    async with Dispatcher(catalog_of(ENTRY), clients={"fake": FakeDecisionModel()}) as dispatcher:
+        subscription = dispatcher.subscribe(
+            lambda event: seen.append(event.kind), predicate, kinds=[EventKind.COMPLETED]
+        )
+        job = _Plain(Workflow())
+        await dispatcher.run(job)
+        await dispatcher.run(DecisionCall(Workflow(), REQUEST))
+        assert seen == judged == [EventKind.COMPLETED, EventKind.COMPLETED]
+        assert len(built) == 2
+        assert built[0] == job.identity.job_id
+        subscription.cancel()
+        await dispatcher.run(_Plain(Workflow()))  # built once more, delivered to nobody, dropped
+        await dispatcher.run(_Plain(Workflow()))
+    assert seen == [EventKind.COMPLETED] * 2
+    assert len(built) == 3
+
+
+async def test_a_subscription_without_kinds_still_hears_every_kind() -> None:
+    seen: list[EventKind] = []
+    async with Dispatcher(catalog_of(ENTRY), clients={"fake": FakeDecisionModel()}) as dispatcher:
+        dispatcher.subscribe(lambda event: seen.append(event.kind))
+        await dispatcher.run(_Plain(Workflow()))
+    assert seen == [
+        EventKind.SCHEDULED,
+        EventKind.STARTED,
+        EventKind.PROGRESS,
+        EventKind.COMPLETED,
+    ]
+
+
+async def test_jobs_coming_one_at_a_time_pass_the_intake_without_waiting() -> None:
+    loop = asyncio.get_running_loop()
+    intake = _Intake(INTAKE_PER_SLICE)
+    assert all(intake.passes(loop) for _ in range(INTAKE_PER_SLICE))
+    assert not intake.passes(loop)  # the slice is full: the next one waits for a later turn
+    waiting = asyncio.ensure_future(intake.wait(loop))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert waiting.done()
+    # The next slice opened in a later turn for the one in line, which it counts.
+    assert sum(intake.passes(loop) for _ in range(INTAKE_PER_SLICE)) == INTAKE_PER_SLICE - 1
+
+
+async def test_many_jobs_in_a_row_all_run_through_one_dispatcher() -> None:
+    async with Dispatcher(catalog_of(ENTRY), clients={"fake": FakeDecisionModel()}) as dispatcher:
+        results = [await dispatcher.run(_Plain(Workflow())) for _ in range(5 * INTAKE_PER_SLICE)]
+        calls = [DecisionCall(Workflow(), REQUEST) for _ in range(3 * INTAKE_PER_SLICE)]
+        responses = await asyncio.gather(*(dispatcher.run(call) for call in calls))
+    assert results == [7] * 5 * INTAKE_PER_SLICE
+    assert all(response.success for response in responses)
+    assert all(len(call.record) == 1 and call.record.calls[0].success for call in calls)
+
+
+async def test_a_record_is_made_on_first_use_and_kept() -> None:
+    job = _Plain(Workflow())
+    first = job.record
+    assert job.record is first
+    assert len(first) == 0
+    async with Dispatcher(catalog_of(ENTRY), clients={"fake": FakeDecisionModel()}) as dispatcher:
+        call = DecisionCall(Workflow(), REQUEST)
+        await dispatcher.run(call)
+    assert call.record is call.record
+    assert [c.success for c in call.record] == [True]
+
+
+def test_a_workflow_has_one_root_identity_carrying_its_budget() -> None:
+    workflow = Workflow(budget=Budget(max_decisions=3))
+    assert workflow.identity is workflow.identity
+    assert workflow.identity.job_id == workflow.identity.workflow_id == workflow.workflow_id
+    assert workflow.identity.budgets == (workflow.account,)
+    child = DecisionCall(workflow, REQUEST).identity
+    assert child.parent_id == workflow.workflow_id
+    assert child.budgets == (workflow.account,)
+    assert Workflow(workflow_id="w") == Workflow(workflow_id="w")
