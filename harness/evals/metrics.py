@@ -438,10 +438,9 @@ class Resampler:
         self.level = level
         rng = np.random.Generator(np.random.PCG64(seed))
         drawn = rng.integers(0, max(cases, 1), size=(resamples, cases))
-        weights = np.zeros((resamples, cases))
-        rows = np.repeat(np.arange(resamples), cases)
-        np.add.at(weights, (rows, drawn.ravel()), 1.0)
-        self.weights = weights
+        rows = np.repeat(np.arange(resamples) * max(cases, 1), cases)
+        counted = np.bincount(rows + drawn.ravel(), minlength=resamples * max(cases, 1))
+        self.weights = counted.astype(float).reshape(resamples, max(cases, 1))[:, :cases]
         self._last_order: tuple[bytes, npt.NDArray[np.intp]] | None = None
 
     def weigh(self, values: Floats) -> Floats:
@@ -549,11 +548,10 @@ class Resampler:
         y = np.asarray(outcomes, dtype=float)
         if strategy == "width":
             which = np.minimum((p * bins).astype(int), bins - 1)
-            shape = (self.cases, bins)
-            counts, conf, seen = np.zeros(shape), np.zeros(shape), np.zeros(shape)
-            np.add.at(counts, (cases, which), 1.0)
-            np.add.at(conf, (cases, which), p)
-            np.add.at(seen, (cases, which), y)
+            cell, cells = cases * bins + which, self.cases * bins
+            counts = np.bincount(cell, minlength=cells).astype(float).reshape(self.cases, bins)
+            conf = np.bincount(cell, weights=p, minlength=cells).reshape(self.cases, bins)
+            seen = np.bincount(cell, weights=y, minlength=cells).reshape(self.cases, bins)
             summed = self.weigh(np.column_stack([counts.sum(axis=1), conf - seen]))
             with np.errstate(invalid="ignore", divide="ignore"):
                 draws = np.abs(summed[:, 1:]).sum(axis=1) / summed[:, 0]
