@@ -19,7 +19,7 @@ By default the upstream is harness's loopback test server (``python -m
 harness.testing.logprob_server``: a bigram model over ``cl100k_base``, far cheaper per token
 than any real LLM, so the ratio it gives is an upper bound). ``--upstream URL --model NAME``
 measures a real OpenAI-compatible server instead (e.g. llama-cpp-python serving Gemma 3 270M,
-see docs/llms.md); the model is named in the output.
+see docs/providers.md); the model is named in the output.
 
 Run: ``python benchmarks/llm_provider.py`` (offline, about three minutes on 2 cores).
 """

@@ -1,10 +1,10 @@
 """A first program: run the example thinker on the embedded model, print the answer and its cost.
 
-python examples/first.py
+python examples/first.py (from any folder: the example thinker ships with harness)
 """
 
-from examples import triage
 from harness import run_sync
+from harness.demo import triage
 
 note = triage.Note("pay the invoice today; water the plants; call the bank now")
 result = run_sync(triage.Triage, note, model="embedded")

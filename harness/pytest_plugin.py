@@ -33,6 +33,11 @@ Its types (:class:`CassetteRun`, :class:`ModelSwitch`) are also at
   ``@pytest.mark.harness_real_model``, ``--harness-allow-real-model``, or recording a cassette
   (``--harness-record=new`` / ``all`` allow them in cassette tests). Servers on loopback and
   the embedded model are not real calls in this sense: they need no key and no network.
+* Short failures: a test failing with an error raised through harness (a cassette miss, a
+  blocked real model, a run that failed) reports the cause's type and message first (its fix is
+  in the message), then the lines of the test's own code it came through; harness's frames are
+  hidden and a run's failure is summarised (``via RunFailedError``), not chained in full.
+  ``pytest --full-trace`` shows everything. A recording run lists the cassettes it wrote.
 """
 
 from __future__ import annotations
@@ -135,11 +140,91 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    if report.failed and call.excinfo is not None and not item.config.getoption("fulltrace"):
+        short = _short_failure(item, call.excinfo.value)
+        if short is not None:
+            report.longrepr = short
     run = item.stash.get(_RUN, None)
     if run is not None and report.failed and run.client.refused:
         shown = "\n\n".join(miss.details for miss in run.client.refused)
-        report.sections.append(("harness cassette", shown))
+        lines = shown.splitlines()
+        if len(lines) > _SECTION_LINES:
+            more = len(lines) - _SECTION_LINES
+            lines = [*lines[:_SECTION_LINES], f"... ({more} more lines; pytest --full-trace)"]
+        report.sections.append(("harness cassette", "\n".join(lines)))
     return report
+
+
+# -- failures that read in five lines ----------------------------------------------------------
+
+_WIDTH: Final = 100
+_SECTION_LINES: Final = 20
+_MESSAGE_LINES: Final = 10
+_HARNESS_DIR: Final = str(Path(__file__).resolve().parent)
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """``error`` and what caused it, outermost first (a run's failure carries its error)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        inner = getattr(current, "error", None)
+        current = inner if isinstance(inner, BaseException) else current.__cause__
+    return chain
+
+
+def _is_harness(error: BaseException) -> bool:
+    return type(error).__module__.split(".")[0] == "harness"
+
+
+def _own_frames(error: BaseException, root: Path) -> list[str]:
+    """``file:line: source`` of each frame of ``error`` outside harness, asyncio and installed
+    packages (the user's code), relative to ``root``."""
+    import traceback
+
+    shown = []
+    for frame in traceback.extract_tb(error.__traceback__):
+        path = Path(frame.filename)
+        text = str(path)
+        if text.startswith(_HARNESS_DIR) or "site-packages" in text or "/lib/python" in text:
+            continue
+        with contextlib.suppress(ValueError):
+            path = path.relative_to(root)
+        shown.append(f"{path}:{frame.lineno}: {(frame.line or '').strip()}")
+    return shown
+
+
+def _short_failure(item: pytest.Item, error: BaseException) -> str | None:
+    """A failure raised through harness as a few lines: the error (type and message, wrapped),
+    what caused it when a run failed, and the lines of the test's own code it passed through;
+    ``None`` for a failure that did not come through harness, or in harness's own test suite
+    (pytest's report stays)."""
+    import textwrap
+
+    root = item.config.rootpath
+    if Path(_HARNESS_DIR).is_relative_to(root):
+        return None  # harness's own tests: its frames are the ones to read
+    chain = _causes(error)
+    if not any(_is_harness(e) for e in chain):
+        return None
+    cause = chain[-1]
+    through = ", ".join(type(e).__name__ for e in chain[:-1])
+    head = f"{type(cause).__name__}{f' (via {through})' if through else ''}: {cause}"
+    lines = [
+        wrapped
+        for number, line in enumerate(head.splitlines())
+        for wrapped in textwrap.wrap(line, _WIDTH, subsequent_indent="  ")
+        or ([""] if number else [])
+    ]
+    if len(lines) > _MESSAGE_LINES:
+        lines = [*lines[:_MESSAGE_LINES], "  ... (the rest: pytest --full-trace)"]
+    frames: list[str] = []
+    for each in chain:
+        frames += [f for f in _own_frames(each, root) if f not in frames]
+    lines += [f"at {frame}" for frame in frames[-8:]]
+    lines.append("(harness's own frames are hidden: pytest --full-trace shows everything)")
+    return "\n".join(lines)
 
 
 # -- the model override ------------------------------------------------------------------------
@@ -238,12 +323,20 @@ class CassetteRun:
     def _recording(self, entry: CatalogEntry, installed: _Installed) -> DecisionClient:
         return self.client.with_fallback(installed(entry))
 
-    def finish(self) -> None:
-        """Write the cassette when recording brought something new (always under ``all``)."""
+    def finish(self) -> str | None:
+        """Write the cassette when recording brought something new (always under ``all``);
+        returns a line saying what was written (``None``: nothing)."""
         if self.mode == "none":
-            return
+            return None
         if self.mode == "all" or self.client.new_interactions or not self.path.exists():
-            self.client.cassette(keep_recorded=self.mode == "new").write(self.path)
+            cassette = self.client.cassette(keep_recorded=self.mode == "new")
+            cassette.write(self.path)
+            new = len(self.client.new_interactions)
+            return (
+                f"wrote {self.path} ({len(cassette.interactions)} interactions, {new} new); "
+                "commit it, and the test replays it with no key"
+            )
+        return None
 
 
 if TYPE_CHECKING:
@@ -253,6 +346,16 @@ if TYPE_CHECKING:
 
 
 _RUN = pytest.StashKey["CassetteRun"]()
+_WRITTEN = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a recording run: each cassette written, its path and size."""
+    written = terminalreporter.config.stash.get(_WRITTEN, [])
+    if written:
+        terminalreporter.section("harness cassettes")
+        for line in written:
+            terminalreporter.write_line(line)
 
 
 def _cassette_path(node: pytest.Item, marker: pytest.Mark | None) -> Path:
@@ -282,7 +385,9 @@ def harness_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteRun]:
     node.stash[_RUN] = run
     with run.override:
         yield run
-    run.finish()
+    said = run.finish()
+    if said is not None:
+        request.config.stash.setdefault(_WRITTEN, []).append(said)
 
 
 @pytest.fixture(autouse=True)

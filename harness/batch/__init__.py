@@ -8,7 +8,7 @@ usage and status. Started again with the same arguments it runs only what has no
 from harness.batch._batch import BatchSummary as BatchSummary
 from harness.batch._batch import run_batch as run_batch
 from harness.batch._batch import run_batch_async as run_batch_async
-from harness.batch._target import BatchError as BatchError
+from harness.batch._errors import BatchError as BatchError
 from harness.batch._worker import BatchSpec as BatchSpec
 from harness.batch._worker import BatchWorker as BatchWorker
 

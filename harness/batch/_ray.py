@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ._target import BatchError
+from ._errors import BatchError
 from ._worker import BatchSpec, BatchWorker
 
 __all__ = ["run_on_ray"]

@@ -22,10 +22,9 @@ from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.providers import DecisionClient, client_for
 from harness.record import RunFailedError, RunRecord, record_run
+from harness.runs import build_target, import_target, target_input_type
 from harness.thinker import FINISH, DecisionThinker
-from harness.tools import DecisionTool, Workflow
-
-from ._target import BatchError, import_target, input_type_of
+from harness.tools import DecisionTool
 
 __all__ = ["BatchSpec", "BatchWorker"]
 
@@ -90,7 +89,7 @@ class BatchWorker:
     ) -> None:
         self.spec = spec
         self.tool_class: type[DecisionTool[Any, Artifact]] = import_target(spec.target)
-        self.input_type = input_type_of(self.tool_class, spec.target)
+        self.input_type = target_input_type(self.tool_class, spec.target)
         self.catalog = catalog if catalog is not None else load_catalog(spec.catalog_path)
         if spec.entry_id is not None:
             self.catalog.pin(DECISION, spec.entry_id)
@@ -108,23 +107,22 @@ class BatchWorker:
             Path(spec.journals_dir).mkdir(parents=True, exist_ok=True)
 
     async def run_line(self, number: int, text: str) -> dict[str, object]:
-        """Run the input on line ``number``; its result line (never raises for a failed run)."""
-        if self._slots is None:
-            return await self._run(number, text)
-        async with self._slots:
-            return await self._run(number, text)
+        """Run the input on line ``number``; its result line (never raises: a run that fails,
+        or a thinker that cannot be built for this input, is a ``failed`` result)."""
+        try:
+            if self._slots is None:
+                return await self._run(number, text)
+            async with self._slots:
+                return await self._run(number, text)
+        except Exception as error:  # not the run's own failure (that is recorded): say which
+            return {"line": number, "status": "failed", "error": str(error)[:500]}
 
     async def _run(self, number: int, text: str) -> dict[str, object]:
         try:
             given = from_json(self.input_type, text)
         except (TypeError, ValueError) as error:
             return {"line": number, "status": "invalid", "error": str(error)[:200]}
-        try:
-            tool = self.tool_class(Workflow())
-        except Exception as error:  # a user's constructor: nothing ran
-            raise BatchError(
-                f"building {self.spec.target} failed: {type(error).__name__}: {error}"
-            ) from None
+        tool = build_target(self.tool_class, self.spec.target)
         if self.spec.journals_dir is not None:
             return await self._run_journalled(number, tool, given)
         try:
@@ -217,6 +215,7 @@ class BatchWorker:
                 "calls": len(calls),
                 "retries": len(calls) - len(answered) if status == "completed" else None,
                 "billed_input_tokens": sum(billed) if billed else None,
+                "billed_calls": len(billed),  # of "calls", those that reported a billed count
                 "counted_input_tokens": sum(counted),
                 "cost": cost,
                 "model_seconds": round(record.model_seconds, 6),

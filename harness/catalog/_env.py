@@ -126,7 +126,8 @@ class Environment:
         return (self._systemone(TYPESAFE_ENTRY, wire),)
 
     def entry_for(self, model: str) -> CatalogEntry | None:
-        """The entry for a model string ``systemone:<wire model>`` or ``openai:<model>``, or
+        """The entry for a model string ``systemone:<wire model>``, ``openai:<model>``,
+        ``openai-chat:<model>[@<base url>]`` or ``openai-completions:<model>[@<base url>]``, or
         ``None`` when ``model`` has no such prefix."""
         provider, colon, wire = model.partition(":")
         if colon and provider in ("openai-chat", "openai-completions"):
@@ -234,6 +235,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
 
 
 def entry_for_model(model: str, environ: Mapping[str, str] | None = None) -> CatalogEntry | None:
-    """The entry a ``systemone:<wire model>`` or ``openai:<model>`` string names, configured
-    from the environment; ``None`` for any other string (an entry id)."""
+    """The entry a ``systemone:<wire model>``, ``openai:<model>``, ``openai-chat:<model>[@<url>]``
+    or ``openai-completions:<model>[@<url>]`` string names, configured from the environment;
+    ``None`` for any other string (an entry id)."""
     return read_environment(environ).entry_for(model)

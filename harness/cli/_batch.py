@@ -17,8 +17,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run a thinker over every line of a JSONL file (resumable; local or on Ray)",
         description=(
             "Run MODULE:CLASS on each line of INPUTS (one input object a line) and write one "
-            "result line per input to --out: its answer, refs, usage and status. Started again "
-            "with the same arguments, it runs only the inputs that have no result yet."
+            "result line per input to --out: its answer, refs, usage and status (completed, "
+            "failed or invalid). Started again with the same arguments, it runs the inputs that "
+            "have no completed result yet (failed ones too, unless --no-retry-failed). Exit 0 "
+            "when every input has a completed result, 1 when some failed or are invalid, 2 when "
+            "nothing could start (a usage problem)."
         ),
     )
     parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
@@ -51,6 +54,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="share each entry's gate and bucket through Redis with every other process",
     )
     parser.add_argument(
+        "--retry-failed",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="started again, run the inputs whose result is 'failed' again (the default); "
+        "--no-retry-failed keeps those results",
+    )
+    parser.add_argument(
         "--retries", type=int, default=3, metavar="N", help="retries per decision (default 3)"
     )
     add_model_options(parser)
@@ -76,7 +86,12 @@ def batch(args: argparse.Namespace) -> int:
     )
     try:
         summary = run_batch(
-            spec, Path(args.inputs), Path(args.out), on_bad_line=args.on_bad_line, ray=args.ray
+            spec,
+            Path(args.inputs),
+            Path(args.out),
+            on_bad_line=args.on_bad_line,
+            ray=args.ray,
+            retry_failed=args.retry_failed,
         )
     except BatchError as error:
         raise CliError(str(error)) from None
@@ -86,4 +101,11 @@ def batch(args: argparse.Namespace) -> int:
         f"{summary.seconds:.1f} s; results: {summary.out}",
         error=True,
     )
-    return 0 if summary.failed == 0 and summary.invalid == 0 else 1
+    if summary.unfinished:
+        retry = "" if args.retry_failed else " (pass --retry-failed to run the failed ones)"
+        say(
+            f"batch: {summary.unfinished} of {summary.inputs} inputs have no completed result; "
+            f"run the same command again to run them again{retry}",
+            error=True,
+        )
+    return summary.exit_code

@@ -96,9 +96,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--entry",
         metavar="ID",
-        help="catalog entry id, or a model string: 'embedded', 'systemone:<model>' or "
-        "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables); default: the "
-        "catalog's decision pin, the embedded model",
+        help="catalog entry id, or a model string: 'embedded', 'systemone:<model>', "
+        "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables), "
+        "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' (any "
+        "OpenAI-compatible server with logprobs); default: the catalog's decision pin, the "
+        "embedded model",
     )
 
 
@@ -115,8 +117,15 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
             catalog = seat_for(args.entry, catalog).catalog
         catalog.pinned(DECISION)
     except (CatalogError, TokenizerError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(_for_the_command_line(str(error))) from None
     return catalog
+
+
+def _for_the_command_line(message: str) -> str:
+    """The run API's message, minus what only Python can pass (a client object)."""
+    return message.replace(
+        "'openai:<model>', or a DecisionClient", "or 'openai:<model>' (see `harness models`)"
+    )
 
 
 def check_record_path(path: str) -> None:

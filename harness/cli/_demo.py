@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Final
 
+import attrs
+
 from harness.cli._common import (
     DEFAULT_RECORD,
     CliError,
@@ -86,7 +88,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--model",
         metavar="MODEL",
-        help="who answers: a catalog entry id or 'systemone:<model>' / 'openai:<model>' "
+        help="who answers: a catalog entry id, 'embedded', 'systemone:<model>', 'openai:<model>', "
+        "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' "
         "(the same as --entry; default: the catalog's pin, the embedded model)",
     )
     parser.add_argument(
@@ -140,10 +143,10 @@ def real_model_hint(wire_model_id: str, max_turns: int) -> list[str]:
 
 
 def _shown(answer: Sequence[RecordedAnswer]) -> list[RecordedAnswer]:
-    if len(answer) <= SHOWN_ANSWERS:
-        return list(answer)
-    ranked = sorted(answer, key=lambda item: -(item.probability or 0.0))[:SHOWN_ANSWERS]
-    return sorted(ranked, key=answer.index)  # the most probable, in the answer's own order
+    """The answer most probable first (ties in the answer's order); the first
+    :data:`SHOWN_ANSWERS` of a longer one."""
+    ranked = sorted(answer, key=lambda item: -(item.probability or 0.0))
+    return ranked[:SHOWN_ANSWERS]
 
 
 def _say_answer(record: RunRecord, folder: str) -> None:
@@ -161,15 +164,18 @@ def _say_answer(record: RunRecord, folder: str) -> None:
         say(f"  {probability}  {source}: {value.get('text', '')}")
 
 
-def _say_score(run: DemoRun, args: argparse.Namespace, fitted_on: str | None) -> None:
+def _say_score(run: DemoRun, args: argparse.Namespace, fitted_on: str | None) -> str | None:
+    """Print the answer's score against the folder's key (and before and after calibration);
+    return the score line (``None``: no key) for the record, whose page shows it."""
     key = answer_key()
     if args.folder is not None or args.objective != key.objective:
         say("score: no answer key for this folder and objective (the key covers the shipped one)")
-        return
+        return None
     score = score_answer(answer_statements(run.record), key)
-    say(f"score against the folder's answer key: {score.line()}")
+    line = f"score against the folder's answer key: {score.line()}"
+    say(line)
     if not run.raw_selection:
-        return  # no calibration (or a replay answered): nothing to compare with
+        return line  # no calibration (or a replay answered): nothing to compare with
     before = score_answer(run.raw_answer, key)
     threshold = run.record.threshold
     shown = "the thinker's" if threshold is None else f"{threshold:.3f}"
@@ -182,6 +188,7 @@ def _say_score(run: DemoRun, args: argparse.Namespace, fitted_on: str | None) ->
         f"  (95 % Wilson intervals, one run of {counted(len(run.raw_selection), 'candidate')}; "
         f"calibration and threshold fitted on {fitted_on or 'another set'}, never on this folder)"
     )
+    return line
 
 
 def figures_line(score: DemoScore) -> str:
@@ -251,7 +258,10 @@ def demo(args: argparse.Namespace) -> int:
         return report_failed_run("demo", failed, args.record)
     record = run.record
     _say_answer(record, folder)
-    _say_score(run, args, None if entry.calibration is None else entry.calibration.fitted_on)
+    scored = _say_score(
+        run, args, None if entry.calibration is None else entry.calibration.fitted_on
+    )
+    record = attrs.evolve(record, score=scored)  # the page shows it too
     record.write(args.record)
     say(
         f"record: {args.record} ({counted(len(record.turns), 'turn')}, "

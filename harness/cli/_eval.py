@@ -58,8 +58,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--model",
         metavar="M",
-        help="catalog entry id or model string ('embedded', 'systemone:<model>', ...); "
-        "default: the catalog's decision pin",
+        help="catalog entry id or model string: 'embedded', 'systemone:<model>', "
+        "'openai:<model>', 'openai-chat:<model>[@<url>]' or "
+        "'openai-completions:<model>[@<url>]'; default: the catalog's decision pin",
     )
     parser.add_argument("--catalog", metavar="FILE", help="catalog TOML file")
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")

@@ -110,6 +110,10 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
         f"  openai:<model> -> {openai} "
         f"(key ${OPENAI_API_KEY}: {_state(environment.get(OPENAI_API_KEY))})"
     )
+    lines.append(
+        f"  openai-chat:<model>[@<url>], openai-completions:<model>[@<url>] -> <url> or {openai} "
+        f"(token logprobs; key ${OPENAI_API_KEY}: {_state(environment.get(OPENAI_API_KEY))})"
+    )
     lines.append("  embedded -> the in-process model (sparrow-decider), always available")
     lines.append("variables:")
     for setting in environment.settings():

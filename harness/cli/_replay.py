@@ -16,17 +16,17 @@ import asyncio
 import json
 from collections.abc import Sequence
 
-from harness.artifacts import ListArtifact, from_json
+from harness.artifacts import from_json
 from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
 from harness.cli._journal import add_branch_option, branch_journal, branch_spec, replay_branch
-from harness.cli._run import import_tool
 from harness.providers import DecisionClient, client_for
 from harness.record import (
     RecordedAnswer,
     RecordError,
     RunFailedError,
     RunRecord,
+    counted,
     load_record,
     move_line,
     record_run,
@@ -39,9 +39,8 @@ from harness.replay import (
     cassette_from_record,
     override,
 )
-from harness.runs import Seat
-from harness.thinker import DecisionTurn
-from harness.tools import Workflow, runtime_class, tool_types
+from harness.runs import Seat, build_target, import_target, target_input_type
+from harness.thinker import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
 
 __all__ = ["add_parser", "replay"]
 
@@ -109,46 +108,50 @@ def _input_text(args: argparse.Namespace, record: RunRecord) -> str:
     return json.dumps(record.input_value)
 
 
-def _replay_entry(record: RunRecord) -> CatalogEntry:
+def _replay_entry(record: RunRecord, catalog_path: str | None = None) -> CatalogEntry:
     """The recorded entry, answered by nothing but the record (so its wire model id, which the
-    requests name, is the recorded one)."""
+    requests name, is the recorded one), with the calibration the catalog gives that entry (the
+    run's answers went through it, so the replay's must too)."""
+    entry_id = record.entry.get("id", "recorded")
+    calibration = None
+    try:
+        known = load_catalog(catalog_path).entries.get(entry_id)
+    except (CatalogError, TokenizerError):
+        known = None
+    if known is not None:
+        calibration = known.calibration
     return CatalogEntry(
-        id=record.entry.get("id", "recorded"),
+        id=entry_id,
         provider="fake",
         wire_model_id=record.entry.get("wire_model_id", "recorded"),
         max_context_tokens=1 << 30,
         max_concurrent=8,
+        calibration=calibration,
     )
 
 
 def replay(args: argparse.Namespace) -> int:
     """Load, replay, compare, report."""
-    branched = branch_journal(args, import_tool)  # --branch on a journal
+    branched = branch_journal(args, import_target)  # --branch on a journal
     if branched is not None:
         return branched
+    tool_class = import_target(args.target)  # the target first: its mistakes read as in `run`
+    input_type = target_input_type(tool_class, args.target)
+    tool = build_target(tool_class, args.target)
     try:
         record = load_record(args.file)
         cassette = cassette_from_record(record, args.file)
     except (RecordError, CassetteError) as error:
         raise CliError(str(error)) from None
-    tool_class = import_tool(args.target)
-    try:
-        input_type, _ = tool_types(tool_class)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"{args.target}: cannot read its input type: {error}") from None
-    if issubclass(runtime_class(input_type), ListArtifact):
-        raise CliError(f"{args.target} takes a list; harness replay builds one artifact from JSON")
     try:
         given = from_json(input_type, _input_text(args, record))
     except (TypeError, ValueError) as error:
         raise CliError(f"bad input for {args.target}: {error}") from None
     if args.record is not None:
         check_record_path(args.record)
-    try:
-        tool = tool_class(Workflow())
-    except Exception as error:  # the user's own constructor: nothing ran
-        raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
-    entry = _replay_entry(record)
+    for line in _use_recorded_settings(tool, record, args.target):
+        say(line)
+    entry = _replay_entry(record, args.catalog)
     catalog = Catalog([entry], {"decision": entry.id})
     fallback = _fallback(args)
     client = ReplayClient(cassette, source=args.file, fix=_FIX, fallback=fallback)
@@ -197,6 +200,34 @@ def replay(args: argparse.Namespace) -> int:
     return code
 
 
+def _use_recorded_settings(tool: object, record: RunRecord, target: str) -> list[str]:
+    """Give the thinker the settings it ran with (a ``--max-turns 3`` demo replays 3 turns);
+    one line per setting that differs from what ``target`` builds."""
+    if not isinstance(tool, DecisionThinker):
+        return []
+    said = []
+    wanted = record.settings
+    attributes = {  # the threshold is recorded too, but the entry's calibration decides it
+        "max_turns": "max_turns",
+        "question_scheme": "scheme",
+    }
+    for key, attribute in attributes.items():
+        value = wanted.get(key)
+        if value is None or getattr(tool, attribute) == value:
+            continue
+        if key == "question_scheme" and value not in QUESTION_SCHEME_VERSIONS:
+            raise CliError(
+                f"record {record.command!r} names question scheme {value!r}, which this harness "
+                f"does not know ({', '.join(QUESTION_SCHEME_VERSIONS)}): re-record the run"
+            )
+        said.append(
+            f"harness replay: {key} {value!r} as recorded ({target} builds "
+            f"{getattr(tool, attribute)!r})"
+        )
+        setattr(tool, attribute, value)
+    return said
+
+
 def _turn_json(turns: Sequence[DecisionTurn], index: int) -> object:
     return turns[index].to_json() if index < len(turns) else None
 
@@ -226,9 +257,10 @@ def _report(
     same_answer = _answer_key(record.answer) == _answer_key(replayed.answer)
     if diverged is None and same_end and same_answer:
         say(
-            f"harness replay: same turns and answer as {source} ({len(new_turns)} turns, "
-            f"{client.played} decisions answered from the record, "
-            f"{len(replayed.answer)} answer items)"
+            f"harness replay: same turns and answer as {source} "
+            f"({counted(len(new_turns), 'turn')}, "
+            f"{counted(client.played, 'decision')} answered from the record, "
+            f"{counted(len(replayed.answer), 'answer item')})"
         )
         return 0
     if diverged is None:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import os
-import sys
-from typing import Any, cast
+from typing import cast
 
-from harness.artifacts import Artifact, ListArtifact, from_json
+from harness.artifacts import Artifact, from_json
 from harness.cli._common import (
     CliError,
     add_model_options,
@@ -18,14 +15,18 @@ from harness.cli._common import (
     report_failed_run,
 )
 from harness.cli._journal import add_journal_options, approver_from, report_result, resume_run
-from harness.palette import PaletteError
 from harness.record import RunFailedError
-from harness.runs import JournalError, ThinkerFactory
+from harness.runs import (
+    JournalError,
+    ThinkerFactory,
+    build_target,
+    import_target,
+    target_input_type,
+)
 from harness.runs import run as run_thinker
 from harness.scope import Budget
-from harness.tools import DecisionTool, Workflow, runtime_class, tool_types
 
-__all__ = ["add_parser", "import_tool", "run"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,36 +66,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(command=run)
 
 
-def import_tool(target: str) -> type[DecisionTool[Any, Artifact]]:  # any tool's types
-    """The tool class ``MODULE:CLASS`` names; :class:`CliError` says what is wrong."""
-    module_name, colon, class_name = target.partition(":")
-    if not colon or not module_name or not class_name:
-        raise CliError(f"{target!r} is not MODULE:CLASS (e.g. mypackage.triage:Triage)")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules beside you import
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        missing = error.name or module_name
-        raise CliError(
-            f"cannot import module {module_name!r}: no module named {missing!r}; run from the "
-            "folder that holds it, or add that folder to PYTHONPATH"
-        ) from None
-    except Exception as error:
-        raise CliError(
-            f"importing module {module_name!r} failed: {type(error).__name__}: {error}"
-        ) from None
-    found = getattr(module, class_name, None)
-    if found is None:
-        raise CliError(f"module {module_name!r} has no attribute {class_name!r}")
-    if not (isinstance(found, type) and issubclass(found, DecisionTool)):
-        raise CliError(
-            f"{target} is not a thinker or tool class (a DecisionTool subclass such as a "
-            "DecisionThinker subclass)"
-        )
-    return found
-
-
 def _input_text(args: argparse.Namespace) -> str:
     if args.input is not None:
         return str(args.input)
@@ -110,19 +81,11 @@ def _input_text(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Import, build, run, print, record."""
     if args.resume is not None:
-        return resume_run(args, import_tool)
+        return resume_run(args, import_target)
     if args.target is None or (args.input is None and args.input_file is None):
         raise CliError("pass MODULE:CLASS and --input JSON (or --input-file FILE), or --resume")
-    tool_class = import_tool(args.target)
-    try:
-        input_type, _ = tool_types(tool_class)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"{args.target}: cannot read its input type: {error}") from None
-    if issubclass(runtime_class(input_type), ListArtifact):
-        raise CliError(
-            f"{args.target} takes a list; harness run builds one artifact from JSON: wrap the "
-            "list in a thinker whose input is a single artifact"
-        )
+    tool_class = import_target(args.target)
+    input_type = target_input_type(tool_class, args.target)
     try:
         given = from_json(input_type, _input_text(args))
     except (TypeError, ValueError) as error:
@@ -134,17 +97,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(str(error)) from None
     catalog = catalog_from(args)
-    try:
-        tool_class(Workflow())  # built once first, so a broken constructor is named as such
-    except PaletteError as error:
-        raise CliError(f"{args.target}: {error}") from None
-    except (TypeError, ValueError) as error:
-        raise CliError(
-            f"cannot build {args.target} from its parent alone: {error}; a thinker keeps the "
-            "(parent) constructor"
-        ) from None
-    except Exception as error:  # the user's own constructor crashed: nothing ran
-        raise CliError(f"building {args.target} failed: {type(error).__name__}: {error}") from None
+    build_target(tool_class, args.target)  # built once first, so a broken one is named as such
     try:
         # Any tool runs here; a product that is not a list is answered as a list of one.
         factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)

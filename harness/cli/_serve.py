@@ -78,7 +78,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(command=serve)
 
 
-async def _serve(server: DecisionServer, port: int, grace: float) -> None:
+class _Counter(logging.Handler):
+    """Counts the access log's lines (one per HTTP request), printed or not."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines += 1
+
+
+async def _serve(
+    server: DecisionServer, port: int, grace: float, counter: _Counter | None = None
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -104,9 +117,13 @@ async def _serve(server: DecisionServer, port: int, grace: float) -> None:
         await server.stop()
         stats = server.stats
         cut = f"; {left} cut off after the {grace:g} s grace" if left else ""
+        total = max(counter.lines if counter is not None else 0, stats.received)
+        others = total - stats.received
         say(
-            f"harness serve: stopped after {stats.received} requests ({stats.answered} "
-            f"answered, {stats.busy} busy, {stats.invalid} invalid, {stats.failed} failed{cut})"
+            f"harness serve: stopped after {total} requests (the access log's lines): "
+            f"{stats.received} decision requests ({stats.answered} answered, {stats.busy} busy, "
+            f"{stats.invalid} invalid, {stats.failed} failed{cut}), {others} others (health, "
+            "models, refused)"
         )
 
 
@@ -142,28 +159,32 @@ def serve(args: argparse.Namespace) -> int:
         queue_limit=args.queue,
         api_key=key,
     )
-    with _access_log(enabled=not args.quiet):
-        asyncio.run(_serve(server, args.port, args.grace))
+    with _access_log(enabled=not args.quiet) as counter:
+        asyncio.run(_serve(server, args.port, args.grace, counter))
     return 0
 
 
 @contextlib.contextmanager
-def _access_log(*, enabled: bool) -> Iterator[None]:
+def _access_log(*, enabled: bool) -> Iterator[_Counter]:
     """While serving: the access log (``harness.serve.access``, INFO) as one line a request on
-    stderr; the logger is left as it was found afterwards (the library installs no handlers)."""
-    if not enabled:
-        yield
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    stderr (unless not ``enabled``), and a count of its lines, so the closing count of requests
+    is the log's; the logger is left as it was found afterwards (the library installs none)."""
+    counter = _Counter()
+    handlers: list[logging.Handler] = [counter]
+    if enabled:
+        shown = logging.StreamHandler(sys.stderr)
+        shown.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        handlers.append(shown)
     access = logging.getLogger("harness.serve.access")
     level, propagate = access.level, access.propagate
-    access.addHandler(handler)
+    for handler in handlers:
+        access.addHandler(handler)
     access.setLevel(logging.INFO)
     access.propagate = False
     try:
-        yield
+        yield counter
     finally:
-        access.removeHandler(handler)
+        for handler in handlers:
+            access.removeHandler(handler)
         access.setLevel(level)
         access.propagate = propagate

@@ -31,7 +31,7 @@ from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
 from harness.evals._score import baseline_figures, figures, reliability_bins
-from harness.runs import ModelChoice, seat_for
+from harness.runs import ModelChoice, TargetError, import_target, seat_for
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
 
@@ -49,11 +49,9 @@ class EvalError(HarnessError, ValueError):
 
 def import_thinker(target: str) -> type[DecisionTool[Any, Artifact]]:  # any thinker's types
     """The thinker class ``MODULE:CLASS`` names (the one importer every command shares)."""
-    from harness.batch._target import import_target  # the shared importer, once it lands
-
     try:
         return import_target(target)
-    except BatchError as error:
+    except TargetError as error:  # the same line as harness run, batch and replay say
         raise EvalError(str(error)) from None
 
 
@@ -270,7 +268,7 @@ async def _evaluate(
                 await asyncio.to_thread(
                     run_batch, spec, inputs, results, ray=ray, progress=progress
                 )
-        except BatchError as error:
+        except (BatchError, TargetError) as error:
             raise EvalError(str(error)) from None
         lines = _read_results(results)
         model_seconds = sum(_model_seconds(line) for line in lines.values())

@@ -319,7 +319,7 @@ class ChatLogprobsClient(LogprobClient):
 def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The body of the longest first round of ``request``'s questions: what must fit in the
     model's context (``max_context_tokens``) and what admission counts. A decision takes one such
-    call a question at least: see docs/llms.md for the cost."""
+    call a question at least: see docs/providers.md for the cost."""
     import json
 
     client = ChatLogprobsClient.__new__(ChatLogprobsClient)

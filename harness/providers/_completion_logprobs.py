@@ -359,7 +359,7 @@ def _distribution(
 def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The completions body of ``request``'s longest prompt: what must fit in the model's context
     (``max_context_tokens``) and what admission counts. The call carries every prompt (about
-    one per option and ordering), each billed: see docs/llms.md for the cost."""
+    one per option and ordering), each billed: see docs/providers.md for the cost."""
     import json
 
     _, texts = _groups(request, entry, local_answers(request))

@@ -230,7 +230,7 @@ class LogprobClient:
             f"{self.service} at {endpoint.shown_url} answered without {what}, so entry "
             f"{entry.id!r} ({entry.provider}) cannot read a decision from it: use a server and "
             "model that return logprobs (OpenAI, vLLM, llama.cpp's server, llama-cpp-python; "
-            "see docs/llms.md), or another provider"
+            "see docs/providers.md), or another provider"
         )
 
     async def list_models(self, entry: CatalogEntry) -> list[str] | None:

@@ -13,6 +13,7 @@ from harness.record._capture import RunFailedError as RunFailedError
 from harness.record._capture import pinned_copy as pinned_copy
 from harness.record._capture import provider_client as provider_client
 from harness.record._capture import record_run as record_run
+from harness.record._capture import thinker_settings as thinker_settings
 from harness.record._format import RECORD_FORMAT as RECORD_FORMAT
 from harness.record._format import RECORD_VERSION as RECORD_VERSION
 from harness.record._format import RecordedAnswer as RecordedAnswer
@@ -23,6 +24,7 @@ from harness.record._format import load_record as load_record
 from harness.record._format import record_from_json as record_from_json
 from harness.record._html import render_html as render_html
 from harness.record._html import usage_line as usage_line
+from harness.record._text import billed_text as billed_text
 from harness.record._text import counted as counted
 from harness.record._text import move_line as move_line
 from harness.record._text import ordered_options as ordered_options

@@ -44,6 +44,7 @@ __all__ = [
     "pinned_copy",
     "provider_client",
     "record_run",
+    "thinker_settings",
 ]
 
 R = TypeVar("R")
@@ -109,6 +110,18 @@ def _reply(request: DecisionRequest, made: ModelCall) -> object:
 
 
 PartialResult = TypeVar("PartialResult", default=Any)  # Any: the run API's RunResult sits above
+
+
+def thinker_settings(tool: object) -> dict[str, object]:
+    """What a record keeps of a thinker's settings so a replay takes the same turns and a page
+    draws the same threshold (empty for a plain tool)."""
+    if not isinstance(tool, DecisionThinker):
+        return {}
+    return {
+        "max_turns": tool.max_turns,
+        "selection_threshold": tool.selection_threshold,
+        "question_scheme": tool.scheme,
+    }
 
 
 class RunFailedError(HarnessError, Generic[PartialResult]):
@@ -229,6 +242,7 @@ async def record_run(
         model_seconds=sum(call.latency for call in calls),
         failure=None if failure is None else _failure_text(failure, entry),
         threshold=tool.selection_threshold if isinstance(tool, DecisionThinker) else None,
+        settings=thinker_settings(tool),
     )
     if failure is not None:
         raise RunFailedError(failure, record, None) from failure

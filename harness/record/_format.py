@@ -18,6 +18,8 @@ A record is one JSON object::
                  "body": {...}?, "reply": {...}?}, ...],
       "timing": {"wall_seconds": 1.2, "model_seconds": 0.3},
       "threshold": 0.5,
+      "settings": {"max_turns": 32, "selection_threshold": 0.5, "question_scheme": "lean"},
+      "score": "found 4 of 7 planted decisions; ...",
       "failure": null
     }
 
@@ -29,6 +31,11 @@ can re-run the record offline; each call's tokens and latency are its
 decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
 answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
 made before it failed, and no answer (a record without the key reads as ``null``).
+``settings`` are the thinker's settings a replay needs to take the same turns (``max_turns``,
+``selection_threshold``, ``question_scheme``; empty for a plain tool; ``harness replay`` builds
+the thinker with them).
+``score`` is the answer's score against an answer key as the command printed it (``harness
+demo`` on its shipped folder; ``null`` otherwise).
 ``threshold`` is the thinker's selection threshold (``null`` for a plain tool) and a call's
 ``cost`` its price under the entry's prices (``null`` when unpriced); records written before
 either existed read as ``null``.
@@ -154,6 +161,8 @@ class RunRecord:
     model_seconds: float
     failure: str | None = None  # "<error type>: <message>" when the run failed
     threshold: float | None = None  # the thinker's selection threshold (None: a plain tool)
+    settings: Mapping[str, object] = attrs.field(factory=dict)  # max_turns, scheme, threshold
+    score: str | None = None  # the answer's score against a key, as the command printed it
 
     def to_json(self) -> JsonObject:
         """The record as the JSON object written to a file."""
@@ -171,6 +180,8 @@ class RunRecord:
             "calls": [call.to_json() for call in self.calls],
             "timing": {"wall_seconds": self.wall_seconds, "model_seconds": self.model_seconds},
             "threshold": self.threshold,
+            "settings": dict(self.settings),
+            "score": self.score,
             "failure": self.failure,
         }
 
@@ -326,7 +337,21 @@ def record_from_json(data: object, source: str = "<record>") -> RunRecord:
         model_seconds=timing.number("model_seconds") or 0.0,
         failure=top.text("failure", optional=True),
         threshold=_unit(top, "threshold", minimum=0.0, maximum=1.0),
+        settings=_settings(top),
+        score=top.text("score", optional=True),
     )
+
+
+def _settings(top: _Reader) -> dict[str, object]:
+    """The record's thinker settings (absent in older records: empty)."""
+    if not top.has("settings") or top.data["settings"] is None:
+        return {}
+    found = top.child("settings")
+    return {
+        "max_turns": found.integer("max_turns"),
+        "selection_threshold": _unit(found, "selection_threshold", minimum=0.0, maximum=1.0),
+        "question_scheme": found.text("question_scheme", optional=True),
+    }
 
 
 def load_record(path: str | os.PathLike[str]) -> RunRecord:

@@ -3,8 +3,12 @@
 Inline CSS and inline SVG only (no script, no external asset), so the page opens from a file
 anywhere. What a reader can rely on:
 
-* **usage first**: the entry, turns and decisions, billed and counted input tokens, the cost
-  (or that the entry has no price) and the time, at the top of the page;
+* **what it found first**: the answer (each item's probability, source and words) with its
+  score when the command printed one, then the usage (the entry, turns and decisions, billed and
+  counted input tokens, the cost or that the entry has no price, the time), then a contents
+  list linking to each turn; the turns follow;
+* **an anchor per turn**: ``#turn-N`` (``#answer``, ``#usage``, ``#turns`` for the blocks), so
+  a turn can be linked to;
 * **one scale**: every bar of the page is a ``<div class="bar">`` laid out on the same fixed
   grid (option, bar, probability, words), so the bars of a distribution start at the same x and
   have the same full width whatever the length of a row's text; a probability p fills p of it;
@@ -27,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
-from harness.record._text import counted, move_line, ordered_options
+from harness.record._text import billed_text, counted, move_line, ordered_options
 from harness.thinker import DecisionTurn
 
 __all__ = ["BAR_PIXELS", "render_html", "usage_line"]
@@ -72,6 +76,10 @@ svg .threshold {{ stroke: #c0392b; stroke-width: 2; }}
 .answer-list .p {{ font-family: ui-monospace, monospace; margin-right: .6em; }}
 .answer-list .source {{ font-family: ui-monospace, monospace; color: #2a5599; }}
 .answer-list .ref {{ color: #888; font-size: .8em; margin-left: .6em; }}
+.score {{ font-weight: 600; margin: .2em 0 .6em 1em; }}
+.contents {{ columns: 2; font-size: .9em; margin: .2em 0 1em; }}
+.contents a {{ color: #2a5599; text-decoration: none; }}
+.turn h2 a.anchor {{ color: #bbb; text-decoration: none; margin-left: .4em; font-size: .8em; }}
 """
 
 
@@ -154,9 +162,12 @@ def _distribution(
 
 
 def _turn(record: RunRecord, turn: DecisionTurn, answer: frozenset[str]) -> str:
+    anchor = f"turn-{turn.turn}"
     parts = [
-        f'<section class="turn{" failed" if turn.failure else ""}" data-turn="{turn.turn}">',
-        f"<h2>{_e(move_line(turn))}</h2>",
+        f'<section class="turn{" failed" if turn.failure else ""}" id="{anchor}" '
+        f'data-turn="{turn.turn}">',
+        f'<h2>{_e(move_line(turn))}<a class="anchor" href="#{anchor}" title="link to this turn">'
+        "#</a></h2>",
     ]
     if turn.next is not None:
         parts.append(_distribution(record, "next", turn.next, chosen=turn.tool))
@@ -171,18 +182,11 @@ def _turn(record: RunRecord, turn: DecisionTurn, answer: frozenset[str]) -> str:
 def _tokens(calls: Sequence[RecordedCall]) -> tuple[str, str, str]:
     """Billed input tokens, counted input tokens and cost, as the usage block shows them."""
     billed = [call.input_tokens for call in calls if call.input_tokens is not None]
-    if not calls:
-        billed_text = "0"
-    elif not billed:
-        billed_text = "not reported by the model"
-    elif len(billed) < len(calls):
-        billed_text = f"{sum(billed):,} ({len(billed)} of {len(calls)} calls reported)"
-    else:
-        billed_text = f"{sum(billed):,}"
+    billed_line = billed_text(len(calls), len(billed), sum(billed))
     counted_tokens = sum(call.counted_input_tokens or 0 for call in calls)
     costs = [call.cost for call in calls if call.cost is not None]
     cost_text = f"{sum(costs):.6f}".rstrip("0").rstrip(".") if costs else "unpriced"
-    return billed_text, f"{counted_tokens:,}", cost_text
+    return billed_line, f"{counted_tokens:,}", cost_text
 
 
 def usage_line(record: RunRecord) -> str:
@@ -211,7 +215,7 @@ def _usage(record: RunRecord) -> str:
         f'<div data-usage="{_e(name)}"><dt>{_e(name)}</dt><dd>{_e(value)}</dd></div>'
         for name, value in cells
     )
-    return f'<dl class="usage">{items}</dl>'
+    return f'<dl class="usage" id="usage">{items}</dl>'
 
 
 def _source(item: RecordedAnswer) -> str:
@@ -243,13 +247,24 @@ def _answer(record: RunRecord) -> str:
             + (f'<span class="source">{_e(source)}</span>: ' if source else "")
             + f'<span class="words">{_e(words)}</span><span class="ref">{_e(item.ref)}</span></li>'
         )
-    return f"<h2>answer ({len(record.answer)})</h2>" + (
-        f'<ul class="answer-list">{"".join(items)}</ul>' if items else "<p>nothing selected</p>"
+    score = f'<p class="score">{_e(record.score)}</p>' if record.score else ""
+    return (
+        f'<h2 id="answer">answer ({len(record.answer)})</h2>'
+        + score
+        + (f'<ul class="answer-list">{"".join(items)}</ul>' if items else "<p>nothing selected</p>")
     )
 
 
+def _contents(record: RunRecord) -> str:
+    links = "".join(
+        f'<li><a href="#turn-{turn.turn}">{_e(move_line(turn))}</a></li>' for turn in record.turns
+    )
+    return f'<h2 id="turns">turns ({len(record.turns)})</h2><ol class="contents">{links}</ol>'
+
+
 def render_html(record: RunRecord) -> str:
-    """The whole page: usage at the top, one section per turn with its bars, the answer."""
+    """The whole page: the answer (or the failure) and its score, the usage, the contents, then
+    one section per turn with its bars."""
     entry = record.entry
     answer = frozenset(item.ref for item in record.answer)
     body = [
@@ -260,17 +275,19 @@ def render_html(record: RunRecord) -> str:
         f"<h1>{_e(record.thinker)} <small>({_e(record.command)})</small></h1>",
         f'<p class="meta">entry <code>{_e(entry.get("id"))}</code> '
         f"({_e(entry.get('provider'))}, {_e(entry.get('wire_model_id'))})</p>",
-        _usage(record),
     ]
+    if record.failure is not None:
+        body.append(f'<h2 id="answer">failed</h2><p class="failure">{_e(record.failure)}</p>')
+    else:
+        body.append(_answer(record))
+    body.append(_usage(record))
     if record.objective:
         body.append(f'<p class="meta">objective: {_e(record.objective)}</p>')
     body.append(
         f'<p class="meta">input: <code>{_e(record.input_alias)}</code> '
         f"<code>{_e(json.dumps(record.input_value, ensure_ascii=False))}</code></p>"
     )
+    body.append(_contents(record))
     body += [_turn(record, turn, answer) for turn in record.turns]
-    if record.failure is not None:
-        body.append(f"<h2>failed</h2><p>{_e(record.failure)}</p></body></html>")
-    else:
-        body.append(_answer(record) + "</body></html>")
+    body.append("</body></html>")
     return "\n".join(body) + "\n"

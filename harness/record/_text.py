@@ -9,7 +9,14 @@ from typing import Final
 from harness.record._format import RunRecord
 from harness.thinker import FINISH, DecisionTurn
 
-__all__ = ["RANKED_QUESTIONS", "counted", "move_line", "ordered_options", "render_text"]
+__all__ = [
+    "RANKED_QUESTIONS",
+    "billed_text",
+    "counted",
+    "move_line",
+    "ordered_options",
+    "render_text",
+]
 
 BAR_WIDTH: Final = 20
 """Characters of a full (probability 1) bar."""
@@ -36,6 +43,24 @@ def ordered_options(question: str, values: Mapping[str, float]) -> list[tuple[st
     if question in RANKED_QUESTIONS:
         return sorted(values.items(), key=lambda kv: -kv[1])
     return list(values.items())
+
+
+def billed_text(calls: int, reported: int, billed: int) -> str:
+    """Billed input tokens as every view words them: ``billed`` tokens over the ``reported``
+    of ``calls`` calls that reported a count (a model that reports none: ``not reported``).
+
+    >>> billed_text(13, 1, 0)
+    '0 on 1 of 13 calls (12 not reported)'
+    >>> billed_text(2, 2, 1500), billed_text(3, 0, 0), billed_text(0, 0, 0)
+    ('1,500', 'not reported', '0')
+    """
+    if calls == 0:
+        return "0"
+    if reported == 0:
+        return "not reported"
+    if reported < calls:
+        return f"{billed:,} on {reported} of {calls} calls ({calls - reported} not reported)"
+    return f"{billed:,}"
 
 
 def move_line(turn: DecisionTurn) -> str:

@@ -32,6 +32,14 @@ from harness.runs._resume import run_journalled as run_journalled
 from harness.runs._run import ThinkerFactory as ThinkerFactory
 from harness.runs._run import run as run
 from harness.runs._run import run_sync as run_sync
+from harness.runs._target import TARGET_ERRORS as TARGET_ERRORS
+from harness.runs._target import TargetError as TargetError
+from harness.runs._target import build_target as build_target
+from harness.runs._target import import_module as import_module
+from harness.runs._target import import_object as import_object
+from harness.runs._target import import_target as import_target
+from harness.runs._target import require_extra as require_extra
+from harness.runs._target import target_input_type as target_input_type
 from harness.thinker import Approval as Approval
 from harness.thinker import ApprovalRequiredError as ApprovalRequiredError
 from harness.thinker import BranchError as BranchError
@@ -42,6 +50,7 @@ from harness.thinker import requires_approval as requires_approval
 
 __all__ = [
     "CLIENT_ENTRY",
+    "TARGET_ERRORS",
     "Approval",
     "ApprovalRequiredError",
     "Approver",
@@ -56,11 +65,17 @@ __all__ = [
     "RunFailedError",
     "RunResult",
     "Seat",
+    "TargetError",
     "ThinkerFactory",
     "Usage",
     "branch",
+    "build_target",
     "idempotency_key",
+    "import_module",
+    "import_object",
+    "import_target",
     "read_journal",
+    "require_extra",
     "requires_approval",
     "resume",
     "resume_sync",
@@ -68,12 +83,14 @@ __all__ = [
     "run_journalled",
     "run_sync",
     "seat_for",
+    "target_input_type",
 ]
 
 for _name in (
     "RunResult",
     "Usage",
     "Seat",
+    "TargetError",
     "PausedResult",
     "Branch",
     "JournalError",

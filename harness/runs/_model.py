@@ -6,6 +6,8 @@
 * a catalog entry id (``"embedded"``, ``"typesafe"``, an id of your catalog file);
 * ``"systemone:<wire model>"`` or ``"openai:<model>"``: an entry made from the environment
   (``TYPESAFE_BASE_URL`` / ``TYPESAFE_API_KEY``, ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``);
+* ``"openai-chat:<model>[@<base url>]"`` or ``"openai-completions:<model>[@<base url>]"``: any
+  OpenAI-compatible model read through its token logprobs (docs/providers.md);
 * a :class:`~harness.providers.DecisionClient` (a :class:`~harness.testing.FakeDecisionModel`, a
   replay, your own): installed for a local entry named ``client`` through the dispatcher's
   ``clients`` mapping, so everything the dispatcher does (pricing, budgets, admission, records,
@@ -75,7 +77,8 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
             raise CatalogError(
                 f"{base.source}: unknown catalog entry id {model!r}; known ids: {known}; nor is it "
                 "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
-                "'openai:<model>', or a DecisionClient"
+                "'openai:<model>', 'openai-chat:<model>[@<base url>]', "
+                "'openai-completions:<model>[@<base url>]', or a DecisionClient"
             )
         return Seat(_with(base, made, made.id), {})
     if not (callable(getattr(model, "decide", None)) and callable(getattr(model, "aclose", None))):

@@ -19,7 +19,7 @@ from harness.artifacts import (
 )
 from harness.catalog import CatalogEntry
 from harness.jobs import ModelCall
-from harness.record import RecordedAnswer, RecordedCall, RunRecord
+from harness.record import RecordedAnswer, RecordedCall, RunRecord, billed_text
 from harness.thinker import FINISH, DecisionTurn
 
 __all__ = ["RunResult", "Usage"]
@@ -46,6 +46,8 @@ class Usage:
     cost: float | None
     model_seconds: float
     wall_seconds: float
+    reported_calls: int | None = None
+    """Of ``decisions``, the calls whose server reported a billed count (``None``: unknown)."""
 
     @classmethod
     def of(cls, calls: tuple[ModelCall, ...], *, retries: int, wall_seconds: float) -> Usage:
@@ -61,6 +63,7 @@ class Usage:
             cost=sum(costs) if priced else None,
             model_seconds=sum(c.latency for c in calls),
             wall_seconds=wall_seconds,
+            reported_calls=len(billed),
         )
 
     @property
@@ -69,7 +72,10 @@ class Usage:
         return "no price" if self.cost is None else f"${self.cost:.6f}"
 
     def __str__(self) -> str:
-        billed = "not reported" if self.input_tokens is None else str(self.input_tokens)
+        reported = self.reported_calls
+        if reported is None:  # built by hand: all or nothing
+            reported = 0 if self.input_tokens is None else self.decisions
+        billed = billed_text(self.decisions, reported, self.input_tokens or 0)
         return (
             f"{self.decisions} decision{'' if self.decisions == 1 else 's'} "
             f"({self.retries} retr{'y' if self.retries == 1 else 'ies'}), "
@@ -110,6 +116,9 @@ class RunResult(Generic[O]):
     replayed: int = attrs.field(default=0, eq=False)
     """How many turns a resumed run replayed from its journal (the model not asked again)."""
     """Set when a resumed run accepted a model other than its journal's: the journalled one."""
+    settings: Mapping[str, object] = attrs.field(factory=dict, eq=False)
+    """The thinker's settings (``max_turns``, ``selection_threshold``, ``question_scheme``): the
+    record keeps them so a replay builds the thinker as it ran."""
 
     @property
     def items(self) -> tuple[O, ...]:
@@ -182,7 +191,10 @@ class RunResult(Generic[O]):
             wall_seconds=self.usage.wall_seconds,
             model_seconds=self.usage.model_seconds,
             failure=self.failure,
-            threshold=self.threshold,
+            threshold=self.threshold
+            if self.threshold is not None
+            else _threshold(self.settings.get("selection_threshold")),
+            settings=self.settings,
         )
 
     def write_record(self, path: str | os.PathLike[str], *, command: str = "api") -> Path:
@@ -199,3 +211,7 @@ class RunResult(Generic[O]):
             f"RunResult({self.thinker} on {self.entry.id}: answer [{shown}], "
             f"{len(self.turns)} turns, {self.usage}{state})"
         )
+
+
+def _threshold(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None

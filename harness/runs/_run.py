@@ -22,7 +22,7 @@ from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextForm
 from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent, ModelCall
-from harness.record import RecordingDispatcher, RunFailedError
+from harness.record import RecordingDispatcher, RunFailedError, thinker_settings
 from harness.runs._durable import Approver, JournalHooks, PausedResult, _Paused, header_of
 from harness.runs._journal import JournalledRun, JournalWriter
 from harness.runs._model import ModelChoice, Seat, seat_for
@@ -63,7 +63,8 @@ async def run(
 ) -> RunResult[O]:
     """Run ``thinker`` on ``input`` and return its :class:`RunResult`.
 
-    ``model``: an entry id, ``"embedded"``, ``"systemone:<wire model>"``, ``"openai:<model>"``
+    ``model``: an entry id, ``"embedded"``, ``"systemone:<wire model>"``, ``"openai:<model>"``,
+    ``"openai-chat:<model>[@<base url>]"``, ``"openai-completions:<model>[@<base url>]"``
     or a :class:`~harness.providers.DecisionClient` (default: the configured catalog's pin).
     ``catalog``: the catalog to resolve through (default: :func:`harness.catalog.load_catalog`,
     which adds the environment's entries). ``budget`` limits this run; ``workflow`` (its own
@@ -216,6 +217,7 @@ async def execute(
         model_change=None if durable is None else durable.model_change,
         replayed=0 if hooks is None else hooks.replayed_turns,
         threshold=None if thinking is None else thinking.selection_threshold,
+        settings=thinker_settings(tool),
     )
     result: RunResult[O]
     if paused is not None:

@@ -49,10 +49,6 @@ ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
         "harness.observe must import without it, and --otel-console turns a missing SDK into "
         "one line with the fix"
     ),
-    ("harness/evals/_run.py", "harness.batch._target"): (
-        "import_thinker delegates to the one MODULE:CLASS importer there is (batch's) until "
-        "issue 21's shared importer lands; switching is that one line"
-    ),
 }
 """(file, another package's private module) -> why the file cannot use the public face."""
 

@@ -140,7 +140,9 @@ def test_retries_are_counted_in_the_usage() -> None:
 
 def test_an_unknown_model_is_refused_naming_the_forms() -> None:
     with pytest.raises(
-        CatalogError, match=r"unknown catalog entry id 'nope'.* 'systemone:<wire model>'"
+        CatalogError,
+        match=r"unknown catalog entry id 'nope'.* 'systemone:<wire model>', 'openai:<model>', "
+        r"'openai-chat:<model>\[@<base url>\]', 'openai-completions:<model>\[@<base url>\]'",
     ):
         run_sync(Triage, Note(TEXT), model="nope")
     with pytest.raises(CatalogError, match="names no model"):

@@ -11,7 +11,7 @@ import pytest
 from harness.admission._adaptive import AdaptiveAdmission, AdaptiveLimit
 from harness.batch import BatchError, BatchSpec, run_batch_async
 from harness.catalog import Catalog
-from harness.testing import FakeSystemOneServer
+from harness.testing import FakeSystemOneServer, Fault
 from tests.batch.conftest import read_results, write_inputs
 
 TARGET = "tests.batch.thinkers:EchoTickets"
@@ -42,6 +42,7 @@ async def test_every_input_gets_one_result_line_and_a_rerun_runs_nothing(tmp_pat
         assert isinstance(usage, dict)
         assert usage["decisions"] >= 1
         assert usage["counted_input_tokens"] > 0
+        assert usage["billed_calls"] == usage["calls"]  # the fake server reports every count
         assert usage["cost"] > 0
         assert await asyncio.to_thread(Path(str(first["record"])).is_file)
         again = await run_batch_async(spec, inputs, out, catalog=catalog)
@@ -162,3 +163,39 @@ def test_the_adaptive_limit_halves_learns_and_grows_back() -> None:
     now[0] = 31.0
     limit.succeeded()
     assert limit.learned == 6  # probing again after a quiet half minute
+
+
+async def test_failed_inputs_run_again_on_resume_unless_told_not_to(tmp_path: Path) -> None:
+    inputs = write_inputs(tmp_path / "in.jsonl", ["a", "b", "c"])
+    out = tmp_path / "out.jsonl"
+    spec = BatchSpec(TARGET, concurrency=1, upstream_retries=0)
+    async with FakeSystemOneServer() as server:
+        catalog = catalog_of(server)
+        server.fail_next(Fault.unauthorized(), times=1)  # the first input's run fails
+        first = await run_batch_async(spec, inputs, out, catalog=catalog)
+        assert (first.completed, first.failed, first.exit_code) == (2, 1, 1)
+        kept = await run_batch_async(spec, inputs, out, catalog=catalog, retry_failed=False)
+        assert (kept.ran, kept.already_done, kept.exit_code) == (0, 3, 1)
+        again = await run_batch_async(spec, inputs, out, catalog=catalog)
+        assert (again.ran, again.completed, again.already_done) == (1, 1, 2)
+        assert again.exit_code == 0
+    results = read_results(out)
+    assert sorted(r["line"] for r in results) == [1, 2, 3]  # type: ignore[type-var]  # one each
+    assert {r["status"] for r in results} == {"completed"}
+
+
+def test_progress_counts_by_outcome_and_waits_for_a_rate() -> None:
+    import io
+
+    from harness.batch._progress import Progress
+
+    stream = io.StringIO()
+    meter = Progress(3, stream, every=0.0)
+    meter.advance("invalid")
+    meter.advance("completed")
+    meter.advance("failed")
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "batch: 1/3 done (1 invalid), rate: measuring"
+    assert lines[-1].startswith("batch: 3/3 done (1 completed, 1 failed, 1 invalid), ")
+    assert "/s" not in "".join(lines[:-1])  # under a second: no burst of a rate
+    assert lines[-1].endswith("/s")  # the last line: the time and the rate

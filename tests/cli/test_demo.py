@@ -119,13 +119,15 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     assert 0.0 < record.model_seconds <= record.wall_seconds
 
     # The answer in the record is the answer printed (its most probable items when long):
-    # statements, selected at >= the threshold, in the answer's order.
+    # statements, selected at >= the threshold, printed most probable first.
     assert len(record.answer) == count
     selection = record.turns[-1].selection
     assert isinstance(record.input_value, dict)
     folder = str(record.input_value["path"])
     ranked = sorted(record.answer, key=lambda item: -(item.probability or 0.0))[:shown]
-    printed_items = [item for item in record.answer if item in ranked]
+    printed_items = ranked
+    shown_probabilities = [float(line.split()[0]) for line in answer_lines]
+    assert shown_probabilities == sorted(shown_probabilities, reverse=True)
     for item, line in zip(printed_items, answer_lines, strict=True):
         assert item.alias == "statement"
         assert item.probability == selection[item.ref]
@@ -142,6 +144,7 @@ def test_the_demo_runs_end_to_end_offline_scores_itself_and_its_record_matches_w
     # It scores itself against the key, exactly as the record's answer scores.
     expected = score_answer(answer_statements(record), answer_key())
     assert score_line == f"score against the folder's answer key: {expected.line()}"
+    assert record.score == score_line  # the record page shows it with the answer
     assert re.search(r"found \d of 7 planted decisions", score_line)
 
     # Before and after calibration, each with its Wilson intervals, and where it was fitted.

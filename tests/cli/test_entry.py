@@ -76,6 +76,10 @@ def test_harness_models_lists_the_shipped_catalog_with_nothing_configured(
     assert "  embedded: embedded 'sparrow-decider' (from the shipped catalog)" in lines
     assert "  TYPESAFE_API_KEY: not set ($TYPESAFE_API_KEY)" in lines
     assert "  TYPESAFE_BASE_URL: https://api.typesafe.ai (default)" in lines
+    assert (
+        "  openai-chat:<model>[@<url>], openai-completions:<model>[@<url>] -> <url> or "
+        "https://api.openai.com (token logprobs; key $OPENAI_API_KEY: not set)"
+    ) in lines
 
 
 def test_harness_models_says_where_each_value_came_from_and_never_shows_a_key(

@@ -54,8 +54,8 @@ def test_a_missing_module_is_refused(capsys: pytest.CaptureFixture[str]) -> None
     ("target", "message"),
     [
         ("tests.cli.words", "is not MODULE:CLASS"),
-        ("tests.cli.words:Nothing", "has no attribute 'Nothing'"),
-        ("tests.cli.words:NotATool", "is not a thinker or tool class"),
+        ("tests.cli.words:Nothing", "has no class 'Nothing' (it has: CrashingFinder,"),
+        ("tests.cli.words:NotATool", "is the class NotATool, not a thinker or tool class"),
     ],
 )
 def test_a_target_that_is_not_a_tool_class_is_refused(
@@ -104,3 +104,15 @@ def test_in_a_subprocess_the_errors_carry_no_traceback(tmp_path: pathlib.Path) -
         assert "Traceback" not in done.stderr
         assert done.stderr.count("\n") == 1  # one line
         assert done.stderr.startswith(f"harness {args[0]}: error: ")
+
+
+def test_an_unknown_model_on_the_command_line_is_not_told_to_pass_a_client(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    code, err = run_main(
+        ["demo", "--model", "nosuch", "--record", str(tmp_path / "r.json")], capsys
+    )
+    assert code == 2
+    assert "unknown catalog entry id 'nosuch'" in err
+    assert "or 'openai:<model>' (see `harness models`)" in err
+    assert "DecisionClient" not in err

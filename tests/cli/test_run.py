@@ -112,7 +112,7 @@ def test_harness_run_prints_the_palette_error_itself(tmp_path: pathlib.Path) -> 
     args = ("run", "tests.cli.words:IllegalFinder", "--input", '{"text": "alpha"}')
     done = harness(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert "the palette is not legal" in done.stderr
+    assert 'has an illegal palette: harness-name: Tool "UnnamedSplit"' in done.stderr
     assert "from its parent alone" not in done.stderr
     assert "(parent) constructor" not in done.stderr
 

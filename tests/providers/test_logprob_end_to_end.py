@@ -77,6 +77,19 @@ def test_the_demo_runs_through_each_provider(
     assert record  # the run's record was written
 
 
+def test_the_demo_runs_on_a_chat_model_string(
+    upstream: LogprobServer, tmp_path: pathlib.Path
+) -> None:
+    """`harness demo --model openai-chat:<model>@<url>`, nothing else configured: the issue's
+    "done when" (the test model's selections fall below the default floor and are refused)."""
+    calls = upstream.calls
+    model = f"openai-chat:bigram-test@{upstream.root}"
+    out = harness_cli("demo", "--model", model, "--max-turns", "3", cwd=tmp_path)
+    assert f"model: entry '{model}' (openai-chat, bigram-test)" in out
+    assert "score against the folder's answer key" in out
+    assert upstream.calls > calls
+
+
 def jevcompat() -> str:
     found = shutil.which("jevcompat", path=str(pathlib.Path(sys.executable).parent))
     assert found is not None, "jevcompat is not installed: pip install 'harness[test]'"

@@ -151,7 +151,7 @@ async def test_a_server_without_logprobs_is_refused_with_the_fix(provider: str) 
         try:
             with pytest.raises(LogprobsUnavailableError, match="return logprobs"):
                 await client.served_model(the_entry)  # type: ignore[attr-defined]  # ours has it
-            with pytest.raises(LogprobsUnavailableError, match=r"docs/llms\.md"):
+            with pytest.raises(LogprobsUnavailableError, match=r"docs/providers\.md"):
                 await client.decide(team(2), the_entry)
         finally:
             await client.aclose()

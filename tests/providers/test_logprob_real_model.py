@@ -1,7 +1,7 @@
 """A real LLM, offline: Gemma 3 270M (Q4_K_M GGUF from the registry) behind llama-cpp-python's
 OpenAI-compatible server on loopback, read through both logprob providers. Collected only when
-llama-cpp-python and the model are installed (tests/providers/conftest.py; docs/llms.md says how
-to build the wheel once). One ticket, not the demo: llama-cpp-python scores echoed prompts at
+llama-cpp-python and the model are installed (tests/providers/conftest.py; docs/providers.md says
+how to build the wheel once). One ticket, not the demo: llama-cpp-python scores echoed prompts at
 about a minute a prompt on 2 shared cores (it computes every token's full-vocabulary logprobs)."""
 
 from __future__ import annotations

@@ -68,7 +68,9 @@ def answered(record: RunRecord) -> set[str]:
 
 def test_the_distributions_are_in_the_text_views_order(key_record: RunRecord) -> None:
     page = render_html(key_record)
-    sections = re.findall(r'<section class="turn[^"]*" data-turn="(\d+)">(.*?)</section>', page)
+    sections = re.findall(
+        r'<section class="turn[^"]*" id="turn-\d+" data-turn="(\d+)">(.*?)</section>', page
+    )
     assert len(sections) == len(key_record.turns)
     text = render_text(key_record)
     for (number, body), turn in zip(sections, key_record.turns, strict=True):
@@ -125,14 +127,15 @@ def test_each_answer_item_shows_its_source_and_its_ref_once(key_record: RunRecor
 
 def test_usage_and_cost_come_first(key_record: RunRecord, stressed: RunRecord) -> None:
     page = render_html(stressed)
-    usage = page.index('<dl class="usage">')
+    usage = page.index('<dl class="usage" id="usage">')
     assert usage < page.index("<section")
     block = page[usage : page.index("</dl>", usage)]
     counted = sum(call.counted_input_tokens or 0 for call in stressed.calls)
     assert f"<dd>{counted:,}</dd>" in block
     billed = sum(call.input_tokens or 0 for call in stressed.calls)
     reported = len(stressed.calls) - 1
-    assert f"<dd>{billed:,} ({reported} of {len(stressed.calls)} calls reported)</dd>" in block
+    calls = len(stressed.calls)
+    assert f"<dd>{billed:,} on {reported} of {calls} calls (1 not reported)</dd>" in block
     assert "<dd>0.000084</dd>" in block
     assert "unpriced" in render_html(key_record)  # no call of the fake entry has a price
     line = usage_line(stressed)
@@ -308,3 +311,19 @@ def test_in_chromium_bars_share_one_scale_and_the_answer_is_marked(
 def test_the_last_turn_is_the_finish_with_its_selection(key_record: RunRecord) -> None:
     assert key_record.turns[-1].tool == FINISH
     assert len(key_record.turns[-1].selection) > len(key_record.answer)
+
+
+def test_the_answer_and_score_come_first_then_contents_linking_each_turn(
+    key_record: RunRecord,
+) -> None:
+    scored = attrs.evolve(key_record, score="score against the folder's answer key: found 4 of 7")
+    page = render_html(scored)
+    answer = page.index('<h2 id="answer">answer (')
+    assert (
+        answer < page.index('id="usage"') < page.index('<h2 id="turns">') < page.index("<section")
+    )
+    assert page.index('<p class="score">score against the folder&#x27;s answer key') > answer
+    for turn in key_record.turns:
+        assert page.count(f'href="#turn-{turn.turn}"') == 2  # the contents and the turn's own
+        assert f'id="turn-{turn.turn}"' in page
+    assert '<p class="score">' not in render_html(key_record)  # no key, no score line

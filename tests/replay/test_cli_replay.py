@@ -91,3 +91,33 @@ def test_an_unknown_fallback_entry_is_a_usage_problem(
     path = recorded(tmp_path)
     assert main(["replay", str(path), TARGET, "--fallback", "no-such-entry"]) == 2
     assert "no-such-entry" in capsys.readouterr().err
+
+
+def test_a_harness_run_record_kept_with_bodies_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "words.json"
+    given = '{"text": "alpha beta"}'
+    words = "tests.cli.words:WordFinder"
+    assert main(["run", words, "--input", given, "--bodies", "--record", str(path)]) == 0
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert all("reply" in call for call in data["calls"] if call["success"])
+    assert data["threshold"] is not None  # a user's own thinker: the page can draw why
+    assert data["settings"]["max_turns"] == 32
+    assert data["settings"]["question_scheme"] == "lean"
+    assert data["settings"]["selection_threshold"] is not None
+    capsys.readouterr()
+    assert main(["replay", str(path), words]) == 0
+    assert "same turns and answer" in capsys.readouterr().out
+
+
+def test_a_record_replays_with_the_settings_it_ran_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "demo.json"
+    assert main(["demo", "--max-turns", "2", "--bodies", "--record", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(path), "harness.demo._thinker:PriceDecisionFinder"]) == 0
+    out = capsys.readouterr().out
+    assert "max_turns 2 as recorded (harness.demo._thinker:PriceDecisionFinder builds" in out
+    assert "same turns and answer" in out

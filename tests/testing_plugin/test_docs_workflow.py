@@ -1,4 +1,4 @@
-"""docs/testing.md's cassette workflow, run end to end: its test file and catalog, recorded once
+"""docs/cassettes.md's cassette workflow, run end to end: its test file and catalog, recorded once
 with the key against a stand-in for the hosted model (a loopback server that demands the key),
 then replayed with no key, the catalog as written (a host on the internet), and nothing on the
 wire: the plugin's guard refuses any real call, so a pass means the cassette answered all."""
@@ -20,7 +20,7 @@ pytest_plugins = ["pytester"]
 
 pytestmark = pytest.mark.slow
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cassettes.md"
 HEADING = "# Record once, replay in CI: cassettes and the pytest plugin"
 KEY = "sk-docs-workflow-7f3a"
 
@@ -86,6 +86,12 @@ def test_record_once_with_the_key_then_replay_in_ci_without_it(
             "-p", "no:cacheprovider", "--harness-record=new", "tests/test_prices.py"
         )
         recorded.assert_outcomes(passed=1)
+        recorded.stdout.fnmatch_lines(  # recording says what it wrote
+            [
+                "*harness cassettes*",
+                "wrote *test_finds_the_price_decisions_in_the_mail.json (* interactions, * new);*",
+            ]
+        )
         asked = server.requests
     assert asked >= 3
     assert all(h.get("Authorization") == f"Bearer {KEY}" for h in server.headers)
@@ -107,4 +113,6 @@ def test_record_once_with_the_key_then_replay_in_ci_without_it(
     (pytester.path / "tests" / "test_prices.py").write_text(test_file_without, encoding="utf-8")
     blocked = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     blocked.assert_outcomes(failed=1)
-    blocked.stdout.fnmatch_lines(["*RealModelBlockedError*'jev'*api.typesafe.example*"])
+    blocked.stdout.fnmatch_lines(
+        ["RealModelBlockedError*'jev' is a real model*", "*(systemone at api.typesafe.example)*"]
+    )

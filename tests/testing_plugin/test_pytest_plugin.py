@@ -170,7 +170,8 @@ def test_record_new_against_a_loopback_server_then_replay_with_it_gone(
     changed.assert_outcomes(passed=3, failed=2)
     changed.stdout.fnmatch_lines(
         [
-            "*ReplayMissError*is not in cassette*test_sync_run.json*",
+            "*ReplayMissError*is not in cassette*",
+            "*test_sync_run.json*",
             "*state.objective changed*",
             "*harness cassette*",
             '*recorded: "Find the statements that decide a price change."*',

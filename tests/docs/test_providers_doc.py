@@ -1,4 +1,4 @@
-"""docs/llms.md: every Python and bash block runs as written, in an empty folder."""
+"""docs/providers.md: every Python and bash block runs as written, in an empty folder."""
 
 from __future__ import annotations
 
@@ -12,12 +12,21 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "llms.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 TEXT = DOC.read_text(encoding="utf-8")
 
 
 def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", TEXT, re.DOTALL)
+
+
+def shown_output(after: str) -> list[str]:
+    """The lines of the bare ``` block that follows the bash block ``after`` on the page (its
+    ``...`` lines mark output left out)."""
+    rest = TEXT[TEXT.index(after) + len(after) + len("```\n") :]  # past the block's fence
+    found = re.search(r"```\n(.*?)```", rest, re.DOTALL)
+    assert found is not None, "no output block after the bash block"
+    return [line.rstrip() for line in found.group(1).splitlines() if line.strip()]
 
 
 def environment() -> dict[str, str]:
@@ -29,7 +38,7 @@ def environment() -> dict[str, str]:
 
 def test_the_page_has_its_examples() -> None:
     assert len(blocks("python")) == 1
-    assert len(blocks("bash")) == 2
+    assert len(blocks("bash")) == 3
 
 
 def test_the_python_example_runs_and_prints_both_readings(tmp_path: Path) -> None:
@@ -51,7 +60,7 @@ def test_the_python_example_runs_and_prints_both_readings(tmp_path: Path) -> Non
     assert "mass_floor 50%" in done.stdout
 
 
-@pytest.mark.parametrize("number", [0, 1])
+@pytest.mark.parametrize("number", [0, 1, 2])
 def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
     code = blocks("bash")[number]
     process = subprocess.Popen(
@@ -72,5 +81,19 @@ def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     if number == 0:
         assert "score against the folder's answer key" in done.stdout
-    else:
+    elif number == 1:
         assert '"refund":{"type":"noul","noul":' in done.stdout.replace(" ", "")
+    else:
+        printed = [line.rstrip() for line in done.stdout.splitlines()]
+        shown = shown_output(code)
+        assert len(shown) > 20
+        place = 0  # the shown lines appear in the printed output, in the page's order
+        for line in shown:
+            if line == "...":
+                continue
+            assert line in printed[place:], (
+                f"the page shows {line!r}; the block printed:\n" + (done.stdout[-3000:])
+            )
+            place = printed.index(line, place) + 1
+        for folder in ("embedded", "completions", "chat"):
+            assert (tmp_path / folder / "report.json").is_file()

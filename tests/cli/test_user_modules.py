@@ -1,0 +1,162 @@
+"""A mistake in the user's ``MODULE:CLASS`` reads the same from every command (``run``, ``batch``,
+``replay``, ``eval``): one line (the same line), exit code 2, no traceback
+(``harness.runs.import_target``'s table)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from harness.cli import main
+from harness.runs import TARGET_ERRORS
+from tests.cli.runs import harness
+
+MODULES = {
+    "broken.py": "import attrs\n\nclass Triage(:\n    pass\n",
+    "needs.py": "import nosuch_package_xyz\n",
+    "raises.py": "raise RuntimeError('the module is not ready')\n",
+    "plain.py": "def helper() -> int:\n    return 1\n",
+    "mine/__init__.py": "",
+    "mine/triage.py": "import mine.helpers\n",
+    # An optional dependency that is missing: a package shadowing it that cannot import.
+    "redis/__init__.py": "raise ImportError('No module named redis (simulated)')\n",
+    "ray/__init__.py": "raise ImportError('No module named ray (simulated)')\n",
+}
+
+CASES = [
+    ("syntax", "broken:Triage", "syntax error in module 'broken' (broken.py:3): invalid syntax"),
+    ("no-module", "nosuch_mod:Triage", "cannot import module 'nosuch_mod': no module named"),
+    (
+        "no-package",
+        "needs:Triage",
+        "module 'needs' imports 'nosuch_package_xyz', which is not installed: install it "
+        "(pip install nosuch_package_xyz",
+    ),
+    ("import-failed", "raises:Triage", "importing module 'raises' failed (raises.py:1)"),
+    (
+        "import-failed",
+        "mine.triage:Triage",
+        "importing module 'mine.triage' failed (mine/triage.py:1): it imports 'mine.helpers', "
+        "which does not exist in your package",
+    ),
+    ("no-class", "tests.cli.words:Nope", "module 'tests.cli.words' has no class 'Nope' (it has:"),
+    ("not-a-tool", "plain:helper", "plain:helper is a function, not a thinker or tool class"),
+    ("palette", "tests.cli.words:IllegalFinder", "has an illegal palette:"),
+    ("form", "tests.cli.words", "'tests.cli.words' is not MODULE:CLASS"),
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    root = tmp_path_factory.mktemp("project")
+    for name, text in MODULES.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "in.jsonl").write_text(json.dumps({"text": "alpha"}) + "\n", encoding="utf-8")
+    case = {"name": "one", "input": {"text": "alpha"}, "expected": []}
+    (root / "cases.jsonl").write_text(json.dumps(case) + "\n", encoding="utf-8")
+    return root
+
+
+def commands(target: str) -> dict[str, list[str]]:
+    """Each command that runs a user's MODULE:CLASS, with arguments that are otherwise fine (a
+    command added later, such as ``eval``, belongs here too)."""
+    return {
+        "run": ["run", target, "--input", '{"text": "alpha"}'],
+        "batch": ["batch", target, "in.jsonl", "--out", "out.jsonl"],
+        "replay": ["replay", "no-record.json", target],
+        "eval": ["eval", target, "cases.jsonl", "--out", "eval-out"],
+    }
+
+
+def one_line(err: str, command: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1, f"harness {command}: {err}"
+    assert "Traceback" not in err
+    assert lines[0].startswith(f"harness {command}: error: ")
+    return lines[0].removeprefix(f"harness {command}: error: ")
+
+
+def test_every_kind_of_the_table_is_covered() -> None:
+    covered = {kind for kind, _, _ in CASES} | {"extra", "constructor", "input-type"}
+    assert covered == set(TARGET_ERRORS)
+
+
+@pytest.fixture
+def inside(project: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pathlib.Path]:
+    """The current folder is the project (as a user runs `harness` there)."""
+    monkeypatch.chdir(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delenv("HARNESS_CATALOG", raising=False)
+    yield project
+    for name in ("broken", "needs", "raises", "plain", "mine", "mine.triage"):
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize(("kind", "target", "expected"), CASES, ids=[c[1] for c in CASES])
+def test_the_same_mistake_reads_the_same_from_every_command(
+    kind: str, target: str, expected: str, inside: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: dict[str, str] = {}
+    for command, args in commands(target).items():
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert code == 2, f"harness {command}: {err}"
+        seen[command] = one_line(err, command)
+        assert expected in seen[command], seen[command]
+        assert out == ""
+    assert len(set(seen.values())) == 1, seen
+    assert not (inside / "out.jsonl").exists()  # a batch that cannot start writes nothing
+    assert not (inside / "eval-out" / "report.json").exists()
+
+
+def test_in_a_process_of_its_own_too_it_is_one_line_and_no_traceback(
+    project: pathlib.Path,
+) -> None:
+    for command, args in commands("broken:Triage").items():
+        result = harness(*args, cwd=project)
+        assert result.returncode == 2, result.stderr
+        assert "syntax error in module 'broken'" in one_line(result.stderr, command)
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (["--admission", "redis://127.0.0.1:9"], "pip install 'harness[redis]'"),
+        (["--ray", "local"], "pip install 'harness[ray]'"),
+    ],
+)
+def test_a_missing_optional_dependency_names_the_extra_to_install(
+    option: list[str], expected: str, project: pathlib.Path
+) -> None:
+    args = commands("tests.cli.words:WordFinder")["batch"] + option
+    result = harness(*args, cwd=project)
+    assert result.returncode == 2, result.stderr
+    assert expected in one_line(result.stderr, "batch")
+
+
+def test_a_batch_whose_redis_is_down_stops_before_running_anything(
+    tmp_path: pathlib.Path,
+) -> None:
+    (tmp_path / "in.jsonl").write_text(json.dumps({"text": "alpha"}) + "\n", encoding="utf-8")
+    args = commands("tests.cli.words:WordFinder")["batch"] + ["--admission", "redis://127.0.0.1:9"]
+    result = harness(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    line = one_line(result.stderr, "batch")
+    assert "the shared admission at redis://127.0.0.1:9 cannot be reached" in line
+    assert "start Redis there, or drop --admission" in line
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_redis_password_never_shows_in_the_preflight_line(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "in.jsonl").write_text(json.dumps({"text": "alpha"}) + "\n", encoding="utf-8")
+    url = "redis://user:s3cret-pw@127.0.0.1:9/0"
+    args = commands("tests.cli.words:WordFinder")["batch"] + ["--admission", url]
+    result = harness(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "redis://user:***@127.0.0.1:9/0 cannot be reached" in one_line(result.stderr, "batch")
+    assert "s3cret-pw" not in result.stderr

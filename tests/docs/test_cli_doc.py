@@ -1,0 +1,81 @@
+"""docs/cli.md names every subcommand and every option of ``harness``: walked from the parser, so
+a command or option added without its documentation fails here."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli import build_parser
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (found,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(found.choices)
+
+
+def summary() -> str:
+    """The block of usage lines at the top of the page."""
+    text = DOC.read_text(encoding="utf-8")
+    return re.search(r"^```\n(harness .*?)^```$", text, re.DOTALL | re.MULTILINE).group(1)  # type: ignore[union-attr]  # the page opens with it
+
+
+def usage_of(name: str) -> str:
+    """A command's usage lines in the summary (its line and the indented ones after it)."""
+    taken: list[str] = []
+    inside = False
+    for line in summary().splitlines():
+        if line.startswith(f"harness {name} "):
+            inside = True
+        elif not line.startswith(" "):
+            inside = False
+        if inside:
+            taken.append(line)
+    assert taken, f"docs/cli.md's summary has no line for `harness {name}`"
+    return "\n".join(taken)
+
+
+def section_of(name: str) -> str:
+    """The command's own section (its heading to the next ``## ``)."""
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(rf"^## `harness {name}\b.*?(?=^## |\Z)", text, re.DOTALL | re.MULTILINE)
+    assert found is not None, f"docs/cli.md has no section '## `harness {name} ...`'"
+    return found.group(0)
+
+
+def test_the_summary_names_the_global_options() -> None:
+    assert "harness [--version] [--help]" in summary()
+
+
+@pytest.mark.parametrize("name", sorted(subcommands()))
+def test_every_command_has_its_usage_and_its_section(name: str) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert re.search(rf"^## `harness {name}\b", text, re.MULTILINE), (
+        f"docs/cli.md has no section '## `harness {name} ...`'"
+    )
+    usage = usage_of(name)
+    documented = usage + "\n" + section_of(name)
+    parser = subcommands()[name]
+    for action in parser._actions:
+        for option in action.option_strings:
+            if option in ("-h", "--help"):
+                continue
+            assert re.search(rf"{re.escape(option)}(?![\w-])", documented), (
+                f"docs/cli.md names {option} of `harness {name}` neither in its summary line nor "
+                "in its section"
+            )
+        if not action.option_strings and action.dest not in ("help",):
+            shown = str(action.metavar or action.dest.upper())
+            for part in shown.split("|"):  # a choice of forms: each one shown
+                assert part in usage, f"`harness {name}` takes {part}: show it in the summary"
+
+
+def test_the_walk_sees_every_command_the_parser_has() -> None:
+    # A command added to the CLI is walked above; if it is not documented, its case fails.
+    assert {"demo", "run", "batch", "replay", "models", "record", "serve"} <= set(subcommands())
