@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 from harness.cli._common import EXIT_FAILED, CliError, say
 
 if TYPE_CHECKING:
-    from harness.evals import GateResult
+    from pathlib import Path
+
+    from harness.evals import GateResult, PositionBias
 
 __all__ = ["add_parser", "eval_command"]
 
@@ -79,6 +81,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     for gate, text in _GATE_HELP.items():
         parser.add_argument(f"--{gate.replace('_', '-')}", type=float, metavar="X", help=text)
     parser.add_argument(
+        "--position-bias",
+        type=int,
+        metavar="K",
+        help="pack: re-ask each choice with its options in K cyclic orders and report how much "
+        "probability follows position rather than content",
+    )
+    parser.add_argument(
         "--max-flips", type=int, metavar="N", help="compare: fail when more decisions flipped"
     )
     parser.set_defaults(command=eval_command)
@@ -106,7 +115,11 @@ def _key(fields: str | None) -> Any:  # Any: a key function of the thinker's ite
 
 def eval_command(args: argparse.Namespace) -> int:
     """Run ``harness eval`` or ``harness eval compare``."""
+    if args.position_bias is not None and args.position_bias < 2:
+        raise CliError("--position-bias K needs K >= 2 orderings (K = 1 is the order as asked)")
     if args.first == "compare":
+        if args.position_bias is not None:
+            raise CliError("--position-bias asks the model again: use it with harness eval pack")
         return _compare(args)
     if args.first == "pack":
         return _pack(args)
@@ -119,6 +132,11 @@ def eval_command(args: argparse.Namespace) -> int:
         raise CliError("--max-flips bounds a comparison: use it with harness eval compare A B")
     if args.concurrency < 1:
         raise CliError("--concurrency must be at least 1")
+    if args.position_bias is not None:
+        raise CliError(
+            "--position-bias re-asks labelled single requests: use it with harness eval pack "
+            "PACK.jsonl --position-bias K"
+        )
     return _run(args)
 
 
@@ -194,6 +212,7 @@ def _pack(args: argparse.Namespace) -> int:
         DecisionPack,
         check_gates,
         evaluate_pack,
+        position_bias,
         render_text,
         write_html,
         write_junit,
@@ -211,21 +230,51 @@ def _pack(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             resamples=args.resamples,
         )
+        bias: PositionBias | None = None
+        if args.position_bias is not None:
+            bias = position_bias(
+                [decision.request for decision in pack],
+                model=args.model,
+                catalog=catalog,
+                orderings=args.position_bias,
+                resamples=args.resamples,
+            )
     except (DatasetError, CatalogError) as error:
         raise CliError(str(error)) from None
     out = Path(args.out or "eval-out")
     report.write_json(out / "report.json")
+    if bias is not None:
+        _add_bias(out / "report.json", bias)
     write_html(report, out)
     results = check_gates(report, _gates(args))
     if args.junit:
         write_junit(args.junit, report, results)
     if args.json:
-        print(report.dumps(), end="")
+        print(_with_bias(report.to_json(), bias), end="")
     else:
         print(render_text(report), end="")
+        if bias is not None:
+            print("\n".join(bias.lines()))
         for result in results:
             say(result.message)
     return EXIT_FAILED if failed(results) else 0
+
+
+def _with_bias(data: dict[str, object], bias: PositionBias | None) -> str:
+    """The report's JSON text (stable bytes), with a ``position_bias`` field when measured."""
+    import json
+
+    if bias is not None:
+        data = {**data, "position_bias": bias.to_json()}
+    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _add_bias(path: Path, bias: PositionBias) -> None:
+    """Add the position bias to the report file written at ``path``."""
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(_with_bias(data, bias), encoding="utf-8")
 
 
 def _compare(args: argparse.Namespace) -> int:

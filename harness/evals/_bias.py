@@ -26,6 +26,7 @@ import attrs
 
 from harness.catalog import Catalog
 from harness.decision import Choice, DecisionRequest, Question
+from harness.evals._report import DIGITS, _estimate_json
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, UndefinedMetricError, bootstrap
 from harness.jobs import Dispatcher
 from harness.runs import ModelChoice, seat_for
@@ -104,6 +105,19 @@ class PositionBias:
     stable_top: Estimate
     place_means: Mapping[int, tuple[float, ...]]
     """For each number of options, the mean probability of each place (first place first)."""
+
+    def to_json(self) -> dict[str, object]:
+        """The figures as a JSON object (numbers rounded as in an eval's report)."""
+        return {
+            "orderings": self.orderings,
+            "choices": len(self.questions),
+            "position_share": _estimate_json(self.position_share),
+            "stable_top": _estimate_json(self.stable_top),
+            "place_means": {
+                str(count): [round(p, DIGITS) for p in means]
+                for count, means in sorted(self.place_means.items())
+            },
+        }
 
     def lines(self) -> list[str]:
         """A few lines for a terminal."""

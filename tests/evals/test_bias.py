@@ -3,11 +3,16 @@ amount, re-asked in cyclic orders; the figures against an independent computatio
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from harness.cli import main
 from harness.decision import Choice, ChoiceAnswer, DecisionRequest, Noul, NoulAnswer
+from harness.evals import load_report
 from harness.evals._bias import cyclic_orders, position_bias
-from harness.testing import FakeDecisionModel
+from harness.testing import FakeDecisionModel, override
 
 PLACE = (0.55, 0.25, 0.1, 0.1)
 """A model reading place only: what it puts on the first, second, ... option shown."""
@@ -89,3 +94,72 @@ def test_a_model_without_choices_has_no_figure() -> None:
     assert report.questions == ()
     assert report.position_share.value is None
     assert report.position_share.undefined is not None
+
+
+def write_pack(path: Path, count: int) -> Path:
+    request = {
+        "state": {"ticket": "{index}"},
+        "questions": {
+            "team": {
+                "type": "choice",
+                "instructions": "Which team?",
+                "criteria": {key: key for key in CONTENT},
+            },
+            "refund": {"type": "noul", "instructions": "Refund?"},
+        },
+    }
+    rows = [
+        json.dumps(
+            {
+                "name": f"ticket-{index}",
+                "request": json.loads(json.dumps(request).replace("{index}", str(index))),
+                "labels": {"team": "billing", "refund": False},
+            }
+        )
+        for index in range(count)
+    ]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.6])
+def test_harness_eval_pack_reports_the_position_bias_of_a_model_built_with_it(
+    weight: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = write_pack(tmp_path / "pack.jsonl", 5)
+    model = mixed(weight)
+    common = ["eval", "pack", str(pack), "--resamples", "30", "--position-bias", "4"]
+    with override(model=model):
+        code = main([*common, "--out", str(tmp_path / "out")])
+    shown = capsys.readouterr().out
+    assert code == 0
+    assert len(model.requests) == 5 + 5 * 4  # the eval's asking, then four orders of each
+    share = expected_share(weight)
+    assert f"share of probability following position rather than content: {share:.3f}" in shown
+    means = ", ".join(f"{weight * p + (1 - weight) / 4:.3f}" for p in PLACE)
+    assert f"4 options: mean probability by place {means}" in shown
+    written = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    figure = written["position_bias"]
+    assert figure["orderings"] == 4
+    assert figure["choices"] == 5
+    assert figure["position_share"]["value"] == pytest.approx(share, abs=1e-6)
+    assert figure["stable_top"]["value"] == (1.0 if weight < 0.5 else 0.0)
+    assert load_report(tmp_path / "out").metric("team.accuracy").value == 1.0  # still a report
+
+    with override(model=mixed(weight)):
+        code = main([*common, "--json", "--out", str(tmp_path / "again")])
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert printed["position_bias"] == figure
+    assert printed["metrics"] == written["metrics"]
+
+
+def test_position_bias_is_refused_where_it_cannot_apply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pack = write_pack(tmp_path / "pack.jsonl", 1)
+    assert main(["eval", "pack", str(pack), "--position-bias", "1"]) == 2
+    assert "K >= 2" in capsys.readouterr().err
+    thinker = "harness.evals.example:KeepRefunds"
+    assert main(["eval", thinker, str(pack), "--position-bias", "3"]) == 2
+    assert "harness eval pack" in capsys.readouterr().err
