@@ -123,9 +123,7 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
 
 def _for_the_command_line(message: str) -> str:
     """The run API's message, minus what only Python can pass (a client object)."""
-    return message.replace(
-        "'openai:<model>', or a DecisionClient", "or 'openai:<model>' (see `harness models`)"
-    )
+    return message.replace(", or a DecisionClient", " (see `harness models`)")
 
 
 def check_record_path(path: str) -> None:

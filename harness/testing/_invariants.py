@@ -311,8 +311,13 @@ def check_thinker(
 
     # one violation, the first found and shrunk: several distinct ones would come as an
     # ExceptionGroup a test cannot read as an InvariantViolation
+    # and no explain phase: the violation says what broke, and explaining a shrunk run re-runs
+    # whole thinkers many times over (minutes under the ci profile)
+    base = settings or hypothesis.settings(deadline=None)
     chosen = hypothesis.settings(
-        settings or hypothesis.settings(deadline=None), report_multiple_bugs=False
+        base,
+        report_multiple_bugs=False,
+        phases=tuple(phase for phase in base.phases if phase is not hypothesis.Phase.explain),
     )
     database = chosen.database
     if database is not None:

@@ -114,5 +114,6 @@ def test_an_unknown_model_on_the_command_line_is_not_told_to_pass_a_client(
     )
     assert code == 2
     assert "unknown catalog entry id 'nosuch'" in err
-    assert "or 'openai:<model>' (see `harness models`)" in err
+    assert "'openai:<model>', 'openai-chat:<model>" in err  # every model string named
+    assert err.rstrip().endswith("(see `harness models`)")
     assert "DecisionClient" not in err
