@@ -1,5 +1,6 @@
 """A small thinker and fake models for the eval tests: a note split into sentences, the answer
-the sentences worth keeping (those about a refund)."""
+the sentences worth keeping (those about a refund). The artifacts and the splitter are the shipped
+example's (:mod:`harness.evals.example`); the thinker keeps its own name and objective."""
 
 from __future__ import annotations
 
@@ -7,33 +8,15 @@ import asyncio
 import os
 from collections.abc import Callable
 
-import attrs
-
-from harness.artifacts import Artifact, ListArtifact
+from harness.artifacts import ListArtifact
 from harness.decision import Answer, Choice, DecisionRequest, Noul
+from harness.evals.example import Note as Note
+from harness.evals.example import Sentence as Sentence
+from harness.evals.example import SplitNote as SplitNote
 from harness.jobs import JobContext
 from harness.testing import choose, default_answers, digest_of, yes
 from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
-
-
-@attrs.frozen
-class Note(Artifact, alias="note"):
-    text: str
-
-
-@attrs.frozen
-class Sentence(Artifact, alias="sentence"):
-    text: str
-
-
-@tool_name("split_note")
-class SplitNote(DecisionTool[Note, ListArtifact[Sentence]]):
-    """Splits a note into its sentences (at each period)."""
-
-    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Sentence]:
-        parts = [p.strip() for p in input.text.split(".") if p.strip()]
-        return ListArtifact.of(Sentence, [Sentence(p) for p in parts])
 
 
 @tool_name("keep_sentences")
