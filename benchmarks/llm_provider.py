@@ -42,35 +42,22 @@ from collections.abc import Sequence
 import attrs
 
 from harness.catalog import CatalogEntry
-from harness.decision import DecisionRequest, DecisionResponse
+from harness.decision import DecisionRequest
 from harness.demo import AnswerKeyPolicy, answer_key
 from harness.providers import client_for
 from harness.testing import FakeDecisionModel
 
 
-class Capturing(FakeDecisionModel):
-    """The answer-key policy, keeping every request it is asked."""
-
-    def __init__(self) -> None:
-        super().__init__(AnswerKeyPolicy(answer_key()))
-        self.requests: list[DecisionRequest] = []
-
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        self.requests.append(request)
-        return await super().decide(request, entry, timeout=timeout)
-
-
 async def demo_requests() -> list[DecisionRequest]:
     """The decision requests of one demo run answered by the answer key (the same run as
-    ``run_demo_with(AnswerKeyPolicy(answer_key()))``, its client kept)."""
+    ``run_demo_with(AnswerKeyPolicy(answer_key()))``, its client kept: the fake model keeps
+    every request it is asked, once)."""
     from harness.demo import POLICY_ENTRY, policy_catalog
     from harness.demo._run import run_demo
 
-    capturing = Capturing()
-    await run_demo(catalog=policy_catalog(), clients={POLICY_ENTRY: capturing})
-    return capturing.requests
+    model = FakeDecisionModel(AnswerKeyPolicy(answer_key()))
+    await run_demo(catalog=policy_catalog(), clients={POLICY_ENTRY: model})
+    return list(model.requests)
 
 
 @attrs.frozen
