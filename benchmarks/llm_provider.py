@@ -52,8 +52,7 @@ async def demo_requests() -> list[DecisionRequest]:
     """The decision requests of one demo run answered by the answer key (the same run as
     ``run_demo_with(AnswerKeyPolicy(answer_key()))``, its client kept: the fake model keeps
     every request it is asked, once)."""
-    from harness.demo import POLICY_ENTRY, policy_catalog
-    from harness.demo._run import run_demo
+    from harness.demo import POLICY_ENTRY, policy_catalog, run_demo
 
     model = FakeDecisionModel(AnswerKeyPolicy(answer_key()))
     await run_demo(catalog=policy_catalog(), clients={POLICY_ENTRY: model})
