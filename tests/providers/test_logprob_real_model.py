@@ -31,7 +31,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 
@@ -283,7 +282,7 @@ mass_floor = 0.0
             "team": {
                 "type": "choice",
                 "instructions": "Which team handles the ticket?",
-                "options": {"billing": "invoices", "tech": "outages", "sales": "contracts"},
+                "criteria": {"billing": "invoices", "tech": "outages", "sales": "contracts"},
             }
         },
     }
@@ -299,16 +298,12 @@ mass_floor = 0.0
             json.dumps(body).encode(),
             {"Content-Type": "application/json"},
         )
-        try:
-            with urllib.request.urlopen(sent, timeout=120) as reply:
-                status, answer = reply.status, json.loads(reply.read())
-        except urllib.error.HTTPError as error:
-            status, answer = error.code, json.loads(error.read())
+        with urllib.request.urlopen(sent, timeout=120) as reply:
+            status, answer = reply.status, json.loads(reply.read())
     print(status, answer)
-    if status == 200:
-        team = answer["answers"]["team"]
-        assert set(team["probabilities"]) == {"billing", "tech", "sales"}
-        assert math.fsum(team["probabilities"].values()) == pytest.approx(1.0)
-    else:  # no label in the top 20: System One has no per-question refusal
-        assert status == 502
-        assert "probability" in json.dumps(answer)
+    # 'A' shows in Gemma's top 20 (about 1.5 %), the other labels are read in another round.
+    assert status == 200
+    team = answer["answers"]["team"]
+    assert set(team["probabilities"]) == {"billing", "tech", "sales"}
+    assert math.fsum(team["probabilities"].values()) == pytest.approx(1.0)
+    assert team["choice"] == "billing"
