@@ -11,15 +11,16 @@ values, which the dataset's key labels: every run yields labelled ``select_`` de
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
 import tempfile
 import time
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import attrs
 
@@ -39,6 +40,9 @@ __all__ = ["EvalError", "evaluate", "evaluate_async", "import_thinker", "target_
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 Thinker = type[DecisionTool[Any, Any]] | str  # Any: any thinker's types; or its MODULE:CLASS
 
@@ -101,6 +105,23 @@ def refuse_in_loop(name: str) -> None:
     )
 
 
+def blocking(run: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
+    """The synchronous form ``name`` of the coroutine function ``run``, for code with no event
+    loop: the same parameters, refused inside a running loop (:func:`refuse_in_loop`)."""
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        refuse_in_loop(name)
+        return asyncio.run(run(*args, **kwargs))
+
+    functools.update_wrapper(call, run)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = (
+        f":func:`{run.__name__}` for code with no event loop (inside a running one it refuses:"
+        f" ``await {run.__name__}(...)`` there).\n\n{run.__doc__ or ''}"
+    )
+    return call
+
+
 def _model_name(model: ModelChoice) -> str:
     if model is None or isinstance(model, str):
         return model or "default"
@@ -141,37 +162,6 @@ async def evaluate_async(
     concurrency: int = 8,
     records: bool = True,
     progress: TextIO | None = None,
-    split: str = "all",
-    seed: int = 0,
-    resamples: int = m.BOOTSTRAP_RESAMPLES,
-) -> EvalReport:
-    """:func:`evaluate` in async code (the local engine only)."""
-    return await _evaluate(
-        thinker,
-        dataset,
-        model=model,
-        catalog=catalog,
-        out=out,
-        concurrency=concurrency,
-        records=records,
-        progress=progress,
-        split=split,
-        seed=seed,
-        resamples=resamples,
-        ray=None,
-    )
-
-
-def evaluate(
-    thinker: Thinker,
-    dataset: Dataset[I, O],
-    *,
-    model: ModelChoice = None,
-    catalog: Catalog | None = None,
-    out: str | os.PathLike[str] | None = None,
-    concurrency: int = 8,
-    records: bool = True,
-    progress: TextIO | None = None,
     ray: str | None = None,
     catalog_file: str | os.PathLike[str] | None = None,
     split: str = "all",
@@ -189,42 +179,6 @@ def evaluate(
     ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
     ``seed`` and ``resamples`` fix the bootstrap.
     """
-    refuse_in_loop("evaluate")
-    return asyncio.run(
-        _evaluate(
-            thinker,
-            dataset,
-            model=model,
-            catalog=catalog,
-            out=out,
-            concurrency=concurrency,
-            records=records,
-            progress=progress,
-            split=split,
-            seed=seed,
-            resamples=resamples,
-            ray=ray,
-            catalog_file=catalog_file,
-        )
-    )
-
-
-async def _evaluate(
-    thinker: Thinker,
-    dataset: Dataset[I, O],
-    *,
-    model: ModelChoice,
-    catalog: Catalog | None,
-    out: str | os.PathLike[str] | None,
-    concurrency: int,
-    records: bool,
-    progress: TextIO | None,
-    split: str,
-    seed: int,
-    resamples: int,
-    ray: str | None,
-    catalog_file: str | os.PathLike[str] | None = None,
-) -> EvalReport:
     target = target_of(thinker, local=ray is None)
     if ray is not None and catalog is not None:
         raise EvalError(
@@ -300,6 +254,9 @@ async def _evaluate(
     finally:
         if scratch is not None:
             scratch.cleanup()
+
+
+evaluate = blocking(evaluate_async, "evaluate")
 
 
 def _with_timings(report: EvalReport, timings: dict[str, float]) -> EvalReport:
