@@ -21,8 +21,14 @@ from typing import Annotated, Any, ForwardRef, Generic, TypeVar, cast, get_args,
 
 from harness.artifacts import Artifact, ListArtifact
 from harness.scope import Identifiable
-from harness.tools import _tool
-from harness.tools._tool import DESCRIPTION_ATTR, NAME_ATTR, DecisionTool, validate_tool_name
+from harness.tools._tool import (
+    DESCRIPTION_ATTR,
+    NAME_ATTR,
+    DecisionTool,
+    I_contra,
+    O_co,
+    validate_tool_name,
+)
 
 __all__ = [
     "ClassToolProvider",
@@ -33,11 +39,8 @@ __all__ = [
     "tool_types",
 ]
 
-I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
-O_co = TypeVar("O_co", bound=Artifact, covariant=True)
-
 _ROLES = ("I", "O")
-_OPEN: tuple[object, ...] = (_tool.I_contra, _tool.O_co)  # DecisionTool's own parameters
+_OPEN: tuple[object, ...] = (I_contra, O_co)  # DecisionTool's own parameters
 _ROLE_WORDS = {"I": "input type I", "O": "output type O"}
 _FIX = "class {name}(DecisionTool[Note, Verdict])"
 
