@@ -61,13 +61,7 @@ __all__ = [
 World = tuple[tuple[str, Artifact], ...]
 """A run's world: ``(ref, artifact)`` pairs in the order things came to be."""
 
-ENTRY = CatalogEntry(
-    id="fake",
-    provider="fake",
-    wire_model_id="fake-decider",
-    max_context_tokens=1_000_000,
-    max_concurrent=1,
-)
+ENTRY = CatalogEntry.fake("fake", "fake-decider")
 
 _FRAMEWORK = (
     pathlib.Path(__file__).resolve().parents[1],  # harness/
