@@ -34,7 +34,6 @@ from harness.providers import Policy, default_answers
 from harness.serve import (
     REQUEST_ID_HEADER,
     Codec,
-    ServerCore,
     ServerShell,
     decode_body,
     request_id_of,
@@ -44,8 +43,6 @@ if TYPE_CHECKING:
     from harness.decision import Answer
 
 __all__ = ["ECHO_SHAPES", "EchoShape", "ErrorShape", "FakeSystemOneServer", "Fault", "error_body"]
-
-access_log = logging.getLogger("harness.testing.access")
 
 ErrorShape = Literal["error", "error_object", "message", "detail", "detail_object", "detail_list"]
 """The error body shapes in circulation (SYSTEM-ONE.md "Errors")."""
@@ -221,6 +218,8 @@ class FakeSystemOneServer(ServerShell):
     a request without a bearer token gets 403 and a wrong one 401, as live servers do.
     """
 
+    access_log = logging.getLogger("harness.testing.access")
+
     def __init__(
         self,
         *,
@@ -236,11 +235,13 @@ class FakeSystemOneServer(ServerShell):
         decisions_path: str = "/v1/decisions",
         models: Sequence[str] | None = ("fake-decider",),
     ) -> None:
+        super().__init__(
+            port=port, max_in_flight=max_in_flight, queue_limit=queue_limit, api_key=api_key
+        )
         self.policy = policy
         self.model = model
         self.service_time = service_time
         self.busy_retry_after = busy_retry_after
-        self.api_key = api_key
         self.systemone_path = systemone_path
         self.decisions_path = decisions_path
         self.models = models
@@ -252,28 +253,10 @@ class FakeSystemOneServer(ServerShell):
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
-        self._core = ServerCore(
-            port=port,
-            max_in_flight=max_in_flight,
-            queue_limit=queue_limit,
-            api_key=api_key,
-            access_log=access_log,
-            shutdown_timeout=1.0,
-        )
         self._queued_faults: deque[Fault] = deque()
         self._stopping: asyncio.Event | None = None
 
     # -- what the core counts ------------------------------------------------------------------
-
-    @property
-    def max_in_flight(self) -> int | None:
-        """The most requests answered at once (``None``: no bound)."""
-        return self._core.capacity.max_in_flight
-
-    @property
-    def queue_limit(self) -> int:
-        """The most requests waiting for a slot before the next gets 429."""
-        return self._core.capacity.queue_limit
 
     @property
     def in_flight(self) -> int:
@@ -303,32 +286,12 @@ class FakeSystemOneServer(ServerShell):
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
-    def port(self) -> int:
-        """The bound port (known once started; kept for :meth:`restart`)."""
-        if self._core.listener.port == 0:
-            raise RuntimeError("the fake server has no port yet: start it first")
-        return self._core.listener.port
-
-    @property
-    def root(self) -> str:
-        """``http://127.0.0.1:<port>``: an entry's ``base_url``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
     def url(self) -> str:
         """The System One endpoint."""
         return self.root + self.systemone_path
 
-    @property
-    def running(self) -> bool:
-        """Whether the server is listening."""
-        return self._core.listener.running
-
-    async def start(self) -> None:
-        """Listen on ``127.0.0.1`` (the given port, the previous one, or an ephemeral one)."""
-        if self.running:
-            raise RuntimeError(f"the fake server is already running on port {self.port}")
-        self._core.api_key = self.api_key
+    def application(self) -> web.Application:
+        """The core's application on this server's paths, and ``GET /v1/models``."""
         app = self._core.application(
             self._serve,
             {"systemone": self.systemone_path, "openai": self.decisions_path},
@@ -336,21 +299,17 @@ class FakeSystemOneServer(ServerShell):
             authenticate_all=False,
         )
         app.router.add_get("/v1/models", self._serve_models)
-        await self._core.listener.start(app)
+        return app
+
+    async def _open(self) -> None:
+        """A fresh signal for the requests a :meth:`Fault.hang` holds until the next stop."""
         self._stopping = asyncio.Event()
 
     async def stop(self) -> None:
         """Stop listening; requests left hanging lose their connection. Idempotent."""
-        if not self.running:
-            return
         if self._stopping is not None:
             self._stopping.set()
-        await self._core.listener.stop()
-
-    async def restart(self) -> None:
-        """Stop, then listen again on the same port."""
-        await self.stop()
-        await self.start()
+        await super().stop()
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -408,21 +367,16 @@ class FakeSystemOneServer(ServerShell):
         refused = core.refusal(request, request_id)
         if refused is not None:
             return refused
-        if not core.capacity.admit():
-            return core.busy(self.busy_retry_after, request_id)
-        try:
+        with core.capacity.place() as admitted:
+            if not admitted:
+                return core.busy(self.busy_retry_after, request_id)
             fault = self._next_fault(number)
-            await core.capacity.enter()
-            try:
+            async with core.capacity.slot():
                 if fault is not None:
                     return await self._serve_fault(request, fault, request_id, body)
                 if self.service_time > 0:
                     await asyncio.sleep(self.service_time)
                 return await self._answer(body, codec, request_id)
-            finally:
-                core.capacity.exit()
-        finally:
-            core.capacity.leave()
 
     async def _serve_fault(
         self, request: web.Request, fault: Fault, request_id: str, body: bytes = b""
