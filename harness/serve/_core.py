@@ -392,22 +392,40 @@ class ServerCore:
 
     def application(
         self,
-        serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]],
+        serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]] | None,
         paths: Mapping[str, str] = DEFAULT_PATHS,
         *,
         new_id: Callable[[web.Request], str | None],
         authenticate_all: bool,
         client_max_size: int = 8 * 1024 * 1024,
     ) -> web.Application:
-        """The application: request ids and the access log, JSON errors, and (with
+        """The application: request ids and the access log, JSON errors, ``serve`` on each
+        codec's route (``None``: no codec routes, for a server of another API), and (with
         ``authenticate_all``) the key checked on every route but :attr:`open_paths` before the
         handler runs; a shell that counts refused requests checks :meth:`refusal` itself."""
         middlewares: list[Middleware] = [access_middleware(self.access_log, new_id), json_errors]
         if authenticate_all:
             middlewares.append(self._authorise)
         app = web.Application(middlewares=middlewares, client_max_size=client_max_size)
-        add_codec_routes(app, serve, paths)
+        if serve is not None:
+            add_codec_routes(app, serve, paths)
         return app
+
+    def admitted(self, handler: Handler, retry_after: float) -> Handler:
+        """``handler`` answering only within the capacity: a place, then a slot, held while it
+        runs; a request beyond both gets :meth:`busy`. (A shell with work between the two, such
+        as reading a body before it waits for a slot, uses :meth:`Capacity.place` and
+        :meth:`Capacity.slot` itself.)"""
+
+        async def admitted(request: web.Request) -> web.StreamResponse:
+            capacity = self.capacity
+            with capacity.place() as placed:
+                if not placed:
+                    return self.busy(retry_after, request_id_of(request))
+                async with capacity.slot():
+                    return await handler(request)
+
+        return admitted
 
     def refusal(self, request: web.Request, request_id: str | None) -> web.Response | None:
         """The 403 or 401 for a request without the key, or ``None``."""
