@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 from urllib.parse import quote
 
 import attrs
@@ -85,6 +85,18 @@ def error_body(shape: ErrorShape, message: str) -> bytes:
 
 
 @attrs.frozen
+class _StatusFault:
+    """A :class:`Fault` factory for one status: called with a message (or none, for the usual
+    words), it makes :meth:`Fault.http` of that status."""
+
+    status: int
+    default: str
+
+    def __call__(self, message: str | None = None) -> Fault:
+        return Fault.http(self.status, self.default if message is None else message)
+
+
+@attrs.frozen
 class Fault:
     """What the fake server does instead of answering one request. Build with the factories.
 
@@ -142,35 +154,18 @@ class Fault:
         date = retry_after if as_date else None
         return cls("reply", 429, body, headers=headers, retry_after_date=date)
 
-    @classmethod
-    def unavailable(cls, message: str = "loading") -> Fault:
-        """503, the model loading."""
-        return cls.http(503, message)
-
-    @classmethod
-    def overloaded(cls, message: str = "overloaded") -> Fault:
-        """529, the server overloaded."""
-        return cls.http(529, message)
-
-    @classmethod
-    def server_error(cls, message: str = "internal error") -> Fault:
-        """500."""
-        return cls.http(500, message)
-
-    @classmethod
-    def request_timeout(cls, message: str = "request timeout") -> Fault:
-        """408."""
-        return cls.http(408, message)
-
-    @classmethod
-    def unauthorized(cls, message: str = "invalid API key") -> Fault:
-        """401."""
-        return cls.http(401, message)
-
-    @classmethod
-    def forbidden(cls, message: str = "this key may not use this model") -> Fault:
-        """403."""
-        return cls.http(403, message)
+    unavailable: ClassVar[_StatusFault] = _StatusFault(503, "loading")
+    """``Fault.unavailable(message="loading")``: 503, the model loading."""
+    overloaded: ClassVar[_StatusFault] = _StatusFault(529, "overloaded")
+    """``Fault.overloaded(message="overloaded")``: 529, the server overloaded."""
+    server_error: ClassVar[_StatusFault] = _StatusFault(500, "internal error")
+    """``Fault.server_error(message="internal error")``: 500."""
+    request_timeout: ClassVar[_StatusFault] = _StatusFault(408, "request timeout")
+    """``Fault.request_timeout(message="request timeout")``: 408."""
+    unauthorized: ClassVar[_StatusFault] = _StatusFault(401, "invalid API key")
+    """``Fault.unauthorized(message="invalid API key")``: 401."""
+    forbidden: ClassVar[_StatusFault] = _StatusFault(403, "this key may not use this model")
+    """``Fault.forbidden(message="this key may not use this model")``: 403."""
 
     @classmethod
     def bad_request(cls, message: str, *, shape: ErrorShape, status: int = 400) -> Fault:

@@ -33,7 +33,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Final, Self
+from typing import Final, Literal, Self
 
 import attrs
 from aiohttp import web
@@ -122,6 +122,10 @@ class BigramModel:
     def token_bytes(self, token: int) -> bytes:
         """The bytes of token ``token``."""
         return self._tokenizer.token_bytes(token)
+
+    def piece(self, token: int) -> str:
+        """The text of token ``token`` (a cut character replaced, as servers show it)."""
+        return self.token_bytes(token).decode("utf-8", errors="replace")
 
     def _unigram(self, token: int) -> float:
         size = self.vocabulary_size
@@ -286,11 +290,10 @@ class LogprobServer(ServerShell):
         return body
 
     def _entry(self, token: int, logprob: float) -> dict[str, object]:
-        data = self.model.token_bytes(token)
         return {
-            "token": data.decode("utf-8", errors="replace"),
+            "token": self.model.piece(token),
             "logprob": logprob,
-            "bytes": list(data),
+            "bytes": list(self.model.token_bytes(token)),
         }
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -331,16 +334,7 @@ class LogprobServer(ServerShell):
             "logprobs": {"content": content} if wanted else None,
             "finish_reason": "length",
         }
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{self.calls}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": self.model_name,
-                "choices": [choice],
-                "usage": _usage(prompt_tokens, len(generated)),
-            }
-        )
+        return self._reply("chat.completion", [choice], prompt_tokens, len(generated))
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await self._read(request)
@@ -361,7 +355,7 @@ class LogprobServer(ServerShell):
             return _error(400, str(error))
         wanted = body.get("logprobs") is not None and self.logprobs
         echo = body.get("echo") is True
-        choices = []
+        choices: list[dict[str, object]] = []
         used = 0
         generated_count = 0
         for index, text in enumerate(prompts):
@@ -375,7 +369,7 @@ class LogprobServer(ServerShell):
             offset = 0
             shown = ""
             for i, token in enumerate(ids):
-                piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+                piece = self.model.piece(token)
                 if echo:
                     tokens.append(piece)
                     logprobs.append(None if i == 0 else self.model.logprob(ids[i - 1 : i], token))
@@ -387,7 +381,7 @@ class LogprobServer(ServerShell):
             out = ""
             for _ in range(maximum):
                 token, logprob = self.model.top(context, 1)[0]
-                piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+                piece = self.model.piece(token)
                 tokens.append(piece)
                 logprobs.append(logprob)
                 tops.append(self._tops(context, top))
@@ -412,14 +406,30 @@ class LogprobServer(ServerShell):
                     "finish_reason": "length",
                 }
             )
+        return self._reply("text_completion", choices, used, generated_count)
+
+    def _reply(
+        self,
+        kind: Literal["chat.completion", "text_completion"],
+        choices: list[dict[str, object]],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> web.Response:
+        """A completion reply in OpenAI's envelope (its id numbered by :attr:`calls`)."""
+        prefix = "chatcmpl" if kind == "chat.completion" else "cmpl"
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         return web.json_response(
             {
-                "id": f"cmpl-{self.calls}",
-                "object": "text_completion",
+                "id": f"{prefix}-{self.calls}",
+                "object": kind,
                 "created": int(time.time()),
                 "model": self.model_name,
                 "choices": choices,
-                "usage": _usage(used, generated_count),
+                "usage": usage,
             }
         )
 
@@ -428,17 +438,9 @@ class LogprobServer(ServerShell):
             return None
         found: dict[str, float] = {}
         for token, logprob in self.model.top(context, k):
-            piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+            piece = self.model.piece(token)
             found.setdefault(piece, logprob)
         return found
-
-
-def _usage(prompt: int, completion: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
 
 
 def _error(status: int, message: str) -> web.Response:
