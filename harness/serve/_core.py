@@ -374,18 +374,14 @@ class ServerCore:
 
     def __init__(
         self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        max_in_flight: int | None,
-        queue_limit: int,
+        listener: Listener,
+        capacity: Capacity,
         api_key: str | None,
         access_log: logging.Logger,
-        shutdown_timeout: float,
         open_paths: frozenset[str] = frozenset(),
     ) -> None:
-        self.listener = Listener(host, port, shutdown_timeout=shutdown_timeout)
-        self.capacity = Capacity(max_in_flight, queue_limit)
+        self.listener = listener
+        self.capacity = capacity
         self.api_key = api_key
         self.access_log = access_log
         self.open_paths = open_paths
@@ -476,14 +472,11 @@ class ServerShell(abc.ABC):
         api_key: str | None = None,
     ) -> None:
         self._core = ServerCore(
-            host=host,
-            port=port,
-            max_in_flight=max_in_flight,
-            queue_limit=queue_limit,
-            api_key=api_key,
-            access_log=self.access_log,
-            shutdown_timeout=self.shutdown_timeout,
-            open_paths=self.open_paths,
+            Listener(host, port, shutdown_timeout=self.shutdown_timeout),
+            Capacity(max_in_flight, queue_limit),
+            api_key,
+            self.access_log,
+            self.open_paths,
         )
 
     @property
