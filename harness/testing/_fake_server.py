@@ -32,7 +32,6 @@ from aiohttp import web
 from harness.catalog import CatalogEntry
 from harness.providers import Policy, default_answers
 from harness.serve import (
-    REQUEST_ID_HEADER,
     Codec,
     ServerShell,
     decode_body,
@@ -368,16 +367,16 @@ class FakeSystemOneServer(ServerShell):
             fault = self._next_fault(number)
             async with core.capacity.slot():
                 if fault is not None:
-                    return await self._serve_fault(request, fault, request_id, body)
+                    return await self._serve_fault(request, fault, body)
                 if self.service_time > 0:
                     await asyncio.sleep(self.service_time)
                 return await self._answer(body, codec, request_id)
 
     async def _serve_fault(
-        self, request: web.Request, fault: Fault, request_id: str, body: bytes = b""
+        self, request: web.Request, fault: Fault, body: bytes = b""
     ) -> web.StreamResponse:
         if fault.kind == "echo":
-            return _echo(fault, request.headers.get("Authorization", ""), body, request_id)
+            return _echo(fault, request.headers.get("Authorization", ""), body)
         if fault.kind == "hang":
             assert self._stopping is not None
             await self._stopping.wait()
@@ -389,7 +388,7 @@ class FakeSystemOneServer(ServerShell):
             status=fault.status,
             body=fault.body,
             content_type=fault.content_type,
-            headers={**fault.rendered_headers(), REQUEST_ID_HEADER: request_id},
+            headers=fault.rendered_headers(),
         )
 
     async def _answer(self, body: bytes, codec: Codec, request_id: str) -> web.StreamResponse:
@@ -413,40 +412,32 @@ class FakeSystemOneServer(ServerShell):
             return web.json_response(
                 {"error": {"message": message[:300]}},
                 status=500,
-                headers={REQUEST_ID_HEADER: request_id},
             )
         self.answered += 1
-        return web.json_response(reply, headers={REQUEST_ID_HEADER: request_id})
+        return web.json_response(reply)
 
 
-def _echo(fault: Fault, authorization: str, body: bytes, request_id: str) -> web.Response:
+def _echo(fault: Fault, authorization: str, body: bytes) -> web.Response:
     token = authorization.removeprefix("Bearer ")
     text = body.decode("utf-8", errors="replace")
     said = (
         f"refused {text}; you sent Authorization: {authorization}, key "
         f"{quote(token, safe='')}, first part {token[:39]}, shouted {token.upper()}"
     )
-    payloads: dict[str, object] = {
-        "error": {"error": said},
-        "error_object": {"error": {"message": said, "type": "invalid_request_error"}},
-        "message": {"message": said},
-        "detail": {"detail": said},
-        "detail_object": {"detail": {"message": said}},
-        "detail_list": {
-            "detail": [
-                {"loc": ["body", "questions", "q1", "criteria"], "msg": said, "input": text},
-                {"loc": ["header", "authorization"], "msg": "bad key", "input": authorization},
-            ]
-        },
-    }
     shape = fault.echo_shape
     if shape == "text":
         raw, content_type = f"<html><body>{said}</body></html>".encode(), "text/html"
+    elif shape == "detail_list":  # FastAPI's 422 also quotes the request under ``input``
+        quoted = [
+            {"loc": ["body", "questions", "q1", "criteria"], "msg": said, "input": text},
+            {"loc": ["header", "authorization"], "msg": "bad key", "input": authorization},
+        ]
+        raw, content_type = json.dumps({"detail": quoted}).encode(), "application/json"
     else:
-        raw, content_type = json.dumps(payloads[shape]).encode(), "application/json"
+        raw, content_type = error_body(shape, said), "application/json"
     return web.Response(
         status=fault.status,
         body=raw,
         content_type=content_type,
-        headers={REQUEST_ID_HEADER: request_id, "Retry-After": "0"},
+        headers={"Retry-After": "0"},
     )
