@@ -1,8 +1,9 @@
-"""The one core of every System One server harness runs: ``harness serve``'s
-:class:`~harness.serve.DecisionServer` and the test double
-:class:`~harness.testing.FakeSystemOneServer` are thin shells over it.
+"""The one core of every server harness runs: ``harness serve``'s
+:class:`~harness.serve.DecisionServer` and the test doubles
+:class:`~harness.testing.FakeSystemOneServer` and :class:`~harness.testing.LogprobServer` (an
+OpenAI double with routes of its own) are thin shells over it (:class:`ServerShell`).
 
-It owns what the two would otherwise each write: the routes and the codec table (System One at
+It owns what each would otherwise write: the routes and the codec table (System One at
 ``/v1/systemone``, OpenAI Decisions at ``/v1/decisions``), reading and checking a request body
 (FastAPI-style 422 ``detail[]``), admission (at most ``max_in_flight`` answered at once, at most
 ``queue_limit`` waiting, 429 with ``Retry-After`` beyond), bearer-key authentication (403 without
