@@ -57,10 +57,9 @@ from harness.errors import (
 )
 from harness.jobs import Dispatcher, JobTimeoutError
 from harness.providers import DecisionClient, Redaction
+from harness.serve._capacity import Capacity
 from harness.serve._core import (
-    Capacity,
     Codec,
-    ServerShell,
     body_problem,
     busy_reply,
     decode_body,
@@ -68,6 +67,7 @@ from harness.serve._core import (
     reply,
     request_id_of,
 )
+from harness.serve._shell import ServerShell
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
