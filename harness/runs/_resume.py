@@ -22,6 +22,7 @@ from harness.admission import Admission
 from harness.artifacts import Artifact
 from harness.catalog import Catalog
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent
+from harness.record import RECORD_FILE
 from harness.runs._durable import (
     Approver,
     JournalMismatchError,
@@ -258,7 +259,7 @@ async def branch(
     """
     if isinstance(at, bool) or not isinstance(at, int) or at < 1:
         raise ValueError(f"at must be a turn number >= 1, got {at!r}")
-    if _is_record(Path(source)):
+    if RECORD_FILE.starts(source):  # else a journal (read_journal names any problem)
         return await _branch_record(thinker, Path(source), at, move, model, catalog, budget)
     read = read_journal(source)
     original = journalled_turns(read)
@@ -280,16 +281,6 @@ async def branch(
         durable=durable,
     )
     return Branch(at, move, original, result)
-
-
-def _is_record(path: Path) -> bool:
-    """Whether ``path`` holds a run record (its format named first), not a journal."""
-    try:
-        with path.open("rb") as file:
-            head = file.read(200)
-    except OSError:
-        return False  # read_journal names the problem
-    return b'"harness-record"' in head
 
 
 async def _branch_record(
