@@ -35,7 +35,7 @@ from harness.runs import (
     read_journal,
     resume,
 )
-from harness.runs._internal import JOURNAL_FILE, Durable, execute, turns_side_by_side
+from harness.runs._internal import JOURNAL_FILE, branch_replayed, turns_side_by_side
 from harness.thinker import DecisionTurn
 
 __all__ = [
@@ -234,17 +234,7 @@ def replay_branch(
 
     async def branched() -> RunResult[Artifact]:
         try:
-            return await execute(
-                cast("ThinkerFactory[Artifact, Artifact]", tool_class),  # any tool
-                given,
-                seat=seat,
-                budget=None,
-                workflow=None,
-                upstream_retries=0,
-                on_progress=None,
-                keep_bodies=True,
-                durable=Durable(forced=forced),
-            )
+            return await branch_replayed(tool_class, given, seat, forced)
         finally:
             await aclose()
 

@@ -7,8 +7,7 @@ packages reach into the run API's internals (the layer test allows ``harness.x._
 """
 
 from harness.runs._journal import JOURNAL_FILE as JOURNAL_FILE
+from harness.runs._resume import branch_replayed as branch_replayed
 from harness.runs._resume import turns_side_by_side as turns_side_by_side
-from harness.runs._run import Durable as Durable
-from harness.runs._run import execute as execute
 
-__all__ = ["JOURNAL_FILE", "Durable", "execute", "turns_side_by_side"]
+__all__ = ["JOURNAL_FILE", "branch_replayed", "turns_side_by_side"]

@@ -9,7 +9,6 @@ before ``at``, forces ``move`` at ``at`` and goes on live, without touching the 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -40,13 +39,14 @@ from harness.runs._journal import (
 )
 from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult
-from harness.runs._run import Durable, ThinkerFactory, execute
+from harness.runs._run import Durable, ThinkerFactory, blocking, execute
 from harness.scope import Budget, Workflow
 from harness.thinker import Approval, ApprovalRequiredError, DecisionTurn
 
 __all__ = [
     "Branch",
     "branch",
+    "branch_replayed",
     "journalled_turns",
     "move_text",
     "resume",
@@ -166,30 +166,7 @@ def _question(data: Mapping[str, object]) -> str:
     )
 
 
-def resume_sync(
-    thinker: ThinkerFactory[I, O],
-    journal: str | os.PathLike[str],
-    *,
-    model: ModelChoice = None,
-    catalog: Catalog | None = None,
-    budget: Budget | None = None,
-    approval: Approval | None = None,
-    approver: Approver | None = None,
-    accept_model_change: bool = False,
-) -> RunResult[O]:
-    """:func:`resume` for code with no event loop."""
-    return asyncio.run(
-        resume(
-            thinker,
-            journal,
-            model=model,
-            catalog=catalog,
-            budget=budget,
-            approval=approval,
-            approver=approver,
-            accept_model_change=accept_model_change,
-        )
-    )
+resume_sync = blocking(resume, """:func:`resume` for code with no event loop.""")
 
 
 def move_text(turn: DecisionTurn) -> str:
@@ -274,9 +251,6 @@ async def branch(
         input,
         seat=seat,
         budget=budget,
-        workflow=None,
-        upstream_retries=DEFAULT_UPSTREAM_RETRIES,
-        on_progress=None,
         keep_bodies=read.keep_bodies,
         durable=durable,
     )
@@ -320,20 +294,32 @@ async def _branch_record(
     seat = Seat(Catalog([recorded], {"decision": recorded.id}), {recorded.id: client})
     try:
         with override(model=client):
-            result = await execute(
-                cast("ThinkerFactory[Artifact, O]", thinker),  # the recorded input's type
-                given,
-                seat=seat,
-                budget=budget,
-                workflow=None,
-                upstream_retries=0,
-                on_progress=None,
-                keep_bodies=True,
-                durable=Durable(forced={at: move}),
-            )
+            result = await branch_replayed(thinker, given, seat, {at: move}, budget=budget)
     finally:
         await client.aclose()
     return Branch(at, move, record.turns, result, source="recorded")
+
+
+async def branch_replayed(
+    thinker: ThinkerFactory[Any, O],
+    given: Artifact,
+    seat: Seat,
+    forced: Mapping[int, str],
+    *,
+    budget: Budget | None = None,
+) -> RunResult[O]:
+    """A run on ``seat``, whose client answers from a record (no retries: a replay has nothing
+    to retry), with the ``forced`` moves, keeping each call's body: what a branch from a record
+    runs (:func:`branch` on a record, ``harness replay RECORD --branch``)."""
+    return await execute(
+        cast("ThinkerFactory[Artifact, O]", thinker),  # the recorded input's type
+        given,
+        seat=seat,
+        budget=budget,
+        upstream_retries=0,
+        keep_bodies=True,
+        durable=Durable(forced=forced),
+    )
 
 
 def turns_side_by_side(
@@ -364,23 +350,23 @@ async def run_journalled(
     (a batch item whose worker died goes on at its next turn). A journal of another run (its
     fingerprint or its input differ) is refused with :class:`JournalMismatchError`."""
     path = Path(journal)
-    if not _journalled(path):
-        durable = Durable(journal=path)
-        return await execute(
-            thinker, input, seat=seat, budget=None, workflow=None,
-            upstream_retries=upstream_retries, on_progress=None, keep_bodies=keep_bodies,
-            durable=durable, admission=admission,
-        )  # fmt: skip
-    read = read_journal(path)
-    built = thinker(Workflow())
-    found = changes(read.fingerprint, fingerprint_of(built, seat.entry))
-    given = read.header.get("input")
-    if given != product_json(input):
-        found.append("the input changed")
-    if found:
-        raise JournalMismatchError(f"{path}: cannot resume: " + "; ".join(found))
+    durable = Durable(journal=path)
+    if _journalled(path):
+        read = read_journal(path)
+        built = thinker(Workflow())
+        found = changes(read.fingerprint, fingerprint_of(built, seat.entry))
+        given = read.header.get("input")
+        if given != product_json(input):
+            found.append("the input changed")
+        if found:
+            raise JournalMismatchError(f"{path}: cannot resume: " + "; ".join(found))
+        durable, keep_bodies = Durable(resumed=read), read.keep_bodies
     return await execute(
-        thinker, input, seat=seat, budget=None, workflow=None,
-        upstream_retries=upstream_retries, on_progress=None, keep_bodies=read.keep_bodies,
-        durable=Durable(resumed=read), admission=admission,
-    )  # fmt: skip
+        thinker,
+        input,
+        seat=seat,
+        upstream_retries=upstream_retries,
+        keep_bodies=keep_bodies,
+        durable=durable,
+        admission=admission,
+    )
