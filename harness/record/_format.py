@@ -52,10 +52,18 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from harness.artifacts import (
+    Artifact,
+    ArtifactRegistry,
+    TextFormatterRegistry,
+    artifact_converter,
+    digest_line,
+)
 from harness.errors import HarnessError
 from harness.replay._internal import FileFormat
 
 if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
     from harness.jobs import ModelCall
 from harness.thinker import DecisionTurn
 
@@ -96,6 +104,12 @@ class RecordedAnswer:
     probability: float | None
     value: object  # the artifact's JSON form: any JSON value
 
+    @classmethod
+    def of(cls, ref: str, item: Artifact, selection: Mapping[str, float]) -> RecordedAnswer:
+        """The answer item ``item`` under ``ref``, with its probability in the run's final
+        ``selection`` (``None`` when the finish did not rank it)."""
+        return cls(ref, type(item).alias, selection.get(ref), artifact_converter.unstructure(item))
+
     def to_json(self) -> JsonObject:
         """The item as a JSON object."""
         return {
@@ -121,8 +135,9 @@ class RecordedCall:
     cost: float | None = None  # the billed tokens' price, None when the entry has no price
 
     @classmethod
-    def of(cls, made: ModelCall, body: object = None) -> RecordedCall:
-        """The call as its job's record holds it, with the wire ``body`` when kept."""
+    def of(cls, made: ModelCall, body: object = None, reply: object = None) -> RecordedCall:
+        """The call as its job's record holds it, with the wire ``body`` and ``reply`` when
+        kept."""
         return cls(
             success=made.success,
             latency=made.latency,
@@ -131,6 +146,7 @@ class RecordedCall:
             counted_input_tokens=made.counted_input_tokens,
             reason=made.reason,
             body=body,
+            reply=reply,
             cost=made.cost,
         )
 
@@ -172,6 +188,17 @@ class RunRecord:
     threshold: float | None = None  # the thinker's selection threshold (None: a plain tool)
     settings: Mapping[str, object] = attrs.field(factory=dict)  # max_turns, scheme, threshold
     score: str | None = None  # the answer's score against a key, as the command printed it
+
+    @staticmethod
+    def entry_of(entry: CatalogEntry) -> dict[str, str]:
+        """``entry``: the run's catalog entry as a record names it."""
+        return {"id": entry.id, "provider": entry.provider, "wire_model_id": entry.wire_model_id}
+
+    @staticmethod
+    def artifacts_of(world: ArtifactRegistry, formatters: TextFormatterRegistry) -> dict[str, str]:
+        """``artifacts``: every ref of the run's ``world`` with its digest line (what the model
+        read)."""
+        return {ref: digest_line(ref, a, formatters) for ref, a in world.world()}
 
     def to_json(self) -> JsonObject:
         """The record as the JSON object written to a file."""
