@@ -19,8 +19,6 @@ or more (warnings do not count), 2 for a usage problem (a package that does not 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import inspect
 import json
 import pkgutil
@@ -139,19 +137,16 @@ def _import_path(path: Path) -> list[ModuleType]:
         root, name = _module_name_of(file)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
-        modules.append(_import(name, f"{file}"))
+        modules.append(_import(name))
     return modules
 
 
-def _import(name: str, shown: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ImportError as error:
-        raise CliError(
-            f"cannot import {shown}: {error} (pass an importable package or a path to .py files)"
-        ) from None
-    except Exception as error:  # the user's module fails while importing
-        raise CliError(f"importing {shown} failed: {type(error).__name__}: {error}") from None
+def _import(name: str) -> ModuleType:
+    """The user's module ``name``, through the one importer of user modules: a module that
+    cannot be imported is its table's one line (exit 2), as in ``harness run``."""
+    from harness.runs import import_module
+
+    return import_module(name)
 
 
 def _modules(target: str) -> list[ModuleType]:
@@ -160,11 +155,11 @@ def _modules(target: str) -> list[ModuleType]:
         if not path.exists():
             raise CliError(f"no such file or folder: {target}")
         return _import_path(path)
-    module = _import(target, target)
+    module = _import(target)
     found = [module]
     if hasattr(module, "__path__"):
         for info in pkgutil.walk_packages(module.__path__, prefix=f"{module.__name__}."):
-            found.append(_import(info.name, info.name))
+            found.append(_import(info.name))
     return found
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -42,6 +41,7 @@ from harness.decision import (
 from harness.errors import HarnessError
 from harness.jobs import ModelCall
 from harness.replay._internal import FileFormat
+from harness.runs._target import import_object
 
 __all__ = [
     "JOURNAL_FILE",
@@ -239,15 +239,14 @@ def known_classes(roots: Sequence[object]) -> dict[str, type]:
 
 
 def import_class(path: str, classes: Classes | None = None) -> type:
-    """The class ``module:QualName`` names (from ``classes`` first, else imported)."""
+    """The class ``module:QualName`` names (from ``classes`` first, else imported by the one
+    importer, :func:`~harness.runs.import_object`: a mistake is a :class:`TargetError` row)."""
     if classes is not None and path in classes:
         return classes[path]
-    module_name, _, qualname = path.partition(":")
-    found: object = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    if not isinstance(found, type):
-        raise TypeError(f"{path} is not a class")
+    found = import_object(
+        path, check=lambda value: isinstance(value, type), what="a class", candidates=False
+    )
+    assert isinstance(found, type)
     return found
 
 

@@ -40,6 +40,7 @@ from harness.runs._journal import (
 from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult
 from harness.runs._run import Durable, ThinkerFactory, blocking, execute
+from harness.runs._target import TargetError
 from harness.scope import Budget, Workflow
 from harness.thinker import Approval, ApprovalRequiredError, DecisionTurn
 
@@ -93,13 +94,13 @@ def _checked(
     given = journal.header.get("input")
     if not isinstance(given, Mapping):
         raise JournalError(f"{journal.path}: the header holds no input")
+    cannot = f"{journal.path}: cannot rebuild the journalled input {given.get('class') or 'list'}"
     try:
         input = product_of(given, classes_of(built))
-    except (ImportError, AttributeError, TypeError, ValueError, KeyError) as error:
-        raise JournalError(
-            f"{journal.path}: cannot rebuild the journalled input "
-            f"{given.get('class') or 'list'}: {type(error).__name__}: {error}"
-        ) from None
+    except TargetError as error:  # its class does not import: the one importer's line
+        raise JournalError(f"{cannot}: {error}") from None
+    except (AttributeError, TypeError, ValueError, KeyError) as error:
+        raise JournalError(f"{cannot}: {type(error).__name__}: {error}") from None
     change = None
     if model_changed and isinstance(recorded_model, Mapping):
         change = f"{recorded_model.get('id')}:{recorded_model.get('wire_model_id')}"

@@ -179,12 +179,15 @@ def _what(found: object) -> str:
 def import_object(
     target: str, *, check: Callable[[object], bool], what: str, candidates: bool = True
 ) -> object:
-    """The object ``MODULE:NAME`` names, checked by ``check``; the module's failures are the
+    """The object ``MODULE:NAME`` names (``NAME`` may be dotted: a nested class), checked by
+    ``check``; the module's failures are the
     table's rows, a missing name ``no-class`` (listing the names that pass ``check`` when
     ``candidates``), a name that fails ``check`` ``not-a-tool`` worded with ``what``."""
     module_name, name = _split(target)
     module = import_module(module_name)
-    found = getattr(module, name, None)
+    found: object = module
+    for part in name.split("."):  # a nested class: Outer.Inner
+        found = getattr(found, part, None)
     if found is None:
         known = ""
         if candidates:
