@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli._common import CliError, add_model_options, catalog_from, say
+from harness.cli._common import (
+    CliError,
+    add_model_options,
+    add_scale_options,
+    catalog_from,
+    check_concurrency,
+    say,
+)
 
 __all__ = ["add_parser", "batch"]
 
@@ -33,20 +40,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="journal each input's run here: started again, a run cut short resumes mid-run",
     )
-    parser.add_argument(
-        "--concurrency", type=int, default=8, metavar="N", help="inputs in flight (default 8)"
-    )
+    add_scale_options(parser, "inputs")
     parser.add_argument(
         "--on-bad-line",
         choices=("skip", "fail"),
         default="skip",
         help="a line that is not an input: report it as an 'invalid' result and go on (skip, "
         "the default), or stop before running anything (fail)",
-    )
-    parser.add_argument(
-        "--ray",
-        metavar="auto|ADDRESS|local",
-        help="run on Ray: a running cluster (auto), one at ADDRESS, or one started here (local)",
     )
     parser.add_argument(
         "--admission",
@@ -71,8 +71,7 @@ def batch(args: argparse.Namespace) -> int:
     """Run the batch and print its summary."""
     from harness.batch import BatchError, BatchSpec, run_batch
 
-    if args.concurrency < 1:
-        raise CliError("--concurrency must be at least 1")
+    check_concurrency(args)
     catalog_from(args)  # an unknown entry or a broken catalog fails before anything runs
     spec = BatchSpec(
         target=args.target,

@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.cli._common import EXIT_FAILED, CliError, say
+from harness.cli._common import EXIT_FAILED, CliError, add_scale_options, check_concurrency, say
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,10 +69,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FIELD[,FIELD]",
         help="compare answered and expected items by these fields (default: every field)",
     )
-    parser.add_argument(
-        "--concurrency", type=int, default=8, metavar="N", help="cases in flight (default 8)"
-    )
-    parser.add_argument("--ray", metavar="auto|ADDRESS|local", help="run the cases on Ray")
+    add_scale_options(parser, "cases")
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML file (cases, gates)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead")
     parser.add_argument(
@@ -130,8 +127,7 @@ def eval_command(args: argparse.Namespace) -> int:
         )
     if args.max_flips is not None:
         raise CliError("--max-flips bounds a comparison: use it with harness eval compare A B")
-    if args.concurrency < 1:
-        raise CliError("--concurrency must be at least 1")
+    check_concurrency(args)
     if args.position_bias is not None:
         raise CliError(
             "--position-bias re-asks labelled single requests: use it with harness eval pack "
