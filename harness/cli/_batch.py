@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Final
 
 from harness.cli._common import (
     CliError,
@@ -14,23 +15,21 @@ from harness.cli._common import (
     say,
 )
 
-__all__ = ["add_parser", "batch"]
+__all__ = ["DESCRIPTION", "add_arguments", "batch"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness batch``."""
-    parser = commands.add_parser(
-        "batch",
-        help="run a thinker over every line of a JSONL file (resumable; local or on Ray)",
-        description=(
-            "Run MODULE:CLASS on each line of INPUTS (one input object a line) and write one "
-            "result line per input to --out: its answer, refs, usage and status (completed, "
-            "failed or invalid). Started again with the same arguments, it runs the inputs that "
-            "have no completed result yet (failed ones too, unless --no-retry-failed). Exit 0 "
-            "when every input has a completed result, 1 when some failed or are invalid, 2 when "
-            "nothing could start (a usage problem)."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Run MODULE:CLASS on each line of INPUTS (one input object a line) and write one "
+    "result line per input to --out: its answer, refs, usage and status (completed, "
+    "failed or invalid). Started again with the same arguments, it runs the inputs that "
+    "have no completed result yet (failed ones too, unless --no-retry-failed). Exit 0 "
+    "when every input has a completed result, 1 when some failed or are invalid, 2 when "
+    "nothing could start (a usage problem)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness batch``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
     parser.add_argument("inputs", metavar="INPUTS.jsonl", help="one input object a line")
     parser.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="result lines")

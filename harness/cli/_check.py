@@ -32,7 +32,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from harness.cli._common import CliError, say
 
-__all__ = ["Finding", "add_parser", "check_targets", "run_check"]
+__all__ = ["DESCRIPTION", "Finding", "add_arguments", "check_targets", "run_check"]
 
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -64,17 +64,15 @@ class Finding:
         return f"::{self.severity} file={path},line={self.line},title={title}::{body}"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness check``."""
-    parser = commands.add_parser(
-        "check",
-        help="check every thinker's palette and every tool in packages or files (no mypy)",
-        description=(
-            "Find every thinker and tool class in the given packages, modules or .py files "
-            "(folders are walked), check them with the runtime palette validator and print "
-            "each broken rule in the mypy plugin's words. Exit 1 when a rule is broken."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Find every thinker and tool class in the given packages, modules or .py files "
+    "(folders are walked), check them with the runtime palette validator and print "
+    "each broken rule in the mypy plugin's words. Exit 1 when a rule is broken."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness check``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "targets",
         nargs="+",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from harness.cli._common import EXIT_FAILED, CliError, add_scale_options, check_concurrency, say
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from harness.evals import GateResult, PositionBias
 
-__all__ = ["add_parser", "eval_command"]
+__all__ = ["DESCRIPTION", "add_arguments", "eval_command"]
 
 _GATE_HELP = {
     "min_recall": "fail (exit 1) when recall is below X",
@@ -35,19 +35,17 @@ _GATE_HELP = {
 }
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness eval``."""
-    parser = commands.add_parser(
-        "eval",
-        help="score a thinker on a labelled dataset, or compare two evals (CI gates)",
-        description=(
-            "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
-            "thinker on each case and report recall, precision, F1, calibration and more, each "
-            "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
-            "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
-            "single labelled requests. A failed gate exits 1."
-        ),
-    )
+DESCRIPTION: Final = (
+    "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
+    "thinker on each case and report recall, precision, F1, calibration and more, each "
+    "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
+    "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
+    "single labelled requests. A failed gate exits 1."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness eval``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "first", metavar="MODULE:CLASS|compare|pack", help="the thinker, compare or pack"
     )
