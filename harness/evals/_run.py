@@ -11,7 +11,6 @@ values, which the dataset's key labels: every run yields labelled ``select_`` de
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
 import sys
@@ -27,12 +26,13 @@ import attrs
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import Catalog
-from harness.errors import HarnessError, SyncRunInLoopError
+from harness.errors import HarnessError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
 from harness.evals._score import baseline_figures, figures, reliability_bins
 from harness.runs import ModelChoice, TargetError, import_target, seat_for
+from harness.runs._internal import blocking as runs_blocking
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
 
@@ -93,33 +93,17 @@ def target_of(thinker: Thinker, *, local: bool = True) -> str:
     return f"{name}:Thinker"
 
 
-def refuse_in_loop(name: str) -> None:
-    """Refuse a synchronous eval inside a running event loop (it would block it)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise SyncRunInLoopError(
-        f"{name}(...) was called inside a running event loop, which it would block: write "
-        f"`await {name}_async(...)` in async code"
-    )
-
-
 def blocking(run: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
     """The synchronous form ``name`` of the coroutine function ``run``, for code with no event
-    loop: the same parameters, refused inside a running loop (:func:`refuse_in_loop`)."""
-
-    def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        refuse_in_loop(name)
-        return asyncio.run(run(*args, **kwargs))
-
-    functools.update_wrapper(call, run)
-    call.__name__ = call.__qualname__ = name
-    call.__doc__ = (
+    loop: the same parameters, refused inside a running loop (the run API's one maker of
+    synchronous forms, with the eval's own wording)."""
+    return runs_blocking(
+        run,
         f":func:`{run.__name__}` for code with no event loop (inside a running one it refuses:"
-        f" ``await {run.__name__}(...)`` there).\n\n{run.__doc__ or ''}"
+        f" ``await {run.__name__}(...)`` there).\n\n{run.__doc__ or ''}",
+        name=name,
+        calls=lambda _args, _kwargs: (f"{name}(...)", f"{run.__name__}(...)"),
     )
-    return call
 
 
 def _model_name(model: ModelChoice) -> str:

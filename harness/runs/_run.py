@@ -234,11 +234,26 @@ async def execute(
     return result
 
 
-def blocking(coroutine_function: Callable[P, Coroutine[Any, Any, R]], doc: str) -> Callable[P, R]:
-    """The form of ``coroutine_function`` (:func:`run`, :func:`harness.resume`) for code with no
-    event loop, with its parameters: ``asyncio.run`` of it. Inside a running loop it refuses
-    with :class:`~harness.errors.SyncRunInLoopError`, naming the awaitable form to write."""
-    name = coroutine_function.__name__
+def blocking(
+    coroutine_function: Callable[P, Coroutine[Any, Any, R]],
+    doc: str,
+    *,
+    name: str | None = None,
+    calls: Callable[[tuple[object, ...], dict[str, object]], tuple[str, str]] | None = None,
+) -> Callable[P, R]:
+    """The form of ``coroutine_function`` (:func:`run`, :func:`harness.resume`,
+    :func:`harness.evals.evaluate`) for code with no event loop, with its parameters:
+    ``asyncio.run`` of it, named ``name`` (``<name>_sync`` by default). Inside a running loop it
+    refuses with :class:`~harness.errors.SyncRunInLoopError`, naming the awaitable form to write:
+    ``calls(args, kwargs)`` gives the call as made and the awaited call to write instead
+    (by default ``<name>_sync(Thinker, ...)`` and ``harness.<name>(Thinker, ...)``)."""
+    awaitable = coroutine_function.__name__
+    sync_name = name or f"{awaitable}_sync"
+
+    def thinker_calls(args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[str, str]:
+        thinker = args[0] if args else kwargs.get("thinker")
+        shown = getattr(thinker, "__qualname__", "the thinker")
+        return f"{sync_name}({shown}, ...)", f"harness.{awaitable}({shown}, ...)"
 
     @functools.wraps(coroutine_function)
     def blocking_form(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -247,15 +262,14 @@ def blocking(coroutine_function: Callable[P, Coroutine[Any, Any, R]], doc: str) 
         except RuntimeError:
             pass
         else:
-            thinker = args[0] if args else kwargs.get("thinker")
-            shown = getattr(thinker, "__qualname__", "the thinker")
+            made, awaited = (calls or thinker_calls)(args, kwargs)
             raise SyncRunInLoopError(
-                f"{name}_sync({shown}, ...) was called inside a running event loop, which it "
-                f"would block: write `await harness.{name}({shown}, ...)` in async code"
+                f"{made} was called inside a running event loop, which it would block: "
+                f"write `await {awaited}` in async code"
             )
         return asyncio.run(coroutine_function(*args, **kwargs))
 
-    blocking_form.__name__ = blocking_form.__qualname__ = f"{name}_sync"
+    blocking_form.__name__ = blocking_form.__qualname__ = sync_name
     blocking_form.__doc__ = doc
     return blocking_form
 
