@@ -16,10 +16,10 @@ What it covers, and why not more (docs/providers.md, "A real model, offline", ha
 
 The decisions are asked through the provider directly, not through the thinker: a thinker's
 decision call has a fixed 60 s timeout, and llama-cpp-python takes longer than that on 2 shared
-cores (chat: 65 s for triage's second decision, nine calls; completions: about 1.6 s per echoed
+cores (chat: 65 s for triage's second decision, nine calls; completions: about 1 s per echoed
 token, because it sorts the whole 262,144-token vocabulary in Python for every echoed token).
-The demo's second turn through completions alone is 37,671 echoed tokens: many hours here.
-Takes about half an hour."""
+The demo's second turn through completions alone is 37,671 echoed tokens: about 10 hours here.
+Took 15 minutes under load average 7."""
 
 from __future__ import annotations
 
