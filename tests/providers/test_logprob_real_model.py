@@ -19,7 +19,7 @@ decision call has a fixed 60 s timeout, and llama-cpp-python takes longer than t
 cores (chat: 65 s for triage's second decision, nine calls; completions: about 1 s per echoed
 token, because it sorts the whole 262,144-token vocabulary in Python for every echoed token).
 The demo's second turn through completions alone is 37,671 echoed tokens: about 10 hours here.
-Took 15 minutes under load average 7."""
+Took 15 and 18 minutes in two runs under load."""
 
 from __future__ import annotations
 
