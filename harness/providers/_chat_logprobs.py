@@ -34,13 +34,15 @@ from typing import ClassVar
 import attrs
 
 from harness.catalog import CatalogEntry
-from harness.decision import Answer, DecisionRequest, DecisionResponse, Noul, RefusedAnswer
+from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
 from harness.errors import NotAnAnswerError
 
+from ._client import local_answers
 from ._http import Endpoint
 from ._logprob_reading import (
     Asked,
     LogprobClient,
+    Read,
     Reading,
     answer_for,
     asked_questions,
@@ -49,7 +51,6 @@ from ._logprob_reading import (
     served_model,
     usage_tokens,
 )
-from ._systemone import check_limits, local_answers
 
 __all__ = ["DEFAULT_MASS_FLOOR", "DEFAULT_TOP_LOGPROBS", "ChatLogprobsClient", "label_of"]
 
@@ -88,13 +89,10 @@ class ChatLogprobsClient(LogprobClient):
     service: ClassVar[str] = "OpenAI-compatible chat server"
     method: ClassVar[str] = "chat-labels"
 
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        """Answer ``request`` with ``entry``'s model (see ``harness.providers.DecisionClient``)."""
-        check_limits(request, entry)
-        started = time.perf_counter()
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def read(
+        self, request: DecisionRequest, entry: CatalogEntry, deadline: float | None
+    ) -> Read:
+        """Each question's options read from the labels' ``top_logprobs``, concurrently."""
         settled = local_answers(request)
         endpoint = self.endpoint(entry, request)
         state = render_state(request)
@@ -135,18 +133,12 @@ class ChatLogprobsClient(LogprobClient):
             hierarchy=tuple(qid for qid, t in tallies.items() if t.hierarchy),
             bounded=tuple(qid for qid, t in tallies.items() if t.bounded),
         )
-        models = [t.model for t in tallies.values() if t.model]
-        ids = [t.request_id for t in tallies.values() if t.request_id]
-        tokens = [t.tokens for t in tallies.values()]
-        return DecisionResponse(
-            request=request,
+        return Read(
             answers=answers,
-            input_tokens=sum(tokens) if tallies else 0,
-            model=models[0] if models else entry.wire_model_id,
-            request_id=ids[0] if ids else None,
-            latency=time.perf_counter() - started,
-            failure=None,
-            reading=reading.as_json(),
+            reading=reading,
+            input_tokens=sum(t.tokens for t in tallies.values()) if tallies else 0,
+            models=[t.model for t in tallies.values() if t.model],
+            request_ids=[t.request_id for t in tallies.values() if t.request_id],
         )
 
     async def _read(

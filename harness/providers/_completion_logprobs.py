@@ -30,13 +30,15 @@ from typing import ClassVar
 import attrs
 
 from harness.catalog import CatalogEntry
-from harness.decision import Answer, DecisionRequest, DecisionResponse, Noul, RefusedAnswer
+from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
 from harness.errors import NotAnAnswerError, StatusError
 
+from ._client import local_answers
 from ._http import Endpoint
 from ._logprob_reading import (
     Asked,
     LogprobClient,
+    Read,
     Reading,
     answer_for,
     asked_questions,
@@ -45,7 +47,6 @@ from ._logprob_reading import (
     served_model,
     usage_tokens,
 )
-from ._systemone import check_limits, local_answers
 
 __all__ = ["MAX_PROMPTS", "CompletionLogprobsClient", "option_prompts", "question_prompt"]
 
@@ -108,13 +109,10 @@ class CompletionLogprobsClient(LogprobClient):
         self._one_prompt: set[str] = set()
         """Entries whose server took a list of prompts badly: asked one prompt a call."""
 
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        """Answer ``request`` with ``entry``'s model (see ``harness.providers.DecisionClient``)."""
-        check_limits(request, entry)
-        started = time.perf_counter()
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def read(
+        self, request: DecisionRequest, entry: CatalogEntry, deadline: float | None
+    ) -> Read:
+        """The options' texts scored, as many prompts a call as the server takes."""
         settled = local_answers(request)
         endpoint = self.endpoint(entry, request)
         groups, texts = _groups(request, entry, settled)
@@ -171,19 +169,14 @@ class CompletionLogprobsClient(LogprobClient):
             orderings=entry.orderings,
         )
         tokens = [reply[1] for reply in replies]
-        models = [reply[2] for reply in replies if reply[2]]
-        ids = [reply[3] for reply in replies if reply[3]]
-        return DecisionResponse(
-            request=request,
+        return Read(
             answers=answers,
+            reading=reading,
             input_tokens=sum(t or 0 for t in tokens)
             if all(t is not None for t in tokens)
             else None,
-            model=models[0] if models else entry.wire_model_id,
-            request_id=ids[0] if ids else None,
-            latency=time.perf_counter() - started,
-            failure=None,
-            reading=reading.as_json(),
+            models=[model for _, _, model, _ in replies if model],
+            request_ids=[request_id for _, _, _, request_id in replies if request_id],
         )
 
     def body(self, entry: CatalogEntry, prompts: Sequence[str]) -> dict[str, object]:
