@@ -33,20 +33,10 @@ from harness.catalog import CatalogEntry
 from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
 from harness.errors import NotAnAnswerError, StatusError
 
+from . import _logprob_reading
 from ._client import local_answers
 from ._http import Endpoint
-from ._logprob_reading import (
-    Asked,
-    LogprobClient,
-    Read,
-    Reading,
-    answer_for,
-    asked_questions,
-    cyclic_orders,
-    render_state,
-    served_model,
-    usage_tokens,
-)
+from ._logprob_reading import Asked, LogprobClient, Read, Reading
 
 __all__ = ["MAX_PROMPTS", "CompletionLogprobsClient", "option_prompts", "question_prompt"]
 
@@ -161,7 +151,7 @@ class CompletionLogprobsClient(LogprobClient):
                 )
                 continue
             averaged = [math.fsum(r[i] for r in reads) / len(reads) for i in range(len(reads[0]))]
-            answers[question_id] = answer_for(question, averaged)
+            answers[question_id] = _logprob_reading.answer_for(question, averaged)
         reading = Reading(
             method=self.method,
             upstream_calls=calls,
@@ -223,7 +213,12 @@ class CompletionLogprobsClient(LogprobClient):
         if len(by_index) != len(prompts):
             raise self._malformed(endpoint, "two choices with the same index")
         scored = [by_index[i] for i in range(len(prompts))]
-        return scored, usage_tokens(reply), served_model(reply), http.request_id
+        return (
+            scored,
+            _logprob_reading.usage_tokens(reply),
+            _logprob_reading.served_model(reply),
+            http.request_id,
+        )
 
     def _malformed(self, endpoint: Endpoint, what: str) -> NotAnAnswerError:
         return NotAnAnswerError(
@@ -246,19 +241,19 @@ class CompletionLogprobsClient(LogprobClient):
             logprobs.get("token_logprobs"), list
         ):
             raise self.no_logprobs(endpoint, entry, "the prompt's token logprobs (echo)")
-        return served_model(reply) or entry.wire_model_id
+        return _logprob_reading.served_model(reply) or entry.wire_model_id
 
 
 def _groups(
     request: DecisionRequest, entry: CatalogEntry, settled: Mapping[str, Answer]
 ) -> tuple[list[_Group], list[str]]:
-    state = render_state(request)
+    state = _logprob_reading.render_state(request)
     groups: list[_Group] = []
     texts: list[str] = []
-    for asked in asked_questions(request):
+    for asked in _logprob_reading.asked_questions(request):
         if asked.question_id in settled:
             continue
-        for order in cyclic_orders(len(asked.names), entry.orderings):
+        for order in _logprob_reading.cyclic_orders(len(asked.names), entry.orderings):
             prompt = question_prompt(state, asked, order)
             continued = option_prompts(prompt, asked)
             groups.append(_Group(asked.question_id, prompt, tuple(continued), len(texts)))

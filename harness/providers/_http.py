@@ -424,13 +424,13 @@ class HttpTransport:
         method: str,
         endpoint: Endpoint,
         entry: CatalogEntry,
-        body: bytes | None = None,
+        body: bytes | None,
         *,
         timeout: float | None = None,
         redaction: Redaction | None = None,
     ) -> HttpReply:
-        """Send ``body`` to ``endpoint`` for ``entry`` and read the 2xx reply (at most the entry's
-        ``max_reply_bytes``), or raise its classified failure.
+        """Send ``body`` (None: none) to ``endpoint`` for ``entry`` and read the 2xx reply (at
+        most the entry's ``max_reply_bytes``), or raise its classified failure.
 
         ``timeout`` (seconds) bounds the whole round trip; passing it is the caller's deadline.
         The entry has its own connection pool (``connection_limit`` sockets at most, 0: no bound).

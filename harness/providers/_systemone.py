@@ -138,7 +138,7 @@ class HttpDecisionClient(CheckedClient):
         listing = entry.base_url.rstrip("/") + "/v1/models"
         endpoint = attrs.evolve(Endpoint.of(self.service, entry), url=listing)
         try:
-            reply = await self._transport.request("GET", endpoint, entry, timeout=10.0)
+            reply = await self._transport.request("GET", endpoint, entry, None, timeout=10.0)
             payload: object = load_reply(
                 reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
             )
