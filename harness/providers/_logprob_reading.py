@@ -179,13 +179,11 @@ class Read:
 
 
 class LogprobClient(CheckedClient):
-    """What both logprob providers share: the decision's frame (its deadline, the one-option
-    choices settled, the response from what :meth:`read` found) and the round trip, a POST of
-    JSON to the entry's URL classified as every HTTP client of harness classifies it, the reply
-    read as a JSON object.
+    """What both logprob providers share: the decision's frame (its deadline and latency, the
+    response made of what :meth:`read` found) and the round trip, a POST of JSON to the entry's
+    URL classified as every HTTP client of harness classifies it, the reply read as a JSON object.
 
-    Keeps the last decision's :class:`Reading` per request (:meth:`reading`), and counts round
-    trips in ``upstream_calls``.
+    Counts round trips in ``upstream_calls``; each response carries its :class:`Reading`.
     """
 
     service: ClassVar[str] = "OpenAI-compatible server"
@@ -194,7 +192,6 @@ class LogprobClient(CheckedClient):
     def __init__(self, *, max_connections: int = 0) -> None:
         self._transport = HttpTransport(max_connections=max_connections)
         self.upstream_calls = 0
-        self.last_reading: Reading | None = None
 
     async def answer(
         self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
