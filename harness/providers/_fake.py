@@ -38,7 +38,7 @@ from harness.decision import (
 from harness.decision import systemone as systemone_codec
 from harness.errors import HarnessError, NotAnAnswerError
 
-from ._systemone import check_limits
+from ._client import CheckedClient
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -161,7 +161,7 @@ class _Script:
         return step
 
 
-class FakeDecisionModel:
+class FakeDecisionModel(CheckedClient):
     """A :class:`harness.providers.DecisionClient` answering in-process with a policy.
 
     ``policy`` (default :func:`default_answers`) may be swapped at any time
@@ -196,15 +196,10 @@ class FakeDecisionModel:
         """Steps left in the script; None for a policy model."""
         return len(self.policy.steps) if isinstance(self.policy, _Script) else None
 
-    async def decide(
-        self,
-        request: DecisionRequest,
-        entry: CatalogEntry,
-        *,
-        timeout: float | None = None,
+    async def answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
     ) -> DecisionResponse:
         """Answer ``request`` with the policy; see :class:`harness.providers.DecisionClient`."""
-        check_limits(request, entry)
         body = systemone_codec.encode_body(request, entry.wire_model_id)
         self.requests.append(request)
         self.bodies.append(body)
