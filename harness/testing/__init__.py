@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harness.providers import FakeDecisionModel as FakeDecisionModel
 from harness.providers import ScriptExhaustedError as ScriptExhaustedError
+from harness.providers import answer_by_kind as answer_by_kind
 from harness.providers import choose as choose
 from harness.providers import default_answers as default_answers
 from harness.providers import digest_of as digest_of
