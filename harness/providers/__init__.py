@@ -19,6 +19,7 @@ from harness.providers._completion_logprobs import (
 from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
 from harness.providers._fake import Policy as Policy
 from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
+from harness.providers._fake import answer_by_kind as answer_by_kind
 from harness.providers._fake import choose as choose
 from harness.providers._fake import default_answers as default_answers
 from harness.providers._fake import digest_of as digest_of
