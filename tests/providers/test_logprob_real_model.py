@@ -14,10 +14,14 @@ What it covers, and why not more (docs/providers.md, "A real model, offline", ha
   turn, which needs no upstream call (its questions have one option each);
 * ``harness serve --upstream`` answering a System One request through chat.
 
-The decisions are asked through the provider directly, not through the thinker: a thinker's
-decision call has a fixed 60 s timeout, and llama-cpp-python takes longer than that on 2 shared
-cores (chat: 65 s for triage's second decision, nine calls; completions: about 1 s per echoed
-token, because it sorts the whole 262,144-token vocabulary in Python for every echoed token).
+* the triage example through the thinker (``harness.run``) on chat, with the entry's
+  ``decision_timeout_s`` raised: it runs turns on Gemma's answers and, where the model puts no
+  probability on a choice's labels, stops with a refusal naming the share, never a timeout.
+
+Most decisions are asked through the provider directly rather than through the thinker, to
+bound the time: llama-cpp-python takes minutes a decision on 2 shared cores (chat: 65 s for
+triage's second decision, nine calls; completions: about 1 s per echoed token, because it sorts
+the whole 262,144-token vocabulary in Python for every echoed token).
 The demo's second turn through completions alone is 37,671 echoed tokens: about 10 hours here.
 Took 15 and 18 minutes in two runs under load."""
 
@@ -36,9 +40,10 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from harness import run
+from harness import Catalog, RunFailedError, run
 from harness.catalog import CatalogEntry, entry_for_model
 from harness.decision import (
+    AnswerReadError,
     Choice,
     ChoiceAnswer,
     DecisionRequest,
@@ -130,7 +135,13 @@ TICKET = DecisionRequest(
 )
 
 
-def entry(root: str, provider: str, *, mass_floor: float | None = None) -> CatalogEntry:
+def entry(
+    root: str,
+    provider: str,
+    *,
+    mass_floor: float | None = None,
+    decision_timeout_s: float | None = None,
+) -> CatalogEntry:
     return CatalogEntry(
         id=f"gemma-{provider}",
         provider=provider,
@@ -139,6 +150,7 @@ def entry(root: str, provider: str, *, mass_floor: float | None = None) -> Catal
         max_context_tokens=4096,
         max_concurrent=1,
         mass_floor=mass_floor,
+        decision_timeout_s=decision_timeout_s,
     )
 
 
@@ -232,6 +244,28 @@ async def test_the_triage_example_and_the_demo_through_chat_with_an_explicit_flo
         check_read(response, "chat-labels")
         answered += sum(1 for a in response.answers.values() if a.kind != "refused")
     assert answered > 0  # the floor at 0 reads what the labels do get
+
+
+async def test_the_triage_example_runs_through_the_thinker_on_chat_with_a_raised_timeout(
+    llama_server: str,
+) -> None:
+    """``harness.run`` of the triage example on Gemma through chat (``mass_floor = 0``,
+    ``decision_timeout_s = 1800``): the thinker's decisions wait for the slow model instead of
+    timing out at 60 s; it answers, or stops on a choice whose labels get no probability with a
+    refusal that names the question and the share (measured: 4 turns, then such a refusal)."""
+    chosen = entry(llama_server, "openai-chat", mass_floor=0.0, decision_timeout_s=1800.0)
+    catalog = Catalog([chosen], {"decision": chosen.id})
+    note = triage.Note("pay the invoice today; water the plants")
+    error: Exception | None = None
+    try:
+        turns = (await run(triage.Triage, note, catalog=catalog)).record().turns
+    except RunFailedError as failed:
+        error, turns = failed.error, failed.record.turns
+    if error is not None:
+        assert isinstance(error, AnswerReadError), error
+        assert "of the model's probability fell on the option labels" in str(error)
+    assert len(turns) >= 1  # the model's answers moved the run at least one turn
+    print(len(turns), "turns")
 
 
 async def test_the_first_decision_of_triage_and_of_the_demo_through_completions(
