@@ -25,6 +25,7 @@ from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnsw
 from ._json import JsonValue, compact_json, json_kind
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
+from ._response import checked_answers
 from ._server import Problems, read_text
 from ._wire import (
     MAX_REPLY_BYTES,
@@ -275,7 +276,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     model = body.get("model")
     input_tokens, output_tokens = read_usage(body.get("usage"))
     return WireReply(
-        answers=decoded,
+        answers=checked_answers(request, decoded),  # checked here: not again by the response
         model=served_model(model),
         input_tokens=input_tokens,
         output_tokens=output_tokens,

@@ -179,9 +179,12 @@ class HttpDecisionClient:
                 request_id=reply.request_id,
             )
             raise failure from None
-        answers = {
-            qid: settled[qid] if qid in settled else wire.answers[qid] for qid in request.questions
-        }
+        answers: Mapping[str, Answer] = wire.answers  # the codec checked them: not again
+        if settled:
+            answers = {
+                qid: settled[qid] if qid in settled else wire.answers[qid]
+                for qid in request.questions
+            }
         return DecisionResponse(
             request=request,
             answers=answers,
