@@ -53,7 +53,7 @@ def checked_answers(
 def _answers(value: Mapping[str, Answer]) -> FrozenMap[str, Answer]:
     if type(value) is _CheckedAnswers:  # made of answers a codec built: each is an Answer
         return value
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC
         raise ValueError(f"answers must be a mapping of id -> answer, not {type(value).__name__}")
     for question_id, answer in value.items():
         if not isinstance(answer, (ChoiceAnswer, NoulAnswer, ScoreAnswer, RefusedAnswer)):
@@ -148,7 +148,7 @@ class DecisionResponse:
             if (
                 isinstance(answer, ChoiceAnswer)
                 and isinstance(question, Choice)
-                and list(answer.probabilities) != list(question.options)
+                and list(answer.probabilities.keys()) != list(question.options.keys())
             ):
                 raise ValueError(
                     f"the answer to {question_id!r} must give one probability per option, "
@@ -160,8 +160,8 @@ class DecisionResponse:
                 and answer.levels != question.levels
             ):
                 raise ValueError(f"the answer to {question_id!r} must carry the question's levels")
-        missing = [qid for qid in questions if qid not in self.answers]
-        if missing:
+        if len(answers) != len(questions):  # each answer's id was asked: some are missing
+            missing = [qid for qid in questions if qid not in answers]
             raise ValueError(
                 "a successful response answers every question; no answer for "
                 f"{_listed(dict.fromkeys(missing))}"
