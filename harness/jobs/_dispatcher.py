@@ -382,7 +382,7 @@ class Dispatcher:
         return subscription
 
     def _publish(self, kind: EventKind, job: Job[object], **fields: object) -> None:
-        if kind not in self._heard:
+        if not self._heard or kind not in self._heard:  # an enum's hash is a Python call
             return
         snapshot = JobSnapshot(
             job_id=job.identity.job_id,
@@ -416,7 +416,7 @@ class Dispatcher:
         task: asyncio.Task[R] = asyncio.get_running_loop().create_task(self._execute(job))
         self._tasks.add(task)
         task.add_done_callback(self._finished)  # one callback a job: forget it, retrieve it
-        if EventKind.SCHEDULED in self._heard:
+        if self._heard and EventKind.SCHEDULED in self._heard:  # no hash when none listen
             self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
         return JobHandle(job, task)
 
@@ -517,7 +517,7 @@ class Dispatcher:
                     resolved = self._prepare(any_job, entries)
                     permits = await self._admit(any_job, resolved)
                     try:
-                        if attempt == 0 and EventKind.STARTED in self._heard:
+                        if attempt == 0 and self._heard and EventKind.STARTED in self._heard:
                             self._publish(EventKind.STARTED, any_job)
                         started = budget.start()  # the job's clock runs once admitted
                         left = budget.left()
@@ -569,7 +569,7 @@ class Dispatcher:
                     await self._pause(job, wait, budget)
                     attempt += 1
                     continue
-                if EventKind.COMPLETED in self._heard:
+                if self._heard and EventKind.COMPLETED in self._heard:
                     self._publish(EventKind.COMPLETED, any_job)
                 return result
         except JobTimeoutError as error:
