@@ -83,36 +83,20 @@ class LimitedGate(Gate):
         self.limit = limit
 
     @property
-    def available(self) -> int:
-        """Permits that could be taken now without waiting."""
-        return 0 if self._waiters else max(0, self.limit.allowed - self._in_use)
-
-    async def acquire(self) -> None:
-        """Take one permit once the limit allows it, waiting in line (first come, first served)."""
-        if not self._waiters and self._in_use < self.limit.allowed:
-            self._in_use += 1
-            return
-        ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(ticket)
-        try:
-            await ticket
-        except asyncio.CancelledError:
-            if ticket.done() and not ticket.cancelled():
-                self.release()  # handed a permit as we were cancelled: pass it on
-            elif ticket in self._waiters:
-                self._waiters.remove(ticket)
-            raise
+    def bound(self) -> int:
+        """The most permits out at once now: the adaptive limit's."""
+        return self.limit.allowed
 
     def release(self) -> None:
         """Return one permit: to the oldest waiter while the limit allows, else to the gate."""
-        if self._waiters and self._in_use > self.limit.allowed:
+        if self._waiters and self._in_use > self.bound:
             self._in_use -= 1  # over the limit (it fell): the permit goes back, not on
             return
         super().release()
 
     def widen(self) -> None:
         """Admit waiters the limit now allows (after it grew)."""
-        while self._waiters and self._in_use < self.limit.allowed:
+        while self._waiters and self._in_use < self.bound:
             ticket = self._waiters.popleft()
             if not ticket.done():
                 self._in_use += 1

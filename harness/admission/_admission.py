@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Literal
+from typing import Final, Literal, Protocol, TypeVar
 
 import attrs
 
@@ -114,54 +114,79 @@ class Admission:
 
     def gate_for(self, entry: CatalogEntry) -> Gate:
         """The gate of a concurrency-bounded entry: named after it, capacity ``max_concurrent``."""
-        if entry.max_concurrent is None:
-            raise AdmissionError(
-                f"catalog entry {entry.id!r} is bounded by a quota window (tpm), not by "
-                "max_concurrent: it has a bucket, not a gate"
-            )
-        gate = self._gates.get(entry.id)
-        if gate is None:
-            gate = self._gates[entry.id] = Gate(entry.id, entry.max_concurrent)
-        elif gate.capacity != entry.max_concurrent:
-            raise AdmissionError(
-                f"catalog entry {entry.id!r} now says max_concurrent = {entry.max_concurrent} "
-                f"but its gate was opened with {gate.capacity}: use a fresh Admission"
-            )
-        return gate
+        return _one_per_entry(self._gates, entry, "max_concurrent", lambda cap: Gate(entry.id, cap))
 
     def bucket_for(self, entry: CatalogEntry) -> TokenBucket:
         """The bucket of a window-bounded entry: named after it, capacity ``tpm``, rpm if set."""
-        if entry.tpm is None:
-            raise AdmissionError(
-                f"catalog entry {entry.id!r} is bounded by max_concurrent, not by a quota window "
-                "(tpm): it has a gate, not a bucket"
-            )
-        bucket = self._buckets.get(entry.id)
-        if bucket is None:
-            bucket = self._buckets[entry.id] = TokenBucket(
+
+        def opened(capacity: int) -> TokenBucket:
+            return TokenBucket(
                 entry.id,
-                entry.tpm,
+                capacity,
                 requests_per_minute=entry.rpm,
                 clock=self._clock,
                 sleep=self._sleep,
             )
-        elif bucket.capacity != entry.tpm:
-            raise AdmissionError(
-                f"catalog entry {entry.id!r} now says tpm = {entry.tpm} but its bucket was "
-                f"opened with {bucket.capacity}: use a fresh Admission"
-            )
-        return bucket
+
+        return _one_per_entry(self._buckets, entry, "tpm", opened)
 
     def demand(self, entry: CatalogEntry, reservation: Reservation) -> Demand:
         """What a call of ``entry`` priced at ``reservation`` must take before it is sent."""
         if entry.max_concurrent is not None:
             return Demand("gate", entry.id, 1, gate=self.gate_for(entry))
         bucket = self.bucket_for(entry)
-        amount = reservation.total
-        if amount > bucket.capacity:
-            raise AdmissionError(
-                f"a call of catalog entry {entry.id!r} reserves {amount} tokens, more than its "
-                f"tpm of {bucket.capacity}, so it could never be admitted: shorten the request or "
-                "raise the entry's tpm"
-            )
-        return Demand("bucket", entry.id, amount, bucket=bucket)
+        return Demand("bucket", entry.id, fitting(entry, reservation), bucket=bucket)
+
+
+class _Bounded(Protocol):
+    @property
+    def capacity(self) -> int: ...
+
+
+_B = TypeVar("_B", bound=_Bounded)
+
+_BOUNDS: Final[Mapping[str, tuple[str, str]]] = {
+    "max_concurrent": ("max_concurrent", "gate"),
+    "tpm": ("a quota window (tpm)", "bucket"),
+}
+"""Each bound of a catalog entry: how messages name it, and what admission opens for it."""
+
+
+def _one_per_entry(
+    opened: dict[str, _B],
+    entry: CatalogEntry,
+    bound: Literal["max_concurrent", "tpm"],
+    open_one: Callable[[int], _B],
+) -> _B:
+    """The gate or bucket ``opened`` keeps for ``entry`` (opened with its ``bound`` the first
+    time); refused when the entry has the other bound, or when its bound changed since."""
+    capacity: int | None = getattr(entry, bound)
+    said, kind = _BOUNDS[bound]
+    if capacity is None:
+        other_said, other_kind = next(v for k, v in _BOUNDS.items() if k != bound)
+        raise AdmissionError(
+            f"catalog entry {entry.id!r} is bounded by {other_said}, not by {said}: it has a "
+            f"{other_kind}, not a {kind}"
+        )
+    found = opened.get(entry.id)
+    if found is None:
+        found = opened[entry.id] = open_one(capacity)
+    elif found.capacity != capacity:
+        raise AdmissionError(
+            f"catalog entry {entry.id!r} now says {bound} = {capacity} but its {kind} was "
+            f"opened with {found.capacity}: use a fresh Admission"
+        )
+    return found
+
+
+def fitting(entry: CatalogEntry, reservation: Reservation) -> int:
+    """The tokens a call of the window-bounded ``entry`` reserves, refused when they exceed its
+    ``tpm`` (such a call could never be admitted)."""
+    amount = reservation.total
+    if entry.tpm is not None and amount > entry.tpm:
+        raise AdmissionError(
+            f"a call of catalog entry {entry.id!r} reserves {amount} tokens, more than its "
+            f"tpm of {entry.tpm}, so it could never be admitted: shorten the request or "
+            "raise the entry's tpm"
+        )
+    return amount

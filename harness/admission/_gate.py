@@ -46,9 +46,15 @@ class Gate:
         return self._in_use
 
     @property
+    def bound(self) -> int:
+        """The most permits out at once now: :attr:`capacity` here; a subclass may lower it
+        (:class:`~harness.admission.AdaptiveAdmission`'s gate follows its adaptive limit)."""
+        return self._capacity
+
+    @property
     def available(self) -> int:
         """Permits that could be taken now without waiting."""
-        return 0 if self._waiters else self._capacity - self._in_use
+        return 0 if self._waiters else max(0, self.bound - self._in_use)
 
     @property
     def waiting(self) -> int:
@@ -57,7 +63,7 @@ class Gate:
 
     async def acquire(self) -> None:
         """Take one permit, waiting in line for it; the caller must :meth:`release` it."""
-        if not self._waiters and self._in_use < self._capacity:
+        if not self._waiters and self._in_use < self.bound:
             self._in_use += 1
             return
         ticket: asyncio.Future[None] = asyncio.get_running_loop().create_future()

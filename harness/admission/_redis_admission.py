@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from harness.admission._admission import Admission, Demand, Permit
-from harness.admission._gate import AdmissionError
+from harness.admission._admission import Admission, Demand, Permit, fitting
+from harness.admission._internal import shown_url
 from harness.catalog import CatalogEntry, Reservation
 from harness.errors import HarnessError
 
@@ -35,35 +35,48 @@ if TYPE_CHECKING:
 
 __all__ = ["AdmissionUnavailableError", "RedisAdmission"]
 
-_GATE_ACQUIRE = """
+_NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+"""Every script's first lines: ``now`` in milliseconds on Redis's clock (one clock for all)."""
+
+_LEASE = (
+    _NOW
+    + """
+local function lease(mode, holder, ms)
+  redis.call('ZADD', KEYS[1], mode, now + ms, holder)
+  redis.call('PEXPIRE', KEYS[1], ms * 2)
+  return 1
+end
+"""
+)
+"""The gate scripts' start: ``lease`` gives ``holder`` (a new one, ``NX``, or a present one,
+``XX``) a lease of ``ms`` on the gate ``KEYS[1]``, the set itself kept twice as long."""
+
+_GATE_ACQUIRE = (
+    _LEASE
+    + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local cap = tonumber(ARGV[1])
 local limit = redis.call('GET', KEYS[2])
 if limit then cap = math.min(cap, math.max(1, math.floor(tonumber(limit)))) end
-if redis.call('ZCARD', KEYS[1]) < cap then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
-  return 1
-end
+if redis.call('ZCARD', KEYS[1]) < cap then return lease('NX', ARGV[2], tonumber(ARGV[3])) end
 return 0
 """
+)
 
-_GATE_RENEW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-  return 1
-end
+_GATE_RENEW = (
+    _LEASE
+    + """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return lease('XX', ARGV[1], tonumber(ARGV[2])) end
 return 0
 """
+)
 
-_BUCKET_ACQUIRE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+_BUCKET_ACQUIRE = (
+    _NOW
+    + """
 local function level(lf, sf, cap, per_ms)
   local l = tonumber(redis.call('HGET', KEYS[1], lf) or cap)
   local s = tonumber(redis.call('HGET', KEYS[1], sf) or now)
@@ -87,10 +100,11 @@ redis.call('HSET', KEYS[1], 't', tostring(tl - amount), 'ts', tostring(now))
 if rcap > 0 then redis.call('HSET', KEYS[1], 'r', tostring(rl - 1), 'rs', tostring(now)) end
 return {1, 0}
 """
+)
 
-_LIMIT_CUT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+_LIMIT_CUT = (
+    _NOW
+    + """
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 local out = redis.call('ZCARD', KEYS[4])
 local learned = tonumber(redis.call('GET', KEYS[3]) or ARGV[1])
@@ -106,10 +120,11 @@ redis.call('SET', KEYS[1], tostring(v))
 redis.call('SET', KEYS[5], tostring(now))
 return tostring(v)
 """
+)
 
-_LIMIT_GROW = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+_LIMIT_GROW = (
+    _NOW
+    + """
 local learned = tonumber(redis.call('GET', KEYS[2]) or ARGV[1])
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
 if last > 0 and now - last > tonumber(ARGV[2]) then
@@ -122,20 +137,11 @@ v = math.min(learned, v + 1 / v)
 redis.call('SET', KEYS[1], tostring(v))
 return tostring(v)
 """
+)
 
 
 class AdmissionUnavailableError(HarnessError):
     """The shared admission (Redis) could not be reached: the call was not run."""
-
-
-def shown_url(url: str) -> str:
-    """``url`` without a password (for messages)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"
 
 
 class _Scripts:
@@ -271,14 +277,7 @@ class RedisAdmission(Admission):
         """What a call of ``entry`` must take in Redis before it is sent."""
         if entry.max_concurrent is not None:
             return RedisDemand("gate", entry.id, 1, admission=self, entry=entry)
-        assert entry.tpm is not None
-        amount = reservation.total
-        if amount > entry.tpm:
-            raise AdmissionError(
-                f"a call of catalog entry {entry.id!r} reserves {amount} tokens, more than its "
-                f"tpm of {entry.tpm}, so it could never be admitted: shorten the request or "
-                "raise the entry's tpm"
-            )
+        amount = fitting(entry, reservation)
         return RedisDemand("bucket", entry.id, amount, admission=self, entry=entry)
 
     async def _acquire(self, entry: CatalogEntry, kind: str, amount: int) -> Permit:

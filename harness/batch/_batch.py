@@ -11,6 +11,7 @@ from typing import Literal, TextIO
 
 import attrs
 
+from harness.admission._internal import shown_url
 from harness.catalog import Catalog
 from harness.providers import DecisionClient
 from harness.runs import build_target, import_target, require_extra, target_input_type
@@ -64,16 +65,6 @@ def preflight(spec: BatchSpec, *, ray: str | None = None) -> None:
     if spec.admission_url is not None:
         require_extra("redis", extra="redis", option="--admission redis://HOST:PORT")
         _ping_redis(spec.admission_url)
-
-
-def shown_url(url: str) -> str:
-    """``url`` without its password (for messages)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"
 
 
 def _ping_redis(url: str) -> None:

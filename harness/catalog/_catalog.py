@@ -41,7 +41,7 @@ from __future__ import annotations
 import importlib.resources
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
@@ -77,6 +77,13 @@ _INT_FIELDS = (
 _FLOAT_FIELDS = ("input_price_per_million", "mass_floor")
 _BOOL_FIELDS = ("adaptive",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
+_FIELD_KINDS: dict[str, str] = {
+    **dict.fromkeys((*_STR_FIELDS, "tokenizer"), "str"),
+    **dict.fromkeys(_INT_FIELDS, "int"),
+    **dict.fromkeys(_FLOAT_FIELDS, "float"),
+    **dict.fromkeys(_BOOL_FIELDS, "bool"),
+}
+"""The kind of each scalar field of an entry's table (``retry`` and ``calibration`` are tables)."""
 _RETRY_KEYS: dict[str, str] = {
     "max_retries": "int",
     "statuses": "list",
@@ -89,36 +96,46 @@ _RETRY_KEYS: dict[str, str] = {
 }
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_KINDS: dict[str, Callable[[object], bool]] = {
+    "str": lambda value: isinstance(value, str),
+    "int": _is_int,
+    "float": lambda value: isinstance(value, int | float) and not isinstance(value, bool),
+    "bool": lambda value: isinstance(value, bool),
+    "list": lambda value: isinstance(value, list) and all(_is_int(v) for v in value),
+}
+"""What a TOML value of each kind of field may be (a bool is no number; ``list``: of ints)."""
+
+
+def _refuse_unknown(table: dict[str, object], known: Iterable[str], where: str, what: str) -> None:
+    """Refuse the keys of ``table`` not in ``known``, naming them and the known ones."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise CatalogError(
+            f"{where}: unknown {what}(s) {', '.join(unknown)}; "
+            f"known {what}s: {', '.join(sorted(known))}"
+        )
+
+
 def _retry_from_table(table: object, where: str) -> RetrySettings:
     """An entry's ``[entries.retry]`` table as settings; every key checked by name and type."""
     if not isinstance(table, dict):
         raise CatalogError(f"{where}: retry must be a table ([entries.retry])")
-    unknown = sorted(set(table) - set(_RETRY_KEYS))
-    if unknown:
-        raise CatalogError(
-            f"{where}: unknown retry key(s) {', '.join(unknown)}; "
-            f"known retry keys: {', '.join(sorted(_RETRY_KEYS))}"
-        )
+    _refuse_unknown(table, _RETRY_KEYS, where, "retry key")
     values: dict[str, object] = {}
     for key, value in table.items():
         kind = _RETRY_KEYS[key]
-        if kind == "bool":
-            ok = isinstance(value, bool)
-        elif kind == "int":
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif kind == "float":
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            value = float(value) if ok else value
-        else:
-            ok = isinstance(value, list) and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in value
-            )
-        if not ok:
+        if not _KINDS[kind](value):
             wanted = {"list": "a list of HTTP statuses", "float": "a number"}.get(kind, f"a {kind}")
             raise CatalogError(
                 f"{where}: retry.{key} has the wrong type ({type(value).__name__}); "
                 f"it takes {wanted}"
             )
+        if kind == "float":
+            value = float(value)
         values[key] = value
     try:
         return RetrySettings(**values)  # type: ignore[arg-type]  # each checked just above
@@ -262,26 +279,11 @@ def _entry_from_table(
     raw_id = table.get("id")
     name = repr(raw_id) if isinstance(raw_id, str) else f"#{index + 1} (no id)"
     where = f"{source}: catalog entry {name}"
-    unknown = sorted(set(table) - _FIELDS)
-    if unknown:
-        raise CatalogError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; "
-            f"known keys: {', '.join(sorted(_FIELDS))}"
-        )
+    _refuse_unknown(table, _FIELDS, where, "key")
     for key, value in table.items():
         if key in ("retry", "calibration"):
             continue  # a sub-table, read below
-        if key in _STR_FIELDS or key == "tokenizer":
-            ok = isinstance(value, str)
-        elif key in _INT_FIELDS:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif key in _FLOAT_FIELDS:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif key in _BOOL_FIELDS:
-            ok = isinstance(value, bool)
-        else:  # pragma: no cover - every field is in one of the groups above
-            ok = False
-        if not ok:
+        if not _KINDS[_FIELD_KINDS[key]](value):
             raise CatalogError(f"{where}: {key} has the wrong type ({type(value).__name__})")
     for required in ("id", "provider", "wire_model_id", "max_context_tokens"):
         if required not in table:

@@ -274,6 +274,20 @@ class CatalogEntry:
             rules.append("input_price_per_million must be >= 0")
         return rules
 
+    @classmethod
+    def fake(
+        cls, entry_id: str, wire_model_id: str | None = None, *, max_concurrent: int = 1
+    ) -> CatalogEntry:
+        """An entry for a model that is no server (a fake model's policy, a replay): provider
+        ``fake``, a context no request reaches, ``max_concurrent`` calls at once."""
+        return cls(
+            id=entry_id,
+            provider="fake",
+            wire_model_id=wire_model_id or entry_id,
+            max_context_tokens=1_000_000,
+            max_concurrent=max_concurrent,
+        )
+
     @property
     def bound(self) -> Literal["window", "concurrency"]:
         """``"window"`` for a tpm-bounded entry, ``"concurrency"`` for a max_concurrent one."""

@@ -39,10 +39,13 @@ COMMANDS: Final[dict[str, str]] = {
 
 
 class CommandModule(Protocol):
-    """A command's module: it adds its parser (whose defaults carry the function to run)."""
+    """A command's module: what its ``--help`` says above the options, and its arguments (the
+    parser's defaults carry the function to run). Its one-line help is :data:`COMMANDS`'."""
 
-    def add_parser(self, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-        """Add the command's parser to ``commands``."""
+    DESCRIPTION: str
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the command's arguments to its ``parser``."""
 
 
 def command_module(name: str) -> CommandModule:
@@ -105,7 +108,10 @@ def build_parser(command: str | None = None, *, light: bool = False) -> argparse
         if light and name != command:
             commands.add_parser(name, help=help_text)
         else:
-            command_module(name).add_parser(commands)
+            module = command_module(name)
+            module.add_arguments(
+                commands.add_parser(name, help=help_text, description=module.DESCRIPTION)
+            )
     for traced in ("run", "demo"):
         if not light or traced == command:
             from harness.cli import _observe  # only for the commands that run thinkers

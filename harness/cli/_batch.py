@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Final
 
-from harness.cli._common import CliError, add_model_options, catalog_from, say
+from harness.cli._common import (
+    CliError,
+    add_model_options,
+    add_scale_options,
+    catalog_from,
+    check_concurrency,
+    say,
+)
 
-__all__ = ["add_parser", "batch"]
+__all__ = ["DESCRIPTION", "add_arguments", "batch"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness batch``."""
-    parser = commands.add_parser(
-        "batch",
-        help="run a thinker over every line of a JSONL file (resumable; local or on Ray)",
-        description=(
-            "Run MODULE:CLASS on each line of INPUTS (one input object a line) and write one "
-            "result line per input to --out: its answer, refs, usage and status (completed, "
-            "failed or invalid). Started again with the same arguments, it runs the inputs that "
-            "have no completed result yet (failed ones too, unless --no-retry-failed). Exit 0 "
-            "when every input has a completed result, 1 when some failed or are invalid, 2 when "
-            "nothing could start (a usage problem)."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Run MODULE:CLASS on each line of INPUTS (one input object a line) and write one "
+    "result line per input to --out: its answer, refs, usage and status (completed, "
+    "failed or invalid). Started again with the same arguments, it runs the inputs that "
+    "have no completed result yet (failed ones too, unless --no-retry-failed). Exit 0 "
+    "when every input has a completed result, 1 when some failed or are invalid, 2 when "
+    "nothing could start (a usage problem)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness batch``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
     parser.add_argument("inputs", metavar="INPUTS.jsonl", help="one input object a line")
     parser.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="result lines")
@@ -33,20 +39,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="journal each input's run here: started again, a run cut short resumes mid-run",
     )
-    parser.add_argument(
-        "--concurrency", type=int, default=8, metavar="N", help="inputs in flight (default 8)"
-    )
+    add_scale_options(parser, "inputs")
     parser.add_argument(
         "--on-bad-line",
         choices=("skip", "fail"),
         default="skip",
         help="a line that is not an input: report it as an 'invalid' result and go on (skip, "
         "the default), or stop before running anything (fail)",
-    )
-    parser.add_argument(
-        "--ray",
-        metavar="auto|ADDRESS|local",
-        help="run on Ray: a running cluster (auto), one at ADDRESS, or one started here (local)",
     )
     parser.add_argument(
         "--admission",
@@ -71,8 +70,7 @@ def batch(args: argparse.Namespace) -> int:
     """Run the batch and print its summary."""
     from harness.batch import BatchError, BatchSpec, run_batch
 
-    if args.concurrency < 1:
-        raise CliError("--concurrency must be at least 1")
+    check_concurrency(args)
     catalog_from(args)  # an unknown entry or a broken catalog fails before anything runs
     spec = BatchSpec(
         target=args.target,

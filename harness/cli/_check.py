@@ -19,8 +19,6 @@ or more (warnings do not count), 2 for a usage problem (a package that does not 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import inspect
 import json
 import pkgutil
@@ -34,7 +32,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from harness.cli._common import CliError, say
 
-__all__ = ["Finding", "add_parser", "check_targets", "run_check"]
+__all__ = ["DESCRIPTION", "Finding", "add_arguments", "check_targets", "run_check"]
 
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -66,17 +64,15 @@ class Finding:
         return f"::{self.severity} file={path},line={self.line},title={title}::{body}"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness check``."""
-    parser = commands.add_parser(
-        "check",
-        help="check every thinker's palette and every tool in packages or files (no mypy)",
-        description=(
-            "Find every thinker and tool class in the given packages, modules or .py files "
-            "(folders are walked), check them with the runtime palette validator and print "
-            "each broken rule in the mypy plugin's words. Exit 1 when a rule is broken."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Find every thinker and tool class in the given packages, modules or .py files "
+    "(folders are walked), check them with the runtime palette validator and print "
+    "each broken rule in the mypy plugin's words. Exit 1 when a rule is broken."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness check``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "targets",
         nargs="+",
@@ -139,19 +135,16 @@ def _import_path(path: Path) -> list[ModuleType]:
         root, name = _module_name_of(file)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
-        modules.append(_import(name, f"{file}"))
+        modules.append(_import(name))
     return modules
 
 
-def _import(name: str, shown: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ImportError as error:
-        raise CliError(
-            f"cannot import {shown}: {error} (pass an importable package or a path to .py files)"
-        ) from None
-    except Exception as error:  # the user's module fails while importing
-        raise CliError(f"importing {shown} failed: {type(error).__name__}: {error}") from None
+def _import(name: str) -> ModuleType:
+    """The user's module ``name``, through the one importer of user modules: a module that
+    cannot be imported is its table's one line (exit 2), as in ``harness run``."""
+    from harness.runs import import_module
+
+    return import_module(name)
 
 
 def _modules(target: str) -> list[ModuleType]:
@@ -160,11 +153,11 @@ def _modules(target: str) -> list[ModuleType]:
         if not path.exists():
             raise CliError(f"no such file or folder: {target}")
         return _import_path(path)
-    module = _import(target, target)
+    module = _import(target)
     found = [module]
     if hasattr(module, "__path__"):
         for info in pkgutil.walk_packages(module.__path__, prefix=f"{module.__name__}."):
-            found.append(_import(info.name, info.name))
+            found.append(_import(info.name))
     return found
 
 

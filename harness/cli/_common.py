@@ -1,4 +1,5 @@
-"""What the commands share: the usage error, the catalog and entry options, the record path.
+"""What the commands share: the usage error, the catalog and entry options, the concurrency
+and Ray options, the record path.
 
 Light on purpose: ``harness --help`` and ``--version`` import this module, so the catalog and
 the record are imported only by the functions that use them.
@@ -24,7 +25,9 @@ __all__ = [
     "EXIT_USAGE",
     "CliError",
     "add_model_options",
+    "add_scale_options",
     "catalog_from",
+    "check_concurrency",
     "check_record_path",
     "debugging",
     "report_failed_run",
@@ -102,6 +105,26 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "OpenAI-compatible server with logprobs); default: the catalog's decision pin, the "
         "embedded model",
     )
+
+
+def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--concurrency N`` (checked by :func:`check_concurrency`) and ``--ray``: how many of
+    ``what`` (``inputs``, ``cases``) run at once, and whether on Ray."""
+    parser.add_argument(
+        "--concurrency", type=int, default=8, metavar="N", help=f"{what} in flight (default 8)"
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="auto|ADDRESS|local",
+        help=f"run the {what} on Ray: a running cluster (auto), one at ADDRESS, or one started "
+        "here (local)",
+    )
+
+
+def check_concurrency(args: argparse.Namespace) -> None:
+    """Refuse ``--concurrency`` below 1."""
+    if args.concurrency < 1:
+        raise CliError("--concurrency must be at least 1")
 
 
 def catalog_from(args: argparse.Namespace) -> Catalog:

@@ -46,8 +46,9 @@ from harness.errors import LLMReadableError
 from harness.record import RecordedAnswer, RunFailedError, RunRecord, counted
 
 __all__ = [
+    "DESCRIPTION",
     "SHOWN_ANSWERS",
-    "add_parser",
+    "add_arguments",
     "demo",
     "figures_line",
     "folder_line",
@@ -70,18 +71,16 @@ _KIND_NOUNS: Final = {
 }
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness demo``."""
-    parser = commands.add_parser(
-        "demo",
-        help="find the statements that decide a price change in a folder (offline, no setup)",
-        description=(
-            "Run the demo thinker: it lists the folder's text files, reads some of them into "
-            "statements and selects those that decide a price change and say from when it "
-            "applies. With no folder it reads the folder of documents shipped with harness and "
-            "scores its answer against the folder's answer key."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Run the demo thinker: it lists the folder's text files, reads some of them into "
+    "statements and selects those that decide a price change and say from when it "
+    "applies. With no folder it reads the folder of documents shipped with harness and "
+    "scores its answer against the folder's answer key."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness demo``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument("folder", nargs="?", help="folder to search (default: the shipped one)")
     parser.add_argument("--objective", default=DEMO_OBJECTIVE, help="what to look for")
     add_model_options(parser)

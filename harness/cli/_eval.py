@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from harness.cli._common import EXIT_FAILED, CliError, say
+from harness.cli._common import EXIT_FAILED, CliError, add_scale_options, check_concurrency, say
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from harness.evals import GateResult, PositionBias
 
-__all__ = ["add_parser", "eval_command"]
+__all__ = ["DESCRIPTION", "add_arguments", "eval_command"]
 
 _GATE_HELP = {
     "min_recall": "fail (exit 1) when recall is below X",
@@ -35,19 +35,17 @@ _GATE_HELP = {
 }
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness eval``."""
-    parser = commands.add_parser(
-        "eval",
-        help="score a thinker on a labelled dataset, or compare two evals (CI gates)",
-        description=(
-            "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
-            "thinker on each case and report recall, precision, F1, calibration and more, each "
-            "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
-            "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
-            "single labelled requests. A failed gate exits 1."
-        ),
-    )
+DESCRIPTION: Final = (
+    "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
+    "thinker on each case and report recall, precision, F1, calibration and more, each "
+    "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
+    "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
+    "single labelled requests. A failed gate exits 1."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness eval``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "first", metavar="MODULE:CLASS|compare|pack", help="the thinker, compare or pack"
     )
@@ -69,10 +67,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FIELD[,FIELD]",
         help="compare answered and expected items by these fields (default: every field)",
     )
-    parser.add_argument(
-        "--concurrency", type=int, default=8, metavar="N", help="cases in flight (default 8)"
-    )
-    parser.add_argument("--ray", metavar="auto|ADDRESS|local", help="run the cases on Ray")
+    add_scale_options(parser, "cases")
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML file (cases, gates)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead")
     parser.add_argument(
@@ -130,8 +125,7 @@ def eval_command(args: argparse.Namespace) -> int:
         )
     if args.max_flips is not None:
         raise CliError("--max-flips bounds a comparison: use it with harness eval compare A B")
-    if args.concurrency < 1:
-        raise CliError("--concurrency must be at least 1")
+    check_concurrency(args)
     if args.position_bias is not None:
         raise CliError(
             "--position-bias re-asks labelled single requests: use it with harness eval pack "

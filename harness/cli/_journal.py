@@ -35,7 +35,7 @@ from harness.runs import (
     read_journal,
     resume,
 )
-from harness.runs._internal import Durable, execute, turns_side_by_side
+from harness.runs._internal import JOURNAL_FILE, branch_replayed, turns_side_by_side
 from harness.thinker import DecisionTurn
 
 __all__ = [
@@ -234,17 +234,7 @@ def replay_branch(
 
     async def branched() -> RunResult[Artifact]:
         try:
-            return await execute(
-                cast("ThinkerFactory[Artifact, Artifact]", tool_class),  # any tool
-                given,
-                seat=seat,
-                budget=None,
-                workflow=None,
-                upstream_retries=0,
-                on_progress=None,
-                keep_bodies=True,
-                durable=Durable(forced=forced),
-            )
+            return await branch_replayed(tool_class, given, seat, forced)
         finally:
             await aclose()
 
@@ -265,13 +255,8 @@ def branch_journal(args: argparse.Namespace, import_tool: Callable[[str], type[A
     from the journal (nothing asked, no tool run), the rest live on ``--fallback`` (default:
     the journalled entry). ``None`` when the file is not a journal (a record: the caller's)."""
     forced = branch_spec(args.branch)
-    try:
-        with open(args.file, "rb") as file:
-            head = file.read(200)
-    except OSError:
-        return None  # the record reader names the problem
-    if not forced or b'"harness-journal"' not in head:
-        return None
+    if not forced or not JOURNAL_FILE.starts(args.file):
+        return None  # a record (or no file: the record reader names the problem)
     ((at, move),) = forced.items()
     tool_class = import_tool(args.target)
     if args.record is not None:

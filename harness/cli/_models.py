@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from typing import Final
 
 from harness.cli._common import CliError, say
 
-__all__ = ["add_parser", "describe_models", "list_models"]
+__all__ = ["DESCRIPTION", "add_arguments", "describe_models", "list_models"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness models``."""
-    parser = commands.add_parser(
-        "models",
-        help="list the configured models and where each value came from (never a key)",
-        description=(
-            "List the entries of the configured catalog (--catalog, else $HARNESS_CATALOG, else "
-            "the shipped one, plus the entries TYPESAFE_* variables give), the decision pin, and "
-            "the configuration variables with where each value came from. Keys show only as "
-            "set or not set."
-        ),
-    )
+DESCRIPTION: Final = (
+    "List the entries of the configured catalog (--catalog, else $HARNESS_CATALOG, else "
+    "the shipped one, plus the entries TYPESAFE_* variables give), the decision pin, and "
+    "the configuration variables with where each value came from. Keys show only as "
+    "set or not set."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness models``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "--catalog",
         metavar="FILE",

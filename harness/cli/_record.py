@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from typing import Final
 
 from harness.cli._common import CliError, say
 from harness.record import RecordError, load_record, render_html, render_text
 
-__all__ = ["add_parser", "show_record"]
+__all__ = ["DESCRIPTION", "add_arguments", "show_record"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness record``."""
-    parser = commands.add_parser(
-        "record",
-        help="show a recorded run turn by turn (or --html OUT for a page of bars)",
-        description=(
-            "Read a record written by `harness demo` or `harness run` and print it turn by turn "
-            "with each distribution as bars; --html writes one self-contained page instead."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Read a record written by `harness demo` or `harness run` and print it turn by turn "
+    "with each distribution as bars; --html writes one self-contained page instead."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness record``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument("file", help="the record file (JSON)")
     parser.add_argument("--html", metavar="OUT", help="write a self-contained HTML page to OUT")
     parser.set_defaults(command=show_record)

@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 from collections.abc import Sequence
+from typing import Final
 
 from harness.artifacts import from_json
 from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
@@ -42,7 +43,7 @@ from harness.replay import (
 from harness.runs import Seat, build_target, import_target, target_input_type
 from harness.thinker import QUESTION_SCHEME_VERSIONS, DecisionThinker, DecisionTurn
 
-__all__ = ["add_parser", "replay"]
+__all__ = ["DESCRIPTION", "add_arguments", "replay"]
 
 _FIX = "If the change is meant, record the run again (harness run --bodies --record FILE)."
 
@@ -50,17 +51,15 @@ _COLUMN = 56
 """Width of the recorded column of the side-by-side view."""
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness replay``."""
-    parser = commands.add_parser(
-        "replay",
-        help="re-run a thinker offline from a record; exit 0 when it does the same",
-        description=(
-            "Re-run MODULE:CLASS with every decision answered from RECORD (written with "
-            "--bodies), offline. Exit 0 when the run takes the same turns and gives the same "
-            "answer, 1 with the first divergent turn side by side otherwise."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Re-run MODULE:CLASS with every decision answered from RECORD (written with "
+    "--bodies), offline. Exit 0 when the run takes the same turns and gives the same "
+    "answer, 1 with the first divergent turn side by side otherwise."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness replay``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument("file", metavar="RECORD", help="a record written with --bodies")
     parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
     given = parser.add_mutually_exclusive_group()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import cast
+from typing import Final, cast
 
 from harness.artifacts import Artifact, from_json
 from harness.cli._common import (
@@ -26,21 +26,19 @@ from harness.runs import (
 from harness.runs import run as run_thinker
 from harness.scope import Budget
 
-__all__ = ["add_parser", "run"]
+__all__ = ["DESCRIPTION", "add_arguments", "run"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness run``."""
-    parser = commands.add_parser(
-        "run",
-        help="run a thinker class on an input given as JSON",
-        description=(
-            "Import MODULE, build CLASS with its (parent) constructor, build its input artifact "
-            "from JSON, run it through the catalog's decision model, print the answer (one "
-            "compact JSON object per item) and what it used; with --record PATH, write the "
-            "run's record there."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Import MODULE, build CLASS with its (parent) constructor, build its input artifact "
+    "from JSON, run it through the catalog's decision model, print the answer (one "
+    "compact JSON object per item) and what it used; with --record PATH, write the "
+    "run's record there."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness run``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "target", metavar="MODULE:CLASS", nargs="?", help="e.g. mypackage.triage:Triage"
     )

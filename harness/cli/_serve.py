@@ -10,27 +10,26 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from typing import Final
 
 from harness.cli._common import CliError, add_model_options, catalog_from, say
 from harness.serve import API_KEY_ENV, HOST, DecisionServer
 
-__all__ = ["add_parser", "serve"]
+__all__ = ["DESCRIPTION", "add_arguments", "serve"]
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``harness serve``."""
-    parser = commands.add_parser(
-        "serve",
-        help="serve a catalog entry as a System One server on 127.0.0.1",
-        description=(
-            "Serve POST /v1/systemone (and /v1/decisions, GET /v1/models) on 127.0.0.1, "
-            "answering with a catalog entry (the embedded model by default) through the "
-            "dispatcher, so the entry's admission applies. Beyond --max-in-flight requests "
-            "answered at once and --queue waiting, requests get 429 with Retry-After. One "
-            "access-log line per request goes to stderr. SIGTERM or Ctrl-C stops taking "
-            "requests, lets those in flight finish (up to --grace seconds) and exits."
-        ),
-    )
+DESCRIPTION: Final = (
+    "Serve POST /v1/systemone (and /v1/decisions, GET /v1/models) on 127.0.0.1, "
+    "answering with a catalog entry (the embedded model by default) through the "
+    "dispatcher, so the entry's admission applies. Beyond --max-in-flight requests "
+    "answered at once and --queue waiting, requests get 429 with Retry-After. One "
+    "access-log line per request goes to stderr. SIGTERM or Ctrl-C stops taking "
+    "requests, lets those in flight finish (up to --grace seconds) and exits."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``harness serve``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument(
         "--port", type=int, default=8787, help="port to listen on (0 picks a free one)"
     )

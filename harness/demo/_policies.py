@@ -152,14 +152,7 @@ class UniformRandomPolicy:
 
 def policy_catalog() -> Catalog:
     """A catalog whose pinned decision entry is :data:`POLICY_ENTRY` (a fake model's)."""
-    entry = CatalogEntry(
-        id=POLICY_ENTRY,
-        provider="fake",
-        wire_model_id="policy",
-        max_context_tokens=1_000_000,
-        max_concurrent=1,
-    )
-    return Catalog([entry], {"decision": POLICY_ENTRY})
+    return Catalog([CatalogEntry.fake(POLICY_ENTRY)], {"decision": POLICY_ENTRY})
 
 
 async def run_demo_with(

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Final, Literal
@@ -42,7 +41,7 @@ from harness.catalog import (
     sigmoid,
 )
 from harness.evals._report import ScoredDecision
-from harness.evals._threshold import _toml_key, _toml_value
+from harness.evals._threshold import update_calibration_file
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
 
 __all__ = [
@@ -103,21 +102,9 @@ def write_calibration(calibration: Calibration, path: str | os.PathLike[str]) ->
     has one) into the TOML calibration file at ``path``, the file an entry's
     ``[entries.calibration]`` names with ``file = "..."``; made if missing, its other keys kept
     (a threshold written by :meth:`FittedThreshold.write_calibration` stays)."""
-    written = Path(path)
-    table: dict[str, object] = {}
-    if written.exists():
-        try:
-            table = tomllib.loads(written.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{written} is not a TOML calibration file: {error}") from None
-    table.update(calibration.to_table())
-    lines = [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.items()]
-    written.parent.mkdir(parents=True, exist_ok=True)
-    written.write_text(
-        "# calibration fitted by harness.evals (fit_calibration)\n" + "\n".join(lines) + "\n",
-        encoding="utf-8",
+    return update_calibration_file(
+        path, calibration.to_table(), "# calibration fitted by harness.evals (fit_calibration)"
     )
-    return written
 
 
 # -- the fits --------------------------------------------------------------------------------

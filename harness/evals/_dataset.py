@@ -32,6 +32,7 @@ __all__ = ["Case", "Dataset", "DatasetError", "ItemKey", "key_text"]
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
 
+R = TypeVar("R")
 ItemKey = Callable[[O], Hashable]
 """How a dataset compares items: two items are the same answer when their keys are equal."""
 
@@ -41,7 +42,7 @@ class DatasetError(HarnessError, ValueError):
     and the field, and how to fix it (never the line's text)."""
 
 
-def _tags(value: Iterable[str]) -> tuple[str, ...]:
+def tags_of(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
 
 
@@ -53,7 +54,7 @@ class Case(Generic[I, O]):
     name: str
     input: I
     expected: tuple[O, ...] = attrs.field(converter=tuple)
-    tags: tuple[str, ...] = attrs.field(default=(), converter=_tags)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=tags_of)
 
 
 def key_text(key: Hashable) -> str:
@@ -178,23 +179,12 @@ class Dataset(Generic[I, O]):
         """The cases of a ``.jsonl`` file (one a line) or a ``.yaml``/``.yml`` file (a list of
         cases). Every bad line or entry is reported at once, by number and field."""
         source = Path(path)
-        raws = _read_rows(source)
-        cases: list[Case[I, O]] = []
-        problems: list[str] = []
-        for number, raw in raws:
-            try:
-                cases.append(_case_from(raw, input_type, output_type))
-            except _RowError as error:
-                problems.append(f"{_where(source, number)}: {error}")
-        if problems:
-            shown = "; ".join(problems[:5])
-            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-            raise DatasetError(
-                f"{source}: {len(problems)} case(s) are not cases of {input_type.__qualname__} -> "
-                f"{output_type.__qualname__}: {shown}{more}; fix them"
-            )
-        if not cases:
-            raise DatasetError(f"{source} holds no cases: give one JSON object a line")
+        cases = read_entries(
+            source,
+            lambda raw: _case_from(raw, input_type, output_type),
+            f"case(s) are not cases of {input_type.__qualname__} -> {output_type.__qualname__}",
+            "cases",
+        )
         return cls(
             cases,
             input_type=input_type,
@@ -223,6 +213,50 @@ def _case_line(case: Case[Any, Any]) -> str:  # Any: a case of any dataset's typ
 
 class _RowError(ValueError):
     """What is wrong with one row (the caller adds where it is)."""
+
+
+def read_entries(source: Path, parse: Callable[[object], R], not_what: str, nouns: str) -> list[R]:
+    """Each entry of the ``.jsonl`` or ``.yaml`` file ``source`` through ``parse``; every bad one
+    is named by number and field at once (``"{n} {not_what}: ..."``), and a file of none is
+    refused (``"holds no {nouns}"``)."""
+    found: list[R] = []
+    problems: list[str] = []
+    for number, raw in _read_rows(source):
+        try:
+            found.append(parse(raw))
+        except (_RowError, DatasetError) as error:
+            problems.append(f"{_where(source, number)}: {error}")
+    if problems:
+        shown = "; ".join(problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise DatasetError(f"{source}: {len(problems)} {not_what}: {shown}{more}; fix them")
+    if not found:
+        raise DatasetError(f"{source} holds no {nouns}: give one JSON object a line")
+    return found
+
+
+def row_head(
+    raw: object, fields: tuple[str, ...], what: str, shape: str
+) -> tuple[Mapping[str, object], str]:
+    """``raw`` as a JSON object with no field but ``fields``, and its name (a non-empty string);
+    ``what`` names the entry (``"a case"``), ``shape`` says what it is when it is no object."""
+    if not isinstance(raw, Mapping):
+        raise _RowError(shape)
+    unknown = sorted(str(k) for k in raw if k not in fields)
+    if unknown:
+        raise _RowError(f"unknown field(s) {', '.join(unknown)}: {what} has {', '.join(fields)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise _RowError("name must be a non-empty string")
+    return raw, name
+
+
+def row_tags(raw: Mapping[str, object]) -> tuple[str, ...]:
+    """The entry's ``tags`` (none when left out)."""
+    tags = raw.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise _RowError("tags must be a list of strings")
+    return tuple(tags)
 
 
 def _where(source: Path, number: int) -> str:
@@ -288,29 +322,20 @@ _ROW_FIELDS = ("name", "input", "expected", "tags")
 
 
 def _case_from(raw: object, input_type: type[I], output_type: type[O]) -> Case[I, O]:
-    if not isinstance(raw, Mapping):
-        raise _RowError("a case is a JSON object with name, input, expected (and tags)")
-    unknown = sorted(str(k) for k in raw if k not in _ROW_FIELDS)
-    if unknown:
-        raise _RowError(
-            f"unknown field(s) {', '.join(unknown)}: a case has {', '.join(_ROW_FIELDS)}"
-        )
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise _RowError("name must be a non-empty string")
+    raw, name = row_head(
+        raw, _ROW_FIELDS, "a case", "a case is a JSON object with name, input, expected (and tags)"
+    )
     if "input" not in raw:
         raise _RowError("input is missing: give the thinker's input as a JSON object")
     expected = raw.get("expected")
     if not isinstance(expected, list):
         raise _RowError("expected must be a list of the answer's items (possibly empty)")
-    tags = raw.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise _RowError("tags must be a list of strings")
+    tags = row_tags(raw)
     value = _structure(raw["input"], input_type, "input")
     items = tuple(
         _structure(item, output_type, f"expected[{index}]") for index, item in enumerate(expected)
     )
-    return Case(name, value, items, tuple(tags))
+    return Case(name, value, items, tags)
 
 
 def structure_item(raw: object, tp: type[O], where: str) -> O:

@@ -23,7 +23,14 @@ import attrs
 
 from harness.decision import Choice, DecisionRequest, Noul, RequestValidationError, Score
 from harness.decision import systemone as _systemone
-from harness.evals._dataset import DatasetError, _read_rows, _RowError, _where
+from harness.evals._dataset import (
+    DatasetError,
+    _RowError,
+    read_entries,
+    row_head,
+    row_tags,
+    tags_of,
+)
 
 __all__ = ["DecisionPack", "Label", "LabelledDecision"]
 
@@ -42,7 +49,7 @@ class LabelledDecision:
     name: str
     request: DecisionRequest
     labels: Mapping[str, Label] = attrs.field(converter=_labels)
-    tags: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=tags_of)
 
     def __attrs_post_init__(self) -> None:
         problem = label_problem(self.request, self.labels)
@@ -100,22 +107,9 @@ class DecisionPack:
         """The labelled decisions of a ``.jsonl`` or ``.yaml`` file; every bad line is named by
         number and field at once."""
         source = Path(path)
-        found: list[LabelledDecision] = []
-        problems: list[str] = []
-        for number, raw in _read_rows(source):
-            try:
-                found.append(_decision_from(raw))
-            except (_RowError, DatasetError) as error:
-                problems.append(f"{_where(source, number)}: {error}")
-        if problems:
-            shown = "; ".join(problems[:5])
-            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-            raise DatasetError(
-                f"{source}: {len(problems)} entr(ies) are not labelled decisions: {shown}{more}; "
-                "fix them"
-            )
-        if not found:
-            raise DatasetError(f"{source} holds no decisions: give one JSON object a line")
+        found = read_entries(
+            source, _decision_from, "entr(ies) are not labelled decisions", "decisions"
+        )
         return cls(found, name=source.stem if name is None else name)
 
 
@@ -123,16 +117,12 @@ _FIELDS = ("name", "request", "labels", "tags")
 
 
 def _decision_from(raw: object) -> LabelledDecision:
-    if not isinstance(raw, Mapping):
-        raise _RowError("a labelled decision is a JSON object with name, request, labels")
-    unknown = sorted(str(k) for k in raw if k not in _FIELDS)
-    if unknown:
-        raise _RowError(
-            f"unknown field(s) {', '.join(unknown)}: a decision has {', '.join(_FIELDS)}"
-        )
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise _RowError("name must be a non-empty string")
+    raw, name = row_head(
+        raw,
+        _FIELDS,
+        "a decision",
+        "a labelled decision is a JSON object with name, request, labels",
+    )
     body = raw.get("request")
     if not isinstance(body, Mapping):
         raise _RowError("request must be a System One request body (state, questions)")
@@ -148,10 +138,8 @@ def _decision_from(raw: object) -> LabelledDecision:
         isinstance(v, str | bool) for v in labels.values()
     ):
         raise _RowError("labels must map question ids to an option key, true/false or a level")
-    tags = raw.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise _RowError("tags must be a list of strings")
+    tags = row_tags(raw)
     problem = label_problem(request, labels)
     if problem is not None:
         raise _RowError(problem)
-    return LabelledDecision(name, request, labels, tuple(tags))
+    return LabelledDecision(name, request, labels, tags)

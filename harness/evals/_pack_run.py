@@ -30,7 +30,7 @@ from harness.decision import (
 from harness.evals import metrics as m
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, ScoredDecision
-from harness.evals._run import _model_name, refuse_in_loop, score
+from harness.evals._run import _model_name, blocking, score
 from harness.jobs import Dispatcher
 from harness.runs import ModelChoice, seat_for
 from harness.scope import Workflow
@@ -172,28 +172,4 @@ async def evaluate_pack_async(
     return attrs.evolve(report, timings={**report.timings, "eval_seconds": asked})
 
 
-def evaluate_pack(
-    pack: DecisionPack,
-    *,
-    model: ModelChoice = None,
-    catalog: Catalog | None = None,
-    concurrency: int = 8,
-    progress: TextIO | None = None,
-    seed: int = 0,
-    resamples: int = m.BOOTSTRAP_RESAMPLES,
-    split: str = "all",
-) -> EvalReport:
-    """:func:`evaluate_pack_async` for code with no event loop."""
-    refuse_in_loop("evaluate_pack")
-    return asyncio.run(
-        evaluate_pack_async(
-            pack,
-            model=model,
-            catalog=catalog,
-            concurrency=concurrency,
-            progress=progress,
-            seed=seed,
-            resamples=resamples,
-            split=split,
-        )
-    )
+evaluate_pack = blocking(evaluate_pack_async, "evaluate_pack")

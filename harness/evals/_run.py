@@ -17,21 +17,22 @@ import sys
 import tempfile
 import time
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import attrs
 
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import Catalog
-from harness.errors import HarnessError, SyncRunInLoopError
+from harness.errors import HarnessError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
 from harness.evals._score import baseline_figures, figures, reliability_bins
 from harness.runs import ModelChoice, TargetError, import_target, seat_for
+from harness.runs._internal import blocking as runs_blocking
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
 
@@ -39,6 +40,9 @@ __all__ = ["EvalError", "evaluate", "evaluate_async", "import_thinker", "target_
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 Thinker = type[DecisionTool[Any, Any]] | str  # Any: any thinker's types; or its MODULE:CLASS
 
@@ -89,15 +93,16 @@ def target_of(thinker: Thinker, *, local: bool = True) -> str:
     return f"{name}:Thinker"
 
 
-def refuse_in_loop(name: str) -> None:
-    """Refuse a synchronous eval inside a running event loop (it would block it)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise SyncRunInLoopError(
-        f"{name}(...) was called inside a running event loop, which it would block: write "
-        f"`await {name}_async(...)` in async code"
+def blocking(run: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
+    """The synchronous form ``name`` of the coroutine function ``run``, for code with no event
+    loop: the same parameters, refused inside a running loop (the run API's one maker of
+    synchronous forms, with the eval's own wording)."""
+    return runs_blocking(
+        run,
+        f":func:`{run.__name__}` for code with no event loop (inside a running one it refuses:"
+        f" ``await {run.__name__}(...)`` there).\n\n{run.__doc__ or ''}",
+        name=name,
+        calls=lambda _args, _kwargs: (f"{name}(...)", f"{run.__name__}(...)"),
     )
 
 
@@ -141,37 +146,6 @@ async def evaluate_async(
     concurrency: int = 8,
     records: bool = True,
     progress: TextIO | None = None,
-    split: str = "all",
-    seed: int = 0,
-    resamples: int = m.BOOTSTRAP_RESAMPLES,
-) -> EvalReport:
-    """:func:`evaluate` in async code (the local engine only)."""
-    return await _evaluate(
-        thinker,
-        dataset,
-        model=model,
-        catalog=catalog,
-        out=out,
-        concurrency=concurrency,
-        records=records,
-        progress=progress,
-        split=split,
-        seed=seed,
-        resamples=resamples,
-        ray=None,
-    )
-
-
-def evaluate(
-    thinker: Thinker,
-    dataset: Dataset[I, O],
-    *,
-    model: ModelChoice = None,
-    catalog: Catalog | None = None,
-    out: str | os.PathLike[str] | None = None,
-    concurrency: int = 8,
-    records: bool = True,
-    progress: TextIO | None = None,
     ray: str | None = None,
     catalog_file: str | os.PathLike[str] | None = None,
     split: str = "all",
@@ -189,42 +163,6 @@ def evaluate(
     ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
     ``seed`` and ``resamples`` fix the bootstrap.
     """
-    refuse_in_loop("evaluate")
-    return asyncio.run(
-        _evaluate(
-            thinker,
-            dataset,
-            model=model,
-            catalog=catalog,
-            out=out,
-            concurrency=concurrency,
-            records=records,
-            progress=progress,
-            split=split,
-            seed=seed,
-            resamples=resamples,
-            ray=ray,
-            catalog_file=catalog_file,
-        )
-    )
-
-
-async def _evaluate(
-    thinker: Thinker,
-    dataset: Dataset[I, O],
-    *,
-    model: ModelChoice,
-    catalog: Catalog | None,
-    out: str | os.PathLike[str] | None,
-    concurrency: int,
-    records: bool,
-    progress: TextIO | None,
-    split: str,
-    seed: int,
-    resamples: int,
-    ray: str | None,
-    catalog_file: str | os.PathLike[str] | None = None,
-) -> EvalReport:
     target = target_of(thinker, local=ray is None)
     if ray is not None and catalog is not None:
         raise EvalError(
@@ -300,6 +238,9 @@ async def _evaluate(
     finally:
         if scratch is not None:
             scratch.cleanup()
+
+
+evaluate = blocking(evaluate_async, "evaluate")
 
 
 def _with_timings(report: EvalReport, timings: dict[str, float]) -> EvalReport:

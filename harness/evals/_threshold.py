@@ -82,20 +82,9 @@ class FittedThreshold:
         """Set ``selection_threshold`` in the TOML calibration file at ``path`` (made if
         missing; its other keys are kept): the file an entry's ``[entries.calibration]`` names
         with ``file = "..."``, so every run on that entry answers at this threshold."""
-        written = Path(path)
-        table: dict[str, object] = {}
-        if written.exists():
-            try:
-                table = tomllib.loads(written.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-                raise ValueError(f"{written} is not a TOML calibration file: {error}") from None
-        table["selection_threshold"] = round(self.value, 6)
-        lines = [self._comment()]
-        for key, value in table.items():
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-        written.parent.mkdir(parents=True, exist_ok=True)
-        written.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return written
+        return update_calibration_file(
+            path, {"selection_threshold": round(self.value, 6)}, self._comment()
+        )
 
     def to_json(self) -> dict[str, object]:
         """The threshold and its figures as JSON."""
@@ -119,6 +108,25 @@ class FittedThreshold:
             "held_out": shown(self.held_out),
             "held_out_split": self.held_out_split,
         }
+
+
+def update_calibration_file(
+    path: str | os.PathLike[str], values: dict[str, object], comment: str
+) -> Path:
+    """Set ``values`` in the TOML calibration file at ``path`` under the ``comment`` line (made
+    if missing; its other keys are kept)."""
+    written = Path(path)
+    table: dict[str, object] = {}
+    if written.exists():
+        try:
+            table = tomllib.loads(written.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{written} is not a TOML calibration file: {error}") from None
+    table.update(values)
+    lines = [comment, *(f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.items())]
+    written.parent.mkdir(parents=True, exist_ok=True)
+    written.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return written
 
 
 def _toml_key(key: str) -> str:

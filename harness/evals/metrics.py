@@ -475,6 +475,14 @@ class Resampler:
         for start in range(0, self.resamples, step):
             yield slice(start, min(start + step, self.resamples))
 
+    def _point(self, statistic: Callable[[], float], n: int) -> float | Estimate:
+        """The figure on the cases as they are, or the estimate of a figure undefined there
+        (saying why)."""
+        try:
+            return statistic()
+        except UndefinedMetricError as error:
+            return self._estimate(None, str(error), [], n)
+
     def _estimate(self, value: float | None, reason: str | None, draws: object, n: int) -> Estimate:
         if value is None:
             return Estimate(None, None, None, n, self.cases, reason)
@@ -539,13 +547,11 @@ class Resampler:
     ) -> Estimate:
         """:func:`ece` of decisions (``case_of`` each decision's case index)."""
         count = len(probabilities)
-        try:
-            value: float | None = ece(probabilities, outcomes, bins=bins, strategy=strategy)
-            reason = None
-        except UndefinedMetricError as error:
-            value, reason = None, str(error)
-        if value is None:
-            return self._estimate(None, reason, [], count)
+        value = self._point(
+            lambda: ece(probabilities, outcomes, bins=bins, strategy=strategy), count
+        )
+        if isinstance(value, Estimate):
+            return value
         cases = np.asarray(case_of, dtype=int)
         p = np.asarray(probabilities, dtype=float)
         y = np.asarray(outcomes, dtype=float)
@@ -585,13 +591,9 @@ class Resampler:
     ) -> Estimate:
         """:func:`auc` of decisions (``case_of`` each decision's case index)."""
         count = len(scores)
-        try:
-            value: float | None = auc(scores, labels)
-            reason = None
-        except UndefinedMetricError as error:
-            value, reason = None, str(error)
-        if value is None:
-            return self._estimate(None, reason, [], count)
+        value = self._point(lambda: auc(scores, labels), count)
+        if isinstance(value, Estimate):
+            return value
         s = np.asarray(scores, dtype=float)
         y = np.asarray(labels, dtype=float)
         cases = np.asarray(case_of, dtype=int)

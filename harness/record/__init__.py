@@ -14,6 +14,7 @@ from harness.record._capture import pinned_copy as pinned_copy
 from harness.record._capture import provider_client as provider_client
 from harness.record._capture import record_run as record_run
 from harness.record._capture import thinker_settings as thinker_settings
+from harness.record._format import RECORD_FILE as RECORD_FILE
 from harness.record._format import RECORD_FORMAT as RECORD_FORMAT
 from harness.record._format import RECORD_VERSION as RECORD_VERSION
 from harness.record._format import RecordedAnswer as RecordedAnswer

@@ -25,7 +25,6 @@ from harness.artifacts import (
     ListArtifact,
     TextFormatterRegistry,
     artifact_converter,
-    digest_line,
 )
 from harness.catalog import DECISION, Catalog, CatalogEntry
 from harness.decision import DecisionRequest
@@ -89,12 +88,12 @@ class RecordingDispatcher(Dispatcher):
         calls: list[RecordedCall] = []
         for decision in self.decisions:
             for made in decision.record.calls:
-                recorded = RecordedCall.of(
-                    made, self._body(decision, made) if keep_bodies else None
-                )
-                if keep_bodies and made.success and decision.request is not None:
-                    recorded = attrs.evolve(recorded, reply=_reply(decision.request, made))
-                calls.append(recorded)
+                body = reply = None
+                if keep_bodies:
+                    body = self._body(decision, made)
+                    if made.success and decision.request is not None:
+                        reply = _reply(decision.request, made)
+                calls.append(RecordedCall.of(made, body, reply))
         return tuple(calls)
 
     def _body(self, decision: DecisionCall, made: ModelCall) -> object:
@@ -155,10 +154,6 @@ class RecordedRun:
 
     product: Artifact
     record: RunRecord
-
-
-def _json_value(artifact: Artifact) -> object:
-    return artifact_converter.unstructure(artifact)
 
 
 def _world(
@@ -224,17 +219,16 @@ async def record_run(
         items = product.iterands if isinstance(product, ListArtifact) else (product,)
         for item in items:
             ref = world.ref(item) if item in world else world.adopt(item)
-            alias = type(item).alias
-            answer.append(RecordedAnswer(ref, alias, selection.get(ref), _json_value(item)))
+            answer.append(RecordedAnswer.of(ref, item, selection))
     calls = dispatcher.recorded_calls(keep_bodies=keep_bodies)
     record = RunRecord(
         command=command,
         thinker=job.tool_name or type(tool).__qualname__,
         objective=tool.objective if isinstance(tool, DecisionThinker) else None,
-        entry={"id": entry.id, "provider": entry.provider, "wire_model_id": entry.wire_model_id},
+        entry=RunRecord.entry_of(entry),
         input_alias=type(input).alias,
-        input_value=_json_value(input),
-        artifacts={ref: digest_line(ref, a, formatters) for ref, a in world.world()},
+        input_value=artifact_converter.unstructure(input),
+        artifacts=RunRecord.artifacts_of(world, formatters),
         turns=turns,
         answer=tuple(answer),
         calls=calls,

@@ -52,13 +52,23 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
+from harness.artifacts import (
+    Artifact,
+    ArtifactRegistry,
+    TextFormatterRegistry,
+    artifact_converter,
+    digest_line,
+)
 from harness.errors import HarnessError
+from harness.replay._internal import FileFormat
 
 if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
     from harness.jobs import ModelCall
 from harness.thinker import DecisionTurn
 
 __all__ = [
+    "RECORD_FILE",
     "RECORD_FORMAT",
     "RECORD_VERSION",
     "RecordError",
@@ -68,14 +78,21 @@ __all__ = [
     "load_record",
 ]
 
-RECORD_FORMAT: Final = "harness-record"
-RECORD_VERSION: Final = 1
-
-JsonObject = dict[str, object]
-
 
 class RecordError(HarnessError, ValueError):
     """A record file that cannot be read: names the file, the place in it and what is wrong."""
+
+
+RECORD_FILE: Final = FileFormat(
+    "record",
+    RecordError,
+    written_by="a file written by `harness demo --record` or `harness run --record`",
+    rewrite="re-record the run with this harness",
+)
+RECORD_FORMAT: Final = RECORD_FILE.name
+RECORD_VERSION: Final = RECORD_FILE.version
+
+JsonObject = dict[str, object]
 
 
 @attrs.frozen
@@ -86,6 +103,12 @@ class RecordedAnswer:
     alias: str
     probability: float | None
     value: object  # the artifact's JSON form: any JSON value
+
+    @classmethod
+    def of(cls, ref: str, item: Artifact, selection: Mapping[str, float]) -> RecordedAnswer:
+        """The answer item ``item`` under ``ref``, with its probability in the run's final
+        ``selection`` (``None`` when the finish did not rank it)."""
+        return cls(ref, type(item).alias, selection.get(ref), artifact_converter.unstructure(item))
 
     def to_json(self) -> JsonObject:
         """The item as a JSON object."""
@@ -112,8 +135,9 @@ class RecordedCall:
     cost: float | None = None  # the billed tokens' price, None when the entry has no price
 
     @classmethod
-    def of(cls, made: ModelCall, body: object = None) -> RecordedCall:
-        """The call as its job's record holds it, with the wire ``body`` when kept."""
+    def of(cls, made: ModelCall, body: object = None, reply: object = None) -> RecordedCall:
+        """The call as its job's record holds it, with the wire ``body`` and ``reply`` when
+        kept."""
         return cls(
             success=made.success,
             latency=made.latency,
@@ -122,6 +146,7 @@ class RecordedCall:
             counted_input_tokens=made.counted_input_tokens,
             reason=made.reason,
             body=body,
+            reply=reply,
             cost=made.cost,
         )
 
@@ -164,11 +189,21 @@ class RunRecord:
     settings: Mapping[str, object] = attrs.field(factory=dict)  # max_turns, scheme, threshold
     score: str | None = None  # the answer's score against a key, as the command printed it
 
+    @staticmethod
+    def entry_of(entry: CatalogEntry) -> dict[str, str]:
+        """``entry``: the run's catalog entry as a record names it."""
+        return {"id": entry.id, "provider": entry.provider, "wire_model_id": entry.wire_model_id}
+
+    @staticmethod
+    def artifacts_of(world: ArtifactRegistry, formatters: TextFormatterRegistry) -> dict[str, str]:
+        """``artifacts``: every ref of the run's ``world`` with its digest line (what the model
+        read)."""
+        return {ref: digest_line(ref, a, formatters) for ref, a in world.world()}
+
     def to_json(self) -> JsonObject:
         """The record as the JSON object written to a file."""
         return {
-            "format": RECORD_FORMAT,
-            "version": RECORD_VERSION,
+            **RECORD_FILE.header(),
             "command": self.command,
             "thinker": self.thinker,
             "objective": self.objective,
@@ -308,18 +343,7 @@ def _read_turn(source: str, index: int, data: object) -> DecisionTurn:
 def record_from_json(data: object, source: str = "<record>") -> RunRecord:
     """Build a :class:`RunRecord` from its JSON object, checking every field."""
     top = _Reader(source, "record", data)
-    kind = top.data.get("format")
-    if kind != RECORD_FORMAT:
-        raise RecordError(
-            f"{source} is not a harness record (its 'format' is not {RECORD_FORMAT!r}): give a "
-            "file written by `harness demo --record` or `harness run --record`"
-        )
-    version = top.raw("version")
-    if version != RECORD_VERSION:
-        raise RecordError(
-            f"{source}: record version {version!r} is not supported (this harness reads version "
-            f"{RECORD_VERSION}): re-record the run with this harness"
-        )
+    RECORD_FILE.check_header(source, top.data)
     given = top.child("input")
     timing = top.child("timing")
     return RunRecord(
@@ -356,18 +380,4 @@ def _settings(top: _Reader) -> dict[str, object]:
 
 def load_record(path: str | os.PathLike[str]) -> RunRecord:
     """Read and check the record file at ``path``; :class:`RecordError` names what is wrong."""
-    source = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        raise RecordError(f"record file {source} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise RecordError(f"record file {source} cannot be read: {error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RecordError(
-            f"record file {source} is not JSON (line {error.lineno}, column {error.colno})"
-        ) from None
-    return record_from_json(data, source)
+    return record_from_json(RECORD_FILE.read_json(path, label="record file"), os.fspath(path))

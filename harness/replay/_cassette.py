@@ -45,6 +45,7 @@ from harness.decision import Answer, DecisionRequest, DecisionResponse, JsonValu
 from harness.decision import systemone as systemone_codec
 from harness.decision._internal import compact_json
 from harness.errors import HarnessError
+from harness.replay._internal import FileFormat
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -61,14 +62,22 @@ __all__ = [
     "load_cassette",
 ]
 
-CASSETTE_FORMAT: Final = "harness-cassette"
-CASSETTE_VERSION: Final = 1
-
-JsonObject = dict[str, JsonValue]
-
 
 class CassetteError(HarnessError, ValueError):
     """A cassette that cannot be read or used: names the file, the place in it and the fix."""
+
+
+CASSETTE_FILE: Final = FileFormat(
+    "cassette",
+    CassetteError,
+    written_by="a file written by the pytest plugin (--harness-record) or by a recording "
+    "ReplayClient",
+    rewrite="re-record it with this harness (pytest --harness-record=all)",
+)
+CASSETTE_FORMAT: Final = CASSETTE_FILE.name
+CASSETTE_VERSION: Final = CASSETTE_FILE.version
+
+JsonObject = dict[str, JsonValue]
 
 
 def body_digest(body: bytes) -> str:
@@ -191,8 +200,7 @@ class Cassette:
     def to_json(self) -> JsonObject:
         """The cassette as the JSON object written to a file."""
         return {
-            "format": CASSETTE_FORMAT,
-            "version": CASSETTE_VERSION,
+            **CASSETTE_FILE.header(),
             "interactions": [item.to_json() for item in self.interactions],
         }
 
@@ -270,17 +278,7 @@ def _interaction(
 def cassette_from_json(data: object, source: str = "<cassette>") -> Cassette:
     """Build a :class:`Cassette` from its JSON object, checking format, version and fields."""
     top = _object(source, "the file", data)
-    if top.get("format") != CASSETTE_FORMAT:
-        raise CassetteError(
-            f"{source} is not a harness cassette (its 'format' is not {CASSETTE_FORMAT!r}): give "
-            "a file written by the pytest plugin (--harness-record) or by a recording ReplayClient"
-        )
-    version = top.get("version")
-    if version != CASSETTE_VERSION:
-        raise CassetteError(
-            f"cassette {source} has version {version!r}, and this harness reads version "
-            f"{CASSETTE_VERSION}: re-record it with this harness (pytest --harness-record=all)"
-        )
+    CASSETTE_FILE.check_header(source, top)
     items = top.get("interactions")
     if not isinstance(items, Sequence) or isinstance(items, str):
         raise _fail(source, "interactions", "must be a JSON array")
@@ -289,25 +287,13 @@ def cassette_from_json(data: object, source: str = "<cassette>") -> Cassette:
 
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     """Read and check the cassette at ``path``; :class:`CassetteError` names what is wrong."""
-    source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        raise CassetteError(
-            f"cassette {source} does not exist: record it first (pytest --harness-record=new "
-            "with the model reachable)"
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise CassetteError(f"cassette {source} cannot be read: {error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CassetteError(
-            f"cassette {source} is not JSON (line {error.lineno}, column {error.colno}): a "
-            "merge may have broken it; re-record it (pytest --harness-record=all)"
-        ) from None
-    return cassette_from_json(data, source)
+    data = CASSETTE_FILE.read_json(
+        path,
+        label="cassette",
+        missing="record it first (pytest --harness-record=new with the model reachable)",
+        broken="a merge may have broken it; re-record it (pytest --harness-record=all)",
+    )
+    return cassette_from_json(data, os.fspath(path))
 
 
 class RecordedCallLike(Protocol):

@@ -88,27 +88,45 @@ def _mapping(value: object) -> Mapping[str, JsonValue]:
 def _question_differences(
     recorded: Mapping[str, JsonValue], asked: Mapping[str, JsonValue]
 ) -> list[Difference]:
-    found: list[Difference] = []
-    for qid, question in asked.items():
-        if qid not in recorded:
-            found.append(Difference(f"question {qid!r}", "is new", None, _text(question)))
-    for qid, question in recorded.items():
-        if qid not in asked:
-            found.append(Difference(f"question {qid!r}", "is gone", _text(question), None))
-    kept_recorded = [qid for qid in recorded if qid in asked]
-    kept_asked = [qid for qid in asked if qid in recorded]
-    if kept_recorded != kept_asked:
-        found.append(
-            Difference(
-                "questions",
-                "are asked in another order",
-                ", ".join(kept_recorded),
-                ", ".join(kept_asked),
-            )
-        )
-    for qid in kept_asked:
+    found = _new_and_gone("question", recorded, asked)
+    found += _reordered("questions", recorded, asked, "asked")
+    for qid in (qid for qid in asked if qid in recorded):
         found.extend(_one_question(qid, _mapping(recorded[qid]), _mapping(asked[qid])))
     return found
+
+
+def _new_and_gone(
+    named: str, recorded: Mapping[str, JsonValue], asked: Mapping[str, JsonValue]
+) -> list[Difference]:
+    """The keys ``asked`` has and ``recorded`` lacks (``is new``), then the keys it lacks
+    (``is gone``), each named ``{named} {key!r}``."""
+    return [
+        Difference(f"{named} {key!r}", "is new", None, _text(value))
+        for key, value in asked.items()
+        if key not in recorded
+    ] + [
+        Difference(f"{named} {key!r}", "is gone", _text(value), None)
+        for key, value in recorded.items()
+        if key not in asked
+    ]
+
+
+def _reordered(
+    named: str, recorded: Mapping[str, JsonValue], asked: Mapping[str, JsonValue], verb: str
+) -> list[Difference]:
+    """The keys both hold, when ``asked`` has them in another order than ``recorded``."""
+    kept_recorded = [key for key in recorded if key in asked]
+    kept_asked = [key for key in asked if key in recorded]
+    if kept_recorded == kept_asked:
+        return []
+    return [
+        Difference(
+            named,
+            f"are {verb} in another order",
+            ", ".join(kept_recorded),
+            ", ".join(kept_asked),
+        )
+    ]
 
 
 def _one_question(
@@ -145,13 +163,7 @@ def _one_question(
 def _options(
     where: str, recorded: Mapping[str, JsonValue], asked: Mapping[str, JsonValue]
 ) -> list[Difference]:
-    found: list[Difference] = []
-    for key, text in asked.items():
-        if key not in recorded:
-            found.append(Difference(f"{where} option {key!r}", "is new", None, _text(text)))
-    for key, text in recorded.items():
-        if key not in asked:
-            found.append(Difference(f"{where} option {key!r}", "is gone", _text(text), None))
+    found = _new_and_gone(f"{where} option", recorded, asked)
     for key, text in asked.items():
         if key in recorded and recorded[key] != text:
             found.append(
@@ -162,18 +174,7 @@ def _options(
                     _text(text),
                 )
             )
-    kept_recorded = [key for key in recorded if key in asked]
-    kept_asked = [key for key in asked if key in recorded]
-    if kept_recorded != kept_asked:
-        found.append(
-            Difference(
-                f"{where} options",
-                "are offered in another order",
-                ", ".join(kept_recorded),
-                ", ".join(kept_asked),
-            )
-        )
-    return found
+    return found + _reordered(f"{where} options", recorded, asked, "offered")
 
 
 def _state_lines(state: object) -> list[tuple[str, str]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -41,9 +40,11 @@ from harness.decision import (
 )
 from harness.errors import HarnessError
 from harness.jobs import ModelCall
+from harness.replay._internal import FileFormat
+from harness.runs._target import import_object
 
 __all__ = [
-    "JOURNAL_FORMAT",
+    "JOURNAL_FILE",
     "JournalEntry",
     "JournalError",
     "JournalWriter",
@@ -51,14 +52,19 @@ __all__ = [
     "read_journal",
 ]
 
-JOURNAL_FORMAT: Final = "harness-journal"
-JOURNAL_VERSION: Final = 1
-
-Json = dict[str, object]
-
 
 class JournalError(HarnessError, ValueError):
     """A journal that cannot be read or written: names the file, the line and what is wrong."""
+
+
+JOURNAL_FILE: Final = FileFormat(
+    "journal",
+    JournalError,
+    written_by="the file written by run(..., journal=PATH) or --journal FILE",
+    rewrite="start the run again with a new journal",
+)
+
+Json = dict[str, object]
 
 
 def request_digest(request: DecisionRequest) -> str:
@@ -233,15 +239,14 @@ def known_classes(roots: Sequence[object]) -> dict[str, type]:
 
 
 def import_class(path: str, classes: Classes | None = None) -> type:
-    """The class ``module:QualName`` names (from ``classes`` first, else imported)."""
+    """The class ``module:QualName`` names (from ``classes`` first, else imported by the one
+    importer, :func:`~harness.runs.import_object`: a mistake is a :class:`TargetError` row)."""
     if classes is not None and path in classes:
         return classes[path]
-    module_name, _, qualname = path.partition(":")
-    found: object = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        found = getattr(found, part)
-    if not isinstance(found, type):
-        raise TypeError(f"{path} is not a class")
+    found = import_object(
+        path, check=lambda value: isinstance(value, type), what="a class", candidates=False
+    )
+    assert isinstance(found, type)
     return found
 
 
@@ -375,16 +380,9 @@ def read_journal(path: str | os.PathLike[str]) -> JournalledRun:
                 "damaged: start the run again with a new journal"
             ) from None
         parsed.append(value)
-    if not parsed or parsed[0].get("format") != JOURNAL_FORMAT:
-        raise JournalError(
-            f"{source}: not a harness journal (its first line is not a {JOURNAL_FORMAT} "
-            "header): pass the file written by run(..., journal=PATH) or --journal FILE"
-        )
-    if parsed[0].get("version") != JOURNAL_VERSION:
-        raise JournalError(
-            f"{source}: journal version {parsed[0].get('version')!r}, this harness reads "
-            f"version {JOURNAL_VERSION}"
-        )
+    JOURNAL_FILE.check_header(
+        str(source), parsed[0] if parsed else {}, place="its first line's 'format'"
+    )
     entries = []
     for data in parsed[1:]:
         kind, turn = data.get("kind"), data.get("turn")
@@ -416,7 +414,7 @@ class JournalWriter:
             raise JournalError(f"{target}: the folder {target.parent} does not exist")
         writer = cls(target, target.open("wb"))
         writer.append(
-            {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, **dict(header)}  # first line
+            {**JOURNAL_FILE.header(), **dict(header)}  # first line
         )
         return writer
 

@@ -15,7 +15,6 @@ from harness.artifacts import (
     ListArtifact,
     TextFormatterRegistry,
     artifact_converter,
-    digest_line,
 )
 from harness.catalog import CatalogEntry
 from harness.jobs import ModelCall
@@ -154,19 +153,11 @@ class RunResult(Generic[O]):
     def record(self, *, command: str = "api") -> RunRecord:
         """The run as a :class:`~harness.record.RunRecord` (what ``harness record`` reads)."""
         selection = self.selection
-        answer = tuple(
-            RecordedAnswer(
-                self.ref(item),
-                type(item).alias,
-                selection.get(self.ref(item)),
-                artifact_converter.unstructure(item),
-            )
-            for item in self.items
-        )
+        answer = tuple(RecordedAnswer.of(self.ref(item), item, selection) for item in self.items)
         bodies = self.bodies if self.bodies is not None else (None,) * len(self.calls)
         replies = self.replies if self.replies is not None else (None,) * len(self.calls)
         calls = tuple(
-            attrs.evolve(RecordedCall.of(c, body), reply=reply)
+            RecordedCall.of(c, body, reply)
             for c, body, reply in zip(self.calls, bodies, replies, strict=True)
         )
         entry = self.entry
@@ -175,16 +166,12 @@ class RunResult(Generic[O]):
             thinker=self.thinker,
             objective=self.objective,
             entry={
-                "id": entry.id,
-                "provider": entry.provider,
-                "wire_model_id": entry.wire_model_id,
+                **RunRecord.entry_of(entry),
                 **({} if self.model_change is None else {"journalled_with": self.model_change}),
             },
             input_alias=type(self.input).alias,
             input_value=artifact_converter.unstructure(self.input),
-            artifacts={
-                ref: digest_line(ref, a, self.formatters) for ref, a in self.registry.world()
-            },
+            artifacts=RunRecord.artifacts_of(self.registry, self.formatters),
             turns=self.turns,
             answer=answer,
             calls=calls,

@@ -9,7 +9,6 @@ before ``at``, forces ``move`` at ``at`` and goes on live, without touching the 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +21,7 @@ from harness.admission import Admission
 from harness.artifacts import Artifact
 from harness.catalog import Catalog
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent
+from harness.record import RECORD_FILE
 from harness.runs._durable import (
     Approver,
     JournalMismatchError,
@@ -39,13 +39,15 @@ from harness.runs._journal import (
 )
 from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult
-from harness.runs._run import Durable, ThinkerFactory, execute
+from harness.runs._run import Durable, ThinkerFactory, blocking, execute
+from harness.runs._target import TargetError
 from harness.scope import Budget, Workflow
 from harness.thinker import Approval, ApprovalRequiredError, DecisionTurn
 
 __all__ = [
     "Branch",
     "branch",
+    "branch_replayed",
     "journalled_turns",
     "move_text",
     "resume",
@@ -92,13 +94,13 @@ def _checked(
     given = journal.header.get("input")
     if not isinstance(given, Mapping):
         raise JournalError(f"{journal.path}: the header holds no input")
+    cannot = f"{journal.path}: cannot rebuild the journalled input {given.get('class') or 'list'}"
     try:
         input = product_of(given, classes_of(built))
-    except (ImportError, AttributeError, TypeError, ValueError, KeyError) as error:
-        raise JournalError(
-            f"{journal.path}: cannot rebuild the journalled input "
-            f"{given.get('class') or 'list'}: {type(error).__name__}: {error}"
-        ) from None
+    except TargetError as error:  # its class does not import: the one importer's line
+        raise JournalError(f"{cannot}: {error}") from None
+    except (AttributeError, TypeError, ValueError, KeyError) as error:
+        raise JournalError(f"{cannot}: {type(error).__name__}: {error}") from None
     change = None
     if model_changed and isinstance(recorded_model, Mapping):
         change = f"{recorded_model.get('id')}:{recorded_model.get('wire_model_id')}"
@@ -165,30 +167,7 @@ def _question(data: Mapping[str, object]) -> str:
     )
 
 
-def resume_sync(
-    thinker: ThinkerFactory[I, O],
-    journal: str | os.PathLike[str],
-    *,
-    model: ModelChoice = None,
-    catalog: Catalog | None = None,
-    budget: Budget | None = None,
-    approval: Approval | None = None,
-    approver: Approver | None = None,
-    accept_model_change: bool = False,
-) -> RunResult[O]:
-    """:func:`resume` for code with no event loop."""
-    return asyncio.run(
-        resume(
-            thinker,
-            journal,
-            model=model,
-            catalog=catalog,
-            budget=budget,
-            approval=approval,
-            approver=approver,
-            accept_model_change=accept_model_change,
-        )
-    )
+resume_sync = blocking(resume, """:func:`resume` for code with no event loop.""")
 
 
 def move_text(turn: DecisionTurn) -> str:
@@ -258,7 +237,7 @@ async def branch(
     """
     if isinstance(at, bool) or not isinstance(at, int) or at < 1:
         raise ValueError(f"at must be a turn number >= 1, got {at!r}")
-    if _is_record(Path(source)):
+    if RECORD_FILE.starts(source):  # else a journal (read_journal names any problem)
         return await _branch_record(thinker, Path(source), at, move, model, catalog, budget)
     read = read_journal(source)
     original = journalled_turns(read)
@@ -273,23 +252,10 @@ async def branch(
         input,
         seat=seat,
         budget=budget,
-        workflow=None,
-        upstream_retries=DEFAULT_UPSTREAM_RETRIES,
-        on_progress=None,
         keep_bodies=read.keep_bodies,
         durable=durable,
     )
     return Branch(at, move, original, result)
-
-
-def _is_record(path: Path) -> bool:
-    """Whether ``path`` holds a run record (its format named first), not a journal."""
-    try:
-        with path.open("rb") as file:
-            head = file.read(200)
-    except OSError:
-        return False  # read_journal names the problem
-    return b'"harness-record"' in head
 
 
 async def _branch_record(
@@ -329,20 +295,32 @@ async def _branch_record(
     seat = Seat(Catalog([recorded], {"decision": recorded.id}), {recorded.id: client})
     try:
         with override(model=client):
-            result = await execute(
-                cast("ThinkerFactory[Artifact, O]", thinker),  # the recorded input's type
-                given,
-                seat=seat,
-                budget=budget,
-                workflow=None,
-                upstream_retries=0,
-                on_progress=None,
-                keep_bodies=True,
-                durable=Durable(forced={at: move}),
-            )
+            result = await branch_replayed(thinker, given, seat, {at: move}, budget=budget)
     finally:
         await client.aclose()
     return Branch(at, move, record.turns, result, source="recorded")
+
+
+async def branch_replayed(
+    thinker: ThinkerFactory[Any, O],
+    given: Artifact,
+    seat: Seat,
+    forced: Mapping[int, str],
+    *,
+    budget: Budget | None = None,
+) -> RunResult[O]:
+    """A run on ``seat``, whose client answers from a record (no retries: a replay has nothing
+    to retry), with the ``forced`` moves, keeping each call's body: what a branch from a record
+    runs (:func:`branch` on a record, ``harness replay RECORD --branch``)."""
+    return await execute(
+        cast("ThinkerFactory[Artifact, O]", thinker),  # the recorded input's type
+        given,
+        seat=seat,
+        budget=budget,
+        upstream_retries=0,
+        keep_bodies=True,
+        durable=Durable(forced=forced),
+    )
 
 
 def turns_side_by_side(
@@ -373,23 +351,23 @@ async def run_journalled(
     (a batch item whose worker died goes on at its next turn). A journal of another run (its
     fingerprint or its input differ) is refused with :class:`JournalMismatchError`."""
     path = Path(journal)
-    if not _journalled(path):
-        durable = Durable(journal=path)
-        return await execute(
-            thinker, input, seat=seat, budget=None, workflow=None,
-            upstream_retries=upstream_retries, on_progress=None, keep_bodies=keep_bodies,
-            durable=durable, admission=admission,
-        )  # fmt: skip
-    read = read_journal(path)
-    built = thinker(Workflow())
-    found = changes(read.fingerprint, fingerprint_of(built, seat.entry))
-    given = read.header.get("input")
-    if given != product_json(input):
-        found.append("the input changed")
-    if found:
-        raise JournalMismatchError(f"{path}: cannot resume: " + "; ".join(found))
+    durable = Durable(journal=path)
+    if _journalled(path):
+        read = read_journal(path)
+        built = thinker(Workflow())
+        found = changes(read.fingerprint, fingerprint_of(built, seat.entry))
+        given = read.header.get("input")
+        if given != product_json(input):
+            found.append("the input changed")
+        if found:
+            raise JournalMismatchError(f"{path}: cannot resume: " + "; ".join(found))
+        durable, keep_bodies = Durable(resumed=read), read.keep_bodies
     return await execute(
-        thinker, input, seat=seat, budget=None, workflow=None,
-        upstream_retries=upstream_retries, on_progress=None, keep_bodies=read.keep_bodies,
-        durable=Durable(resumed=read), admission=admission,
-    )  # fmt: skip
+        thinker,
+        input,
+        seat=seat,
+        upstream_retries=upstream_retries,
+        keep_bodies=keep_bodies,
+        durable=durable,
+        admission=admission,
+    )

@@ -9,11 +9,12 @@ decision call it makes is read back from its job's record into the :class:`RunRe
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, ParamSpec, TypeVar, cast
 
 import attrs
 
@@ -31,10 +32,12 @@ from harness.scope import Budget, BudgetAccount, Identifiable, Identity, Workflo
 from harness.thinker import Approval, DecisionThinker, PendingApproval, ThinkerRun
 from harness.tools import DecisionTool
 
-__all__ = ["Durable", "ThinkerFactory", "execute", "run", "run_sync"]
+__all__ = ["Durable", "ThinkerFactory", "blocking", "execute", "run", "run_sync"]
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
+P = ParamSpec("P")
+R = TypeVar("R")
 
 ThinkerFactory = Callable[[Identifiable], DecisionTool[I, ListArtifact[O]]]
 """A thinker class with the ``(parent)`` constructor, or any callable building one."""
@@ -136,15 +139,16 @@ async def execute(
     input: I,
     *,
     seat: Seat,
-    budget: Budget | None,
-    workflow: Workflow | None,
-    upstream_retries: int,
-    on_progress: Callable[[JobEvent], None] | None,
-    keep_bodies: bool,
-    durable: Durable | None,
+    budget: Budget | None = None,
+    workflow: Workflow | None = None,
+    upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
+    on_progress: Callable[[JobEvent], None] | None = None,
+    keep_bodies: bool = False,
+    durable: Durable | None = None,
     admission: Admission | None = None,
 ) -> RunResult[O]:
-    """:func:`run` on a seat, durable or not (:func:`harness.resume` runs through here too)."""
+    """:func:`run` on a seat, durable or not (:func:`harness.resume`, :func:`harness.branch`
+    and a batch's journalled runs go through here too); the defaults are :func:`run`'s."""
     workflow = workflow if workflow is not None else Workflow()
     identity = workflow.identity
     if budget is not None:
@@ -230,45 +234,49 @@ async def execute(
     return result
 
 
-def run_sync(
-    thinker: ThinkerFactory[I, O],
-    input: I,
+def blocking(
+    coroutine_function: Callable[P, Coroutine[Any, Any, R]],
+    doc: str,
     *,
-    model: ModelChoice = None,
-    catalog: Catalog | None = None,
-    budget: Budget | None = None,
-    workflow: Workflow | None = None,
-    upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
-    on_progress: Callable[[JobEvent], None] | None = None,
-    keep_bodies: bool = False,
-    journal: str | os.PathLike[str] | None = None,
-    approver: Approver | None = None,
-) -> RunResult[O]:
+    name: str | None = None,
+    calls: Callable[[tuple[object, ...], dict[str, object]], tuple[str, str]] | None = None,
+) -> Callable[P, R]:
+    """The form of ``coroutine_function`` (:func:`run`, :func:`harness.resume`,
+    :func:`harness.evals.evaluate`) for code with no event loop, with its parameters:
+    ``asyncio.run`` of it, named ``name`` (``<name>_sync`` by default). Inside a running loop it
+    refuses with :class:`~harness.errors.SyncRunInLoopError`, naming the awaitable form to write:
+    ``calls(args, kwargs)`` gives the call as made and the awaited call to write instead
+    (by default ``<name>_sync(Thinker, ...)`` and ``harness.<name>(Thinker, ...)``)."""
+    awaitable = coroutine_function.__name__
+    sync_name = name or f"{awaitable}_sync"
+
+    def thinker_calls(args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[str, str]:
+        thinker = args[0] if args else kwargs.get("thinker")
+        shown = getattr(thinker, "__qualname__", "the thinker")
+        return f"{sync_name}({shown}, ...)", f"harness.{awaitable}({shown}, ...)"
+
+    @functools.wraps(coroutine_function)
+    def blocking_form(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            made, awaited = (calls or thinker_calls)(args, kwargs)
+            raise SyncRunInLoopError(
+                f"{made} was called inside a running event loop, which it would block: "
+                f"write `await {awaited}` in async code"
+            )
+        return asyncio.run(coroutine_function(*args, **kwargs))
+
+    blocking_form.__name__ = blocking_form.__qualname__ = sync_name
+    blocking_form.__doc__ = doc
+    return blocking_form
+
+
+run_sync = blocking(
+    run,
     """:func:`run`, for code with no event loop (a script, a notebook cell with none running,
     a synchronous harness). Inside a running loop it refuses with
-    :class:`~harness.errors.SyncRunInLoopError`: ``await run(...)`` there instead."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        name = getattr(thinker, "__qualname__", "the thinker")
-        raise SyncRunInLoopError(
-            f"run_sync({name}, ...) was called inside a running event loop, which it would "
-            f"block: write `await harness.run({name}, ...)` in async code"
-        )
-    return asyncio.run(
-        run(
-            thinker,
-            input,
-            model=model,
-            catalog=catalog,
-            budget=budget,
-            workflow=workflow,
-            upstream_retries=upstream_retries,
-            on_progress=on_progress,
-            keep_bodies=keep_bodies,
-            journal=journal,
-            approver=approver,
-        )
-    )
+    :class:`~harness.errors.SyncRunInLoopError`: ``await run(...)`` there instead.""",
+)

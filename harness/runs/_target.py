@@ -145,22 +145,21 @@ def import_module(module_name: str) -> ModuleType:
         if _missing_is_the_target(missing, module_name):
             raise TargetError.of("no-module", module=module_name, missing=missing) from None
         if missing.split(".")[0] == module_name.split(".")[0]:  # a module of your own package
-            raise TargetError.of(
-                "import-failed",
-                module=module_name,
-                place=_place_in(error, module_name),
-                detail=f"it imports {missing!r}, which does not exist in your package",
-            ) from None
+            detail = f"it imports {missing!r}, which does not exist in your package"
+            raise _import_failed(error, module_name, detail) from None
         raise TargetError.of(
             "no-package", module=module_name, missing=missing, package=missing.split(".")[0]
         ) from None
     except Exception as error:  # the user's module raised while importing
-        raise TargetError.of(
-            "import-failed",
-            module=module_name,
-            place=_place_in(error, module_name),
-            detail=f"{type(error).__name__}: {error}",
-        ) from None
+        raise _import_failed(error, module_name, f"{type(error).__name__}: {error}") from None
+
+
+def _import_failed(error: BaseException, module_name: str, detail: str) -> TargetError:
+    """The ``import-failed`` row: ``detail``, at the place in the user's files ``error`` came
+    from."""
+    return TargetError.of(
+        "import-failed", module=module_name, place=_place_in(error, module_name), detail=detail
+    )
 
 
 def _is_tool_class(found: object) -> bool:
@@ -180,12 +179,15 @@ def _what(found: object) -> str:
 def import_object(
     target: str, *, check: Callable[[object], bool], what: str, candidates: bool = True
 ) -> object:
-    """The object ``MODULE:NAME`` names, checked by ``check``; the module's failures are the
+    """The object ``MODULE:NAME`` names (``NAME`` may be dotted: a nested class), checked by
+    ``check``; the module's failures are the
     table's rows, a missing name ``no-class`` (listing the names that pass ``check`` when
     ``candidates``), a name that fails ``check`` ``not-a-tool`` worded with ``what``."""
     module_name, name = _split(target)
     module = import_module(module_name)
-    found = getattr(module, name, None)
+    found: object = module
+    for part in name.split("."):  # a nested class: Outer.Inner
+        found = getattr(found, part, None)
     if found is None:
         known = ""
         if candidates:

@@ -1,29 +1,28 @@
-"""The one core of every System One server harness runs: ``harness serve``'s
-:class:`~harness.serve.DecisionServer` and the test double
-:class:`~harness.testing.FakeSystemOneServer` are thin shells over it.
+"""The one core of every server harness runs: ``harness serve``'s
+:class:`~harness.serve.DecisionServer` and the test doubles
+:class:`~harness.testing.FakeSystemOneServer` and :class:`~harness.testing.LogprobServer` (an
+OpenAI double with routes of its own) are thin shells over it (:class:`~harness.serve.ServerShell`).
 
-It owns what the two would otherwise each write: the routes and the codec table (System One at
+It owns what each would otherwise write: the routes and the codec table (System One at
 ``/v1/systemone``, OpenAI Decisions at ``/v1/decisions``), reading and checking a request body
 (FastAPI-style 422 ``detail[]``), admission (at most ``max_in_flight`` answered at once, at most
 ``queue_limit`` waiting, 429 with ``Retry-After`` beyond), bearer-key authentication (403 without
 a key, 401 with a wrong one, compared in constant time), the request id on every reply (the
 header is :data:`harness.decision.systemone.REQUEST_ID_HEADER`, defined once with the wire) and
 one access-log line per request (method, path, status, latency, request id; never a body), and
-the listener (loopback, a port kept across restarts, connections counted).
+the listener (loopback, a port kept across restarts, connections counted). Its parts of their
+own live beside it: the admission of requests (``_capacity.py``), the listener
+(``_listener.py``) and the shell with its lifecycle (``_shell.py``).
 """
 
 from __future__ import annotations
 
-import abc
-import asyncio
-import contextlib
 import hmac
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import attrs
 from aiohttp import web
@@ -33,15 +32,14 @@ from harness.decision import DecisionRequest, JsonValue, RequestValidationError
 from harness.decision import openai as openai_codec
 from harness.decision import systemone as systemone_codec
 from harness.decision.systemone import REQUEST_ID_HEADER
+from harness.serve._capacity import Capacity
+from harness.serve._listener import Listener
 
 __all__ = [
     "CODECS",
     "REQUEST_ID_HEADER",
-    "Capacity",
     "Codec",
-    "Listener",
     "ServerCore",
-    "ServerShell",
     "access_middleware",
     "add_codec_routes",
     "bearer_refusal",
@@ -139,75 +137,6 @@ def bearer_refusal(authorization: str | None, key: str | None) -> tuple[int, str
     return None
 
 
-class Capacity:
-    """Admission for requests: at most ``max_in_flight`` answered at once (``None``: no bound)
-    and at most ``queue_limit`` waiting for a slot; :meth:`admit` says whether one more may come
-    in (else it gets 429). An admitted request holds its place until :meth:`leave`, so the bound
-    holds exactly."""
-
-    def __init__(self, max_in_flight: int | None, queue_limit: int) -> None:
-        if max_in_flight is not None and max_in_flight < 1:
-            raise ValueError(
-                f"max_in_flight must be >= 1 (or None for no bound), got {max_in_flight}"
-            )
-        if queue_limit < 0:
-            raise ValueError(f"queue_limit must be >= 0, got {queue_limit}")
-        self.max_in_flight = max_in_flight
-        self.queue_limit = queue_limit
-        self.admitted = 0
-        """Requests past :meth:`admit`: being read, waiting for a slot or being answered."""
-        self.in_flight = 0
-        self.peak_in_flight = 0
-        self.waiting = 0
-        self.peak_waiting = 0
-        self._slots = asyncio.Semaphore(max_in_flight) if max_in_flight else None
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    def admit(self) -> bool:
-        """Take a place if one is left (a slot or the queue); ``False`` means refuse (429)."""
-        bound = self.max_in_flight
-        if bound is not None and self.admitted >= bound + self.queue_limit:
-            return False
-        self.admitted += 1
-        self._idle.clear()
-        return True
-
-    def leave(self) -> None:
-        """Give back the place :meth:`admit` took."""
-        self.admitted -= 1
-        if not self.admitted:
-            self._idle.set()
-
-    async def enter(self) -> None:
-        """Wait for a slot (in the queue when every slot is taken), then count it in flight."""
-        slots = self._slots
-        if slots is not None:
-            if slots.locked():
-                self.waiting += 1
-                self.peak_waiting = max(self.peak_waiting, self.waiting)
-                try:
-                    await slots.acquire()
-                finally:
-                    self.waiting -= 1
-            else:
-                await slots.acquire()
-        self.in_flight += 1
-        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-
-    def exit(self) -> None:
-        """Give back the slot :meth:`enter` took."""
-        self.in_flight -= 1
-        if self._slots is not None:
-            self._slots.release()
-
-    async def idle(self, grace: float) -> None:
-        """Wait up to ``grace`` seconds for every admitted request to leave."""
-        if self.admitted:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), max(grace, 0.0))
-
-
 _REQUEST_ID_KEY: Final = web.RequestKey("request_id", str)
 
 
@@ -252,67 +181,6 @@ def access_middleware(
     return access
 
 
-class Listener:
-    """An aiohttp application listening on ``host``: the given port, or a free one kept for
-    :meth:`restart`; counts the connections it accepts and how many are open at once."""
-
-    def __init__(self, host: str, port: int, *, shutdown_timeout: float = 1.0) -> None:
-        if not 0 <= port <= 65535:
-            raise ValueError(f"port must be in 0..65535 (0 picks a free one), got {port}")
-        self.host = host
-        self.port = port
-        self.shutdown_timeout = shutdown_timeout
-        self.connections = 0
-        self.open_connections = 0
-        self.peak_connections = 0
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def running(self) -> bool:
-        """Whether it is listening."""
-        return self._runner is not None
-
-    async def start(self, app: web.Application) -> None:
-        """Listen with ``app``."""
-        if self._runner is not None:
-            raise RuntimeError(f"the server already runs on port {self.port}")
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=self.shutdown_timeout)
-        await runner.setup()
-        self._count_connections(runner.server)
-        site = web.TCPSite(runner, self.host, self.port, backlog=2048)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self.port = int(runner.addresses[0][1])
-        self._runner = runner
-
-    async def stop(self) -> None:
-        """Stop listening; idempotent."""
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
-
-    def _count_connections(self, server: web.Server | None) -> None:
-        if server is None:
-            return
-        made, lost = server.connection_made, server.connection_lost
-
-        def connection_made(handler: web.RequestHandler, transport: asyncio.Transport) -> None:
-            self.connections += 1
-            self.open_connections += 1
-            self.peak_connections = max(self.peak_connections, self.open_connections)
-            made(handler, transport)
-
-        def connection_lost(handler: web.RequestHandler, exc: BaseException | None = None) -> None:
-            self.open_connections -= 1
-            lost(handler, exc)
-
-        server.connection_made = connection_made  # type: ignore[method-assign]  # a counting hook
-        server.connection_lost = connection_lost  # type: ignore[method-assign]  # a counting hook
-
-
 def add_codec_routes(
     app: web.Application,
     serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]],
@@ -354,40 +222,54 @@ class ServerCore:
 
     def __init__(
         self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        max_in_flight: int | None,
-        queue_limit: int,
+        listener: Listener,
+        capacity: Capacity,
         api_key: str | None,
         access_log: logging.Logger,
-        shutdown_timeout: float,
         open_paths: frozenset[str] = frozenset(),
     ) -> None:
-        self.listener = Listener(host, port, shutdown_timeout=shutdown_timeout)
-        self.capacity = Capacity(max_in_flight, queue_limit)
+        self.listener = listener
+        self.capacity = capacity
         self.api_key = api_key
         self.access_log = access_log
         self.open_paths = open_paths
 
     def application(
         self,
-        serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]],
+        serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]] | None,
         paths: Mapping[str, str] = DEFAULT_PATHS,
         *,
         new_id: Callable[[web.Request], str | None],
         authenticate_all: bool,
         client_max_size: int = 8 * 1024 * 1024,
     ) -> web.Application:
-        """The application: request ids and the access log, JSON errors, and (with
+        """The application: request ids and the access log, JSON errors, ``serve`` on each
+        codec's route (``None``: no codec routes, for a server of another API), and (with
         ``authenticate_all``) the key checked on every route but :attr:`open_paths` before the
         handler runs; a shell that counts refused requests checks :meth:`refusal` itself."""
         middlewares: list[Middleware] = [access_middleware(self.access_log, new_id), json_errors]
         if authenticate_all:
             middlewares.append(self._authorise)
         app = web.Application(middlewares=middlewares, client_max_size=client_max_size)
-        add_codec_routes(app, serve, paths)
+        if serve is not None:
+            add_codec_routes(app, serve, paths)
         return app
+
+    def admitted(self, handler: Handler, retry_after: float) -> Handler:
+        """``handler`` answering only within the capacity: a place, then a slot, held while it
+        runs; a request beyond both gets :meth:`busy`. (A shell with work between the two, such
+        as reading a body before it waits for a slot, uses :meth:`Capacity.place` and
+        :meth:`Capacity.slot` itself.)"""
+
+        async def admitted(request: web.Request) -> web.StreamResponse:
+            capacity = self.capacity
+            with capacity.place() as placed:
+                if not placed:
+                    return self.busy(retry_after, request_id_of(request))
+                async with capacity.slot():
+                    return await handler(request)
+
+        return admitted
 
     def refusal(self, request: web.Request, request_id: str | None) -> web.Response | None:
         """The 403 or 401 for a request without the key, or ``None``."""
@@ -411,27 +293,3 @@ class ServerCore:
             return await handler(request)
         refused = self.refusal(request, request_id_of(request))
         return refused if refused is not None else await handler(request)
-
-
-class ServerShell(abc.ABC):
-    """A server over the core: :meth:`start` and :meth:`stop` it, or use it as ``async with``."""
-
-    @abc.abstractmethod
-    async def start(self) -> None:
-        """Listen."""
-
-    @abc.abstractmethod
-    async def stop(self) -> None:
-        """Stop listening; idempotent."""
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()

@@ -57,11 +57,9 @@ from harness.errors import (
 )
 from harness.jobs import Dispatcher, JobTimeoutError
 from harness.providers import DecisionClient, Redaction
+from harness.serve._capacity import Capacity
 from harness.serve._core import (
-    Capacity,
     Codec,
-    ServerCore,
-    ServerShell,
     body_problem,
     busy_reply,
     decode_body,
@@ -69,6 +67,7 @@ from harness.serve._core import (
     reply,
     request_id_of,
 )
+from harness.serve._shell import ServerShell
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
@@ -82,7 +81,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("harness.serve")
-access_log = logging.getLogger("harness.serve.access")
 
 HOST: Final = "127.0.0.1"
 """The address ``harness serve`` binds unless told otherwise (``--host``)."""
@@ -147,6 +145,10 @@ class DecisionServer(ServerShell):
     who retries). Use as ``async with DecisionServer(...) as server``.
     """
 
+    access_log = logging.getLogger("harness.serve.access")
+    shutdown_timeout = 2.0
+    open_paths = _OPEN_PATHS
+
     def __init__(
         self,
         catalog: Catalog,
@@ -173,19 +175,14 @@ class DecisionServer(ServerShell):
                 f"catalog entry {self.entry.id!r} is not a decision entry (its kind is "
                 f"{self.entry.kind!r}): serve a decision entry"
             )
-        self._core = ServerCore(
+        super().__init__(
             host=host,
             port=port,
             max_in_flight=max_in_flight,
             queue_limit=queue_limit,
             api_key=api_key,
-            access_log=access_log,
-            shutdown_timeout=2.0,
-            open_paths=_OPEN_PATHS,
         )
         self.catalog = catalog
-        self.max_in_flight = max_in_flight
-        self.queue_limit = queue_limit
         self.retry_after = retry_after
         self.upstream_retries = upstream_retries
         self.stats = ServerStats(self._core.capacity)
@@ -194,24 +191,10 @@ class DecisionServer(ServerShell):
         self._ids = itertools.count(1)
         self._prefix = os.urandom(4).hex()
         self._dispatcher: Dispatcher | None = None
-        self.host = host
         self._model_name = model_name
         self._draining = False
 
     # -- lifecycle -----------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        """The bound port (known once started)."""
-        if not self._core.listener.running:
-            raise RuntimeError("the server is not running: start it first")
-        return self._core.listener.port
-
-    @property
-    def root(self) -> str:
-        """``http://<host>:<port>``: what ``jevcompat test`` and a catalog entry take."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
 
     @property
     def model_name(self) -> str:
@@ -234,25 +217,20 @@ class DecisionServer(ServerShell):
         app.router.add_get("/v1/health", self._serve_health)
         return app
 
-    async def start(self) -> None:
-        """Listen on ``host`` (the given port, or a free one when 0)."""
-        if self._core.listener.running:
-            raise RuntimeError(f"the server already runs on port {self._core.listener.port}")
+    async def _open(self) -> None:
+        """The dispatcher (and the embedded model's own name) before listening."""
         self._dispatcher = Dispatcher(self.catalog, clients=self._clients)
         self._draining = False
         if self._model_name is None:
             client = self._dispatcher.client_for(self.entry)
             if isinstance(client, _NamesItsModel):
-                try:
-                    self._model_name = await client.served_model(self.entry)
-                except HarnessError:
-                    await self._dispatcher.aclose()
-                    raise
-        try:
-            await self._core.listener.start(self.application())
-        except BaseException:
-            await self._dispatcher.aclose()
-            raise
+                self._model_name = await client.served_model(self.entry)
+
+    async def _close(self) -> None:
+        """Close the dispatcher's clients."""
+        dispatcher, self._dispatcher = self._dispatcher, None
+        if dispatcher is not None:
+            await dispatcher.aclose()
 
     @property
     def in_flight(self) -> int:
@@ -268,13 +246,6 @@ class DecisionServer(ServerShell):
         left = self._core.capacity.admitted
         await self.stop()
         return left
-
-    async def stop(self) -> None:
-        """Stop listening and close the dispatcher's clients; idempotent."""
-        await self._core.listener.stop()
-        dispatcher, self._dispatcher = self._dispatcher, None
-        if dispatcher is not None:
-            await dispatcher.aclose()
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -323,22 +294,17 @@ class DecisionServer(ServerShell):
             refused = busy_reply(503, "shutting_down", message, self.retry_after, request_id)
             refused.headers["Connection"] = "close"
             return refused
-        if not capacity.admit():
-            stats.busy += 1  # refused before its body is read: a busy server reads nothing
-            return self._core.busy(self.retry_after, request_id)
-        try:
+        with capacity.place() as admitted:
+            if not admitted:
+                stats.busy += 1  # refused before its body is read: a busy server reads nothing
+                return self._core.busy(self.retry_after, request_id)
             body = await request.read()
             decoded = decode_body(body, codec, request_id)
             if isinstance(decoded, web.StreamResponse):
                 stats.invalid += 1
                 return decoded
-            await capacity.enter()  # a free slot at once, else wait in the queue (place held)
-            try:
+            async with capacity.slot():  # a free slot at once, else wait in the queue
                 return await self._answer(decoded[0], body, codec, request_id)
-            finally:
-                capacity.exit()
-        finally:
-            capacity.leave()
 
     async def _answer(
         self, decision: DecisionRequest, body: bytes, codec: Codec, request_id: str | None

@@ -15,7 +15,7 @@ from typing import Final, Never
 
 from harness.artifacts import Artifact, ListArtifact, conforms
 from harness.decision import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer
-from harness.testing._run_report import RunReport
+from harness.testing._run_report import RunReport, given_with
 from harness.tools import ClassToolProvider, runtime_class
 
 __all__ = [
@@ -124,16 +124,3 @@ class Rules:
     def ref(self, ref: str | None) -> str:
         """A ref as text, the input's marked as such."""
         return self.report.describe_ref(ref) if ref is not None else "nothing"
-
-
-def given_with(input: Artifact) -> frozenset[int]:
-    """The identities of ``input`` and the iterands it brings (recursively): the input's are
-    never candidates, since only what a tool produced can be an answer."""
-    given: set[int] = set()
-    pending = [input]
-    while pending:
-        artifact = pending.pop()
-        given.add(id(artifact))
-        if isinstance(artifact, ListArtifact):
-            pending.extend(artifact.iterands)
-    return frozenset(given)

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 from urllib.parse import quote
 
 import attrs
@@ -32,9 +32,7 @@ from aiohttp import web
 from harness.catalog import CatalogEntry
 from harness.providers import Policy, default_answers
 from harness.serve import (
-    REQUEST_ID_HEADER,
     Codec,
-    ServerCore,
     ServerShell,
     decode_body,
     request_id_of,
@@ -44,8 +42,6 @@ if TYPE_CHECKING:
     from harness.decision import Answer
 
 __all__ = ["ECHO_SHAPES", "EchoShape", "ErrorShape", "FakeSystemOneServer", "Fault", "error_body"]
-
-access_log = logging.getLogger("harness.testing.access")
 
 ErrorShape = Literal["error", "error_object", "message", "detail", "detail_object", "detail_list"]
 """The error body shapes in circulation (SYSTEM-ONE.md "Errors")."""
@@ -85,6 +81,18 @@ def error_body(shape: ErrorShape, message: str) -> bytes:
         "detail_list": {"detail": [{"loc": ["body", "questions"], "msg": message}]},
     }
     return json.dumps(payloads[shape]).encode()
+
+
+@attrs.frozen
+class _StatusFault:
+    """A :class:`Fault` factory for one status: called with a message (or none, for the usual
+    words), it makes :meth:`Fault.http` of that status."""
+
+    status: int
+    default: str
+
+    def __call__(self, message: str | None = None) -> Fault:
+        return Fault.http(self.status, self.default if message is None else message)
 
 
 @attrs.frozen
@@ -145,35 +153,18 @@ class Fault:
         date = retry_after if as_date else None
         return cls("reply", 429, body, headers=headers, retry_after_date=date)
 
-    @classmethod
-    def unavailable(cls, message: str = "loading") -> Fault:
-        """503, the model loading."""
-        return cls.http(503, message)
-
-    @classmethod
-    def overloaded(cls, message: str = "overloaded") -> Fault:
-        """529, the server overloaded."""
-        return cls.http(529, message)
-
-    @classmethod
-    def server_error(cls, message: str = "internal error") -> Fault:
-        """500."""
-        return cls.http(500, message)
-
-    @classmethod
-    def request_timeout(cls, message: str = "request timeout") -> Fault:
-        """408."""
-        return cls.http(408, message)
-
-    @classmethod
-    def unauthorized(cls, message: str = "invalid API key") -> Fault:
-        """401."""
-        return cls.http(401, message)
-
-    @classmethod
-    def forbidden(cls, message: str = "this key may not use this model") -> Fault:
-        """403."""
-        return cls.http(403, message)
+    unavailable: ClassVar[_StatusFault] = _StatusFault(503, "loading")
+    """``Fault.unavailable(message="loading")``: 503, the model loading."""
+    overloaded: ClassVar[_StatusFault] = _StatusFault(529, "overloaded")
+    """``Fault.overloaded(message="overloaded")``: 529, the server overloaded."""
+    server_error: ClassVar[_StatusFault] = _StatusFault(500, "internal error")
+    """``Fault.server_error(message="internal error")``: 500."""
+    request_timeout: ClassVar[_StatusFault] = _StatusFault(408, "request timeout")
+    """``Fault.request_timeout(message="request timeout")``: 408."""
+    unauthorized: ClassVar[_StatusFault] = _StatusFault(401, "invalid API key")
+    """``Fault.unauthorized(message="invalid API key")``: 401."""
+    forbidden: ClassVar[_StatusFault] = _StatusFault(403, "this key may not use this model")
+    """``Fault.forbidden(message="this key may not use this model")``: 403."""
 
     @classmethod
     def bad_request(cls, message: str, *, shape: ErrorShape, status: int = 400) -> Fault:
@@ -221,6 +212,8 @@ class FakeSystemOneServer(ServerShell):
     a request without a bearer token gets 403 and a wrong one 401, as live servers do.
     """
 
+    access_log = logging.getLogger("harness.testing.access")
+
     def __init__(
         self,
         *,
@@ -236,11 +229,13 @@ class FakeSystemOneServer(ServerShell):
         decisions_path: str = "/v1/decisions",
         models: Sequence[str] | None = ("fake-decider",),
     ) -> None:
+        super().__init__(
+            port=port, max_in_flight=max_in_flight, queue_limit=queue_limit, api_key=api_key
+        )
         self.policy = policy
         self.model = model
         self.service_time = service_time
         self.busy_retry_after = busy_retry_after
-        self.api_key = api_key
         self.systemone_path = systemone_path
         self.decisions_path = decisions_path
         self.models = models
@@ -252,28 +247,10 @@ class FakeSystemOneServer(ServerShell):
         self.bodies: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
-        self._core = ServerCore(
-            port=port,
-            max_in_flight=max_in_flight,
-            queue_limit=queue_limit,
-            api_key=api_key,
-            access_log=access_log,
-            shutdown_timeout=1.0,
-        )
         self._queued_faults: deque[Fault] = deque()
         self._stopping: asyncio.Event | None = None
 
     # -- what the core counts ------------------------------------------------------------------
-
-    @property
-    def max_in_flight(self) -> int | None:
-        """The most requests answered at once (``None``: no bound)."""
-        return self._core.capacity.max_in_flight
-
-    @property
-    def queue_limit(self) -> int:
-        """The most requests waiting for a slot before the next gets 429."""
-        return self._core.capacity.queue_limit
 
     @property
     def in_flight(self) -> int:
@@ -303,32 +280,12 @@ class FakeSystemOneServer(ServerShell):
     # -- lifecycle -----------------------------------------------------------------------------
 
     @property
-    def port(self) -> int:
-        """The bound port (known once started; kept for :meth:`restart`)."""
-        if self._core.listener.port == 0:
-            raise RuntimeError("the fake server has no port yet: start it first")
-        return self._core.listener.port
-
-    @property
-    def root(self) -> str:
-        """``http://127.0.0.1:<port>``: an entry's ``base_url``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
     def url(self) -> str:
         """The System One endpoint."""
         return self.root + self.systemone_path
 
-    @property
-    def running(self) -> bool:
-        """Whether the server is listening."""
-        return self._core.listener.running
-
-    async def start(self) -> None:
-        """Listen on ``127.0.0.1`` (the given port, the previous one, or an ephemeral one)."""
-        if self.running:
-            raise RuntimeError(f"the fake server is already running on port {self.port}")
-        self._core.api_key = self.api_key
+    def application(self) -> web.Application:
+        """The core's application on this server's paths, and ``GET /v1/models``."""
         app = self._core.application(
             self._serve,
             {"systemone": self.systemone_path, "openai": self.decisions_path},
@@ -336,21 +293,17 @@ class FakeSystemOneServer(ServerShell):
             authenticate_all=False,
         )
         app.router.add_get("/v1/models", self._serve_models)
-        await self._core.listener.start(app)
+        return app
+
+    async def _open(self) -> None:
+        """A fresh signal for the requests a :meth:`Fault.hang` holds until the next stop."""
         self._stopping = asyncio.Event()
 
     async def stop(self) -> None:
         """Stop listening; requests left hanging lose their connection. Idempotent."""
-        if not self.running:
-            return
         if self._stopping is not None:
             self._stopping.set()
-        await self._core.listener.stop()
-
-    async def restart(self) -> None:
-        """Stop, then listen again on the same port."""
-        await self.stop()
-        await self.start()
+        await super().stop()
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -408,27 +361,22 @@ class FakeSystemOneServer(ServerShell):
         refused = core.refusal(request, request_id)
         if refused is not None:
             return refused
-        if not core.capacity.admit():
-            return core.busy(self.busy_retry_after, request_id)
-        try:
+        with core.capacity.place() as admitted:
+            if not admitted:
+                return core.busy(self.busy_retry_after, request_id)
             fault = self._next_fault(number)
-            await core.capacity.enter()
-            try:
+            async with core.capacity.slot():
                 if fault is not None:
-                    return await self._serve_fault(request, fault, request_id, body)
+                    return await self._serve_fault(request, fault, body)
                 if self.service_time > 0:
                     await asyncio.sleep(self.service_time)
                 return await self._answer(body, codec, request_id)
-            finally:
-                core.capacity.exit()
-        finally:
-            core.capacity.leave()
 
     async def _serve_fault(
-        self, request: web.Request, fault: Fault, request_id: str, body: bytes = b""
+        self, request: web.Request, fault: Fault, body: bytes = b""
     ) -> web.StreamResponse:
         if fault.kind == "echo":
-            return _echo(fault, request.headers.get("Authorization", ""), body, request_id)
+            return _echo(fault, request.headers.get("Authorization", ""), body)
         if fault.kind == "hang":
             assert self._stopping is not None
             await self._stopping.wait()
@@ -440,7 +388,7 @@ class FakeSystemOneServer(ServerShell):
             status=fault.status,
             body=fault.body,
             content_type=fault.content_type,
-            headers={**fault.rendered_headers(), REQUEST_ID_HEADER: request_id},
+            headers=fault.rendered_headers(),
         )
 
     async def _answer(self, body: bytes, codec: Codec, request_id: str) -> web.StreamResponse:
@@ -464,40 +412,32 @@ class FakeSystemOneServer(ServerShell):
             return web.json_response(
                 {"error": {"message": message[:300]}},
                 status=500,
-                headers={REQUEST_ID_HEADER: request_id},
             )
         self.answered += 1
-        return web.json_response(reply, headers={REQUEST_ID_HEADER: request_id})
+        return web.json_response(reply)
 
 
-def _echo(fault: Fault, authorization: str, body: bytes, request_id: str) -> web.Response:
+def _echo(fault: Fault, authorization: str, body: bytes) -> web.Response:
     token = authorization.removeprefix("Bearer ")
     text = body.decode("utf-8", errors="replace")
     said = (
         f"refused {text}; you sent Authorization: {authorization}, key "
         f"{quote(token, safe='')}, first part {token[:39]}, shouted {token.upper()}"
     )
-    payloads: dict[str, object] = {
-        "error": {"error": said},
-        "error_object": {"error": {"message": said, "type": "invalid_request_error"}},
-        "message": {"message": said},
-        "detail": {"detail": said},
-        "detail_object": {"detail": {"message": said}},
-        "detail_list": {
-            "detail": [
-                {"loc": ["body", "questions", "q1", "criteria"], "msg": said, "input": text},
-                {"loc": ["header", "authorization"], "msg": "bad key", "input": authorization},
-            ]
-        },
-    }
     shape = fault.echo_shape
     if shape == "text":
         raw, content_type = f"<html><body>{said}</body></html>".encode(), "text/html"
+    elif shape == "detail_list":  # FastAPI's 422 also quotes the request under ``input``
+        quoted = [
+            {"loc": ["body", "questions", "q1", "criteria"], "msg": said, "input": text},
+            {"loc": ["header", "authorization"], "msg": "bad key", "input": authorization},
+        ]
+        raw, content_type = json.dumps({"detail": quoted}).encode(), "application/json"
     else:
-        raw, content_type = json.dumps(payloads[shape]).encode(), "application/json"
+        raw, content_type = error_body(shape, said), "application/json"
     return web.Response(
         status=fault.status,
         body=raw,
         content_type=content_type,
-        headers={REQUEST_ID_HEADER: request_id, "Retry-After": "0"},
+        headers={"Retry-After": "0"},
     )

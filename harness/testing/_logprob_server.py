@@ -27,18 +27,19 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import math
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from types import TracebackType
-from typing import Final, Self
+from typing import Final, Literal, Self
 
 import attrs
 from aiohttp import web
 
 from harness.catalog import Tokenizer, tokenizer
+from harness.serve import ServerShell
 
 __all__ = ["TRAINING_TEXT", "BigramModel", "LogprobServer"]
 
@@ -122,6 +123,10 @@ class BigramModel:
         """The bytes of token ``token``."""
         return self._tokenizer.token_bytes(token)
 
+    def piece(self, token: int) -> str:
+        """The text of token ``token`` (a cut character replaced, as servers show it)."""
+        return self.token_bytes(token).decode("utf-8", errors="replace")
+
     def _unigram(self, token: int) -> float:
         size = self.vocabulary_size
         return (self._unigrams.get(token, 0) + self.alpha) / (self._total + self.alpha * size)
@@ -182,8 +187,18 @@ def _int(body: dict[str, object], name: str, default: int, *, low: int, high: in
     return value
 
 
-class LogprobServer:
-    """The loopback OpenAI-compatible server of the module docstring; ``async with`` runs it."""
+class LogprobServer(ServerShell):
+    """The loopback OpenAI-compatible server of the module docstring; ``async with`` runs it.
+
+    A shell over the core of ``harness serve`` (:class:`harness.serve.ServerShell`): the listener,
+    request ids, the access log (``harness.testing.logprob.access``) and admission are the real
+    server's; ``max_in_flight`` and ``queue_limit`` bound the completion requests (none by
+    default), beyond which a request gets 429 with ``Retry-After: busy_retry_after``. Its key is
+    checked OpenAI's way (401 ``Incorrect API key provided``, the sent key quoted, as a careless
+    server does), not the System One way.
+    """
+
+    access_log = logging.getLogger("harness.testing.logprob.access")
 
     def __init__(
         self,
@@ -195,60 +210,37 @@ class LogprobServer:
         api_key: str | None = None,
         fail_with: int | None = None,
         max_prompts: int = 64,
+        max_in_flight: int | None = None,
+        queue_limit: int = 0,
+        busy_retry_after: int = 1,
     ) -> None:
+        super().__init__(
+            port=port, max_in_flight=max_in_flight, queue_limit=queue_limit, api_key=api_key
+        )
         self.model = model if model is not None else BigramModel()
         self.model_name = model_name
         self.logprobs = logprobs
-        self.api_key = api_key
         self.fail_with = fail_with
         self.max_prompts = max_prompts
+        self.busy_retry_after = busy_retry_after
         self.calls = 0
         self.prompts = 0
-        self._port = port
-        self._runner: web.AppRunner | None = None
+        self._ids = itertools.count(1)
 
-    @property
-    def port(self) -> int:
-        """The port it listens on (after :meth:`start`)."""
-        if self._runner is None:
-            raise RuntimeError("the server is not running: start() it first")
-        return self._port
-
-    @property
-    def root(self) -> str:
-        """``http://127.0.0.1:<port>``: the base URL an entry or a model string takes."""
-        return f"http://127.0.0.1:{self.port}"
-
-    async def start(self) -> None:
-        """Listen on 127.0.0.1 (the given port, or a free one)."""
-        app = web.Application(client_max_size=8 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self._chat)
-        app.router.add_post("/v1/completions", self._completions)
+    def application(self) -> web.Application:
+        """The core's application (no codec routes) with the OpenAI routes."""
+        core = self._core
+        app = core.application(
+            None, new_id=lambda _: f"lp-{next(self._ids)}", authenticate_all=False
+        )
+        app.router.add_post(
+            "/v1/chat/completions", core.admitted(self._chat, self.busy_retry_after)
+        )
+        app.router.add_post(
+            "/v1/completions", core.admitted(self._completions, self.busy_retry_after)
+        )
         app.router.add_get("/v1/models", self._models)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", self._port)
-        await site.start()
-        self._port = int(runner.addresses[0][1])
-        self._runner = runner
-
-    async def stop(self) -> None:
-        """Stop listening; idempotent."""
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
+        return app
 
     @contextlib.contextmanager
     def in_thread(self) -> Iterator[Self]:
@@ -298,11 +290,10 @@ class LogprobServer:
         return body
 
     def _entry(self, token: int, logprob: float) -> dict[str, object]:
-        data = self.model.token_bytes(token)
         return {
-            "token": data.decode("utf-8", errors="replace"),
+            "token": self.model.piece(token),
             "logprob": logprob,
-            "bytes": list(data),
+            "bytes": list(self.model.token_bytes(token)),
         }
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -343,16 +334,7 @@ class LogprobServer:
             "logprobs": {"content": content} if wanted else None,
             "finish_reason": "length",
         }
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{self.calls}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": self.model_name,
-                "choices": [choice],
-                "usage": _usage(prompt_tokens, len(generated)),
-            }
-        )
+        return self._reply("chat.completion", [choice], prompt_tokens, len(generated))
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await self._read(request)
@@ -373,7 +355,7 @@ class LogprobServer:
             return _error(400, str(error))
         wanted = body.get("logprobs") is not None and self.logprobs
         echo = body.get("echo") is True
-        choices = []
+        choices: list[dict[str, object]] = []
         used = 0
         generated_count = 0
         for index, text in enumerate(prompts):
@@ -387,7 +369,7 @@ class LogprobServer:
             offset = 0
             shown = ""
             for i, token in enumerate(ids):
-                piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+                piece = self.model.piece(token)
                 if echo:
                     tokens.append(piece)
                     logprobs.append(None if i == 0 else self.model.logprob(ids[i - 1 : i], token))
@@ -399,7 +381,7 @@ class LogprobServer:
             out = ""
             for _ in range(maximum):
                 token, logprob = self.model.top(context, 1)[0]
-                piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+                piece = self.model.piece(token)
                 tokens.append(piece)
                 logprobs.append(logprob)
                 tops.append(self._tops(context, top))
@@ -424,14 +406,30 @@ class LogprobServer:
                     "finish_reason": "length",
                 }
             )
+        return self._reply("text_completion", choices, used, generated_count)
+
+    def _reply(
+        self,
+        kind: Literal["chat.completion", "text_completion"],
+        choices: list[dict[str, object]],
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> web.Response:
+        """A completion reply in OpenAI's envelope (its id numbered by :attr:`calls`)."""
+        prefix = "chatcmpl" if kind == "chat.completion" else "cmpl"
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         return web.json_response(
             {
-                "id": f"cmpl-{self.calls}",
-                "object": "text_completion",
+                "id": f"{prefix}-{self.calls}",
+                "object": kind,
                 "created": int(time.time()),
                 "model": self.model_name,
                 "choices": choices,
-                "usage": _usage(used, generated_count),
+                "usage": usage,
             }
         )
 
@@ -440,17 +438,9 @@ class LogprobServer:
             return None
         found: dict[str, float] = {}
         for token, logprob in self.model.top(context, k):
-            piece = self.model.token_bytes(token).decode("utf-8", errors="replace")
+            piece = self.model.piece(token)
             found.setdefault(piece, logprob)
         return found
-
-
-def _usage(prompt: int, completion: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-    }
 
 
 def _error(status: int, message: str) -> web.Response:

@@ -131,13 +131,7 @@ async def rerun_moves(
     """Run each tool turn's tool again, twice, on the artifact its record names."""
     providers = {p.name: p for p in (ClassToolProvider(cls) for cls in thinker.palette)}
     refs = dict(world)
-    entry = CatalogEntry(
-        id="rerun",
-        provider="fake",
-        wire_model_id="rerun",
-        max_context_tokens=1_000_000,
-        max_concurrent=1,
-    )
+    entry = CatalogEntry.fake("rerun")
     catalog = Catalog([entry], {"decision": entry.id})
     out: list[Rerun] = []
     async with Dispatcher(

@@ -51,6 +51,7 @@ __all__ = [
     "RunReport",
     "World",
     "given_refs",
+    "given_with",
     "ref_of",
     "report_run",
     "run_digest",
@@ -60,13 +61,7 @@ __all__ = [
 World = tuple[tuple[str, Artifact], ...]
 """A run's world: ``(ref, artifact)`` pairs in the order things came to be."""
 
-ENTRY = CatalogEntry(
-    id="fake",
-    provider="fake",
-    wire_model_id="fake-decider",
-    max_context_tokens=1_000_000,
-    max_concurrent=1,
-)
+ENTRY = CatalogEntry.fake("fake", "fake-decider")
 
 _FRAMEWORK = (
     pathlib.Path(__file__).resolve().parents[1],  # harness/
@@ -233,8 +228,9 @@ def ref_of(world: Sequence[tuple[str, Artifact]], artifact: Artifact) -> str:
     return next((ref for ref, a in world if a is artifact), f"<unregistered {artifact!r}>")
 
 
-def given_refs(world: Sequence[tuple[str, Artifact]], input: Artifact) -> frozenset[str]:
-    """The refs of the input and the iterands it brought (recursively)."""
+def given_with(input: Artifact) -> frozenset[int]:
+    """The identities of ``input`` and the iterands it brings (recursively): the input's are
+    never candidates, since only what a tool produced can be an answer."""
     given: set[int] = set()
     pending = [input]
     while pending:
@@ -242,6 +238,12 @@ def given_refs(world: Sequence[tuple[str, Artifact]], input: Artifact) -> frozen
         given.add(id(artifact))
         if isinstance(artifact, ListArtifact):
             pending.extend(artifact.iterands)
+    return frozenset(given)
+
+
+def given_refs(world: Sequence[tuple[str, Artifact]], input: Artifact) -> frozenset[str]:
+    """The refs of the input and the iterands it brought (recursively)."""
+    given = given_with(input)
     return frozenset(ref for ref, a in world if id(a) in given)
 
 

@@ -21,8 +21,14 @@ from typing import Annotated, Any, ForwardRef, Generic, TypeVar, cast, get_args,
 
 from harness.artifacts import Artifact, ListArtifact
 from harness.scope import Identifiable
-from harness.tools import _tool
-from harness.tools._tool import DESCRIPTION_ATTR, NAME_ATTR, DecisionTool, validate_tool_name
+from harness.tools._tool import (
+    DESCRIPTION_ATTR,
+    NAME_ATTR,
+    DecisionTool,
+    I_contra,
+    O_co,
+    validate_tool_name,
+)
 
 __all__ = [
     "ClassToolProvider",
@@ -33,11 +39,8 @@ __all__ = [
     "tool_types",
 ]
 
-I_contra = TypeVar("I_contra", bound=Artifact, contravariant=True)
-O_co = TypeVar("O_co", bound=Artifact, covariant=True)
-
 _ROLES = ("I", "O")
-_OPEN: tuple[object, ...] = (_tool.I_contra, _tool.O_co)  # DecisionTool's own parameters
+_OPEN: tuple[object, ...] = (I_contra, O_co)  # DecisionTool's own parameters
 _ROLE_WORDS = {"I": "input type I", "O": "output type O"}
 _FIX = "class {name}(DecisionTool[Note, Verdict])"
 
@@ -79,19 +82,29 @@ def _parameter_map(cls: type, args: tuple[object, ...]) -> dict[object, object]:
     return dict(zip(parameters, args, strict=False)) if args else {}
 
 
-def _list_argument(cls: type, mapping: Mapping[object, object]) -> object | None:
-    """ListArtifact's argument as seen from the list subclass ``cls`` under ``mapping``."""
+def _arguments_of(
+    target: type, cls: type, mapping: Mapping[object, object], tool: type
+) -> tuple[object, ...] | None:
+    """``target``'s type arguments as seen from its subclass ``cls`` under ``mapping`` (empty
+    when ``target`` is named bare), or ``None`` when no base of ``cls`` leads to it. ``tool``
+    is the class asked about, named when a forward reference cannot be resolved."""
     for base in _own_bases(cls):
         origin = get_origin(base) or base
-        if not (isinstance(origin, type) and issubclass(origin, ListArtifact)):
+        if not (isinstance(origin, type) and issubclass(origin, target)):
             continue
-        args = tuple(_substitute(a, mapping, cls, cls) for a in get_args(base))
-        if origin is ListArtifact:
-            return args[0] if args else None
-        found = _list_argument(origin, _parameter_map(origin, args))
+        args = tuple(_substitute(a, mapping, cls, tool) for a in get_args(base))
+        if origin is target:
+            return args
+        found = _arguments_of(target, origin, _parameter_map(origin, args), tool)
         if found is not None:
             return found
     return None
+
+
+def _list_argument(cls: type, mapping: Mapping[object, object]) -> object | None:
+    """ListArtifact's argument as seen from the list subclass ``cls`` under ``mapping``."""
+    found = _arguments_of(ListArtifact, cls, mapping, cls)
+    return found[0] if found else None
 
 
 def _own_bases(cls: type) -> tuple[object, ...]:
@@ -142,23 +155,6 @@ def _default_of(variable: TypeVar) -> object | None:
     has_default = getattr(variable, "has_default", None)
     if callable(has_default) and has_default():
         return cast(object, variable.__default__)  # type: ignore[attr-defined]  # PEP 696
-    return None
-
-
-def _find(cls: type, mapping: Mapping[object, object], tool: type) -> tuple[object, ...] | None:
-    """DecisionTool's arguments as seen from ``cls`` under ``mapping``, or None off the path."""
-    for base in _own_bases(cls):
-        origin = get_origin(base) or base
-        if not (isinstance(origin, type) and issubclass(origin, DecisionTool)):
-            continue
-        args = tuple(_substitute(a, mapping, cls, tool) for a in get_args(base))
-        if origin is DecisionTool:
-            return args if args else _OPEN
-        parameters: tuple[object, ...] = getattr(origin, "__parameters__", ())
-        inner = dict(zip(parameters, args, strict=False)) if args else {}
-        found = _find(origin, inner, tool)
-        if found is not None:
-            return found
     return None
 
 
@@ -226,8 +222,8 @@ def declared_tool_types(cls: type) -> tuple[object, object]:
     """
     if not (isinstance(cls, type) and issubclass(cls, DecisionTool)):
         raise TypeError(f"{cls!r} is not a DecisionTool subclass: it has no input and output")
-    found = _find(cls, {}, cls)
-    if found is None or len(found) != len(_ROLES):
+    found = _arguments_of(DecisionTool, cls, {}, cls)
+    if found is None or len(found) != len(_ROLES):  # DecisionTool named bare: its own variables
         found = _OPEN
     return found[0], found[1]
 

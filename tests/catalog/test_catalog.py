@@ -90,6 +90,16 @@ def test_embedded_and_fake_need_no_base_url() -> None:
     assert _entry(provider="fake", base_url=None).provider == "fake"
 
 
+def test_a_fake_entry_is_concurrency_bound_and_named_by_its_id() -> None:
+    entry = CatalogEntry.fake("policy")
+    assert (entry.provider, entry.wire_model_id, entry.bound) == ("fake", "policy", "concurrency")
+    assert entry.max_concurrent == 1
+    wide = CatalogEntry.fake("replay", "recorded-model", max_concurrent=8)
+    assert (wide.wire_model_id, wide.max_concurrent) == ("recorded-model", 8)
+    with pytest.raises(CatalogError, match="max_concurrent must be > 0"):
+        CatalogEntry.fake("none", max_concurrent=0)
+
+
 def test_window_entry() -> None:
     entry = _entry(max_concurrent=None, tpm=60_000, rpm=100)
     assert entry.bound == "window"

@@ -160,3 +160,55 @@ def test_a_redis_password_never_shows_in_the_preflight_line(tmp_path: pathlib.Pa
     assert result.returncode == 2, result.stderr
     assert "redis://user:***@127.0.0.1:9/0 cannot be reached" in one_line(result.stderr, "batch")
     assert "s3cret-pw" not in result.stderr
+
+
+MODULE_KINDS = [c for c in CASES if c[0] in ("syntax", "no-module", "no-package", "import-failed")]
+
+
+@pytest.mark.parametrize(
+    ("kind", "target", "expected"), MODULE_KINDS, ids=[c[1] for c in MODULE_KINDS]
+)
+def test_harness_check_reads_a_module_that_does_not_import_as_run_does(
+    kind: str, target: str, expected: str, inside: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = target.partition(":")[0]
+    assert main(["check", module]) == 2
+    out, err = capsys.readouterr()
+    checked = one_line(err, "check")
+    assert expected in checked, checked
+    assert out == ""
+    assert main(commands(target)["run"]) == 2
+    assert one_line(capsys.readouterr().err, "run") == checked  # the one importer's line
+
+
+@pytest.mark.parametrize(
+    ("input_class", "expected"),
+    [
+        (
+            "nosuch_mod:Sentence",
+            TARGET_ERRORS["no-module"].format(module="nosuch_mod", missing="nosuch_mod"),
+        ),
+        (
+            "raises:Sentence",
+            "importing module 'raises' failed (raises.py:1): RuntimeError: the module is not ready",
+        ),
+        (
+            "tests.cli.words:Nope",
+            TARGET_ERRORS["no-class"].format(module="tests.cli.words", name="Nope", known=""),
+        ),
+    ],
+)
+def test_a_journal_whose_input_class_does_not_import_is_refused_in_one_line(
+    input_class: str, expected: str, inside: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = inside / f"{input_class.replace(':', '-')}.journal"
+    args = ["run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha beta"}']
+    assert main([*args, "--journal", str(journal)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    header, *turns = journal.read_text(encoding="utf-8").splitlines()
+    data = json.loads(header)
+    data["input"]["class"] = input_class  # as if the class was renamed or its module moved
+    journal.write_text("\n".join([json.dumps(data), *turns[:1]]) + "\n", encoding="utf-8")
+    assert main(["run", "--resume", str(journal)]) == 2
+    line = one_line(capsys.readouterr().err, "run")
+    assert line == f"{journal}: cannot rebuild the journalled input {input_class}: {expected}"

@@ -82,6 +82,28 @@ def test_the_labelled_runs_load_and_their_expected_items_are_in_their_inputs(dom
         assert set(case.expected) <= set(items), case.name  # every expected item can be read
 
 
+@pytest.mark.parametrize(
+    ("splitter", "batch", "what"),
+    [
+        (d.SplitInbox, d.Inbox, "inbox"),
+        (d.SplitCookbook, d.Cookbook, "cookbook"),
+        (d.SplitLog, d.LogFile, "log"),
+    ],
+)
+def test_each_splitter_halves_its_own_batch_and_refuses_a_short_one(
+    splitter: type[Any], batch: type[Any], what: str
+) -> None:
+    from harness.errors import InvalidInputError
+
+    tool = splitter(Workflow())
+    halves = asyncio.run(tool.execute(batch("a\nb\n\nc\nd\ne"), None))
+    assert halves.iterand_type is batch
+    assert [h.text for h in halves.iterands] == ["a\nb", "c\nd\ne"]
+    assert all(type(h) is batch for h in halves.iterands)
+    with pytest.raises(InvalidInputError, match=rf"{what} .*has 3 items; split only a batch of 4"):
+        asyncio.run(tool.execute(batch("a\nb\nc"), None))
+
+
 def test_at_least_40_labelled_runs_with_both_outcomes() -> None:
     runs = [
         json.loads(line)

@@ -93,6 +93,22 @@ def test_a_pack_is_scored_per_question_against_a_computation_by_hand(tmp_path: P
     assert report.baselines["uniform"]["team.brier"].value == pytest.approx(2 / 3)
 
 
+async def test_the_blocking_pack_eval_refuses_in_a_loop_and_the_async_one_scores_the_same(
+    tmp_path: Path,
+) -> None:
+    import inspect
+
+    from harness.errors import SyncRunInLoopError
+    from harness.evals import evaluate_pack_async
+
+    assert inspect.signature(evaluate_pack) == inspect.signature(evaluate_pack_async)
+    pack = DecisionPack.load(write_pack(tmp_path / "pack.jsonl"))
+    with pytest.raises(SyncRunInLoopError, match=r"await evaluate_pack_async\(\.\.\.\)"):
+        evaluate_pack(pack, model=FakeDecisionModel(policy))
+    report = await evaluate_pack_async(pack, model=FakeDecisionModel(policy), resamples=100)
+    assert report.metric("refund.accuracy").value == pytest.approx(3 / 4)
+
+
 def test_harness_eval_pack_prints_the_table_and_gates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -30,6 +30,7 @@ from harness import (
     run_sync,
     tool_name,
 )
+from harness.errors import SyncRunInLoopError
 from harness.runs import (
     ApprovalRequiredError,
     BranchError,
@@ -75,6 +76,23 @@ def test_a_torn_last_line_is_dropped_and_cut_before_appending(folder: Path) -> N
     again = resume_sync(Chores, journal, model=fake())
     assert again.turns == whole.turns
     assert [e.turn for e in read_journal(journal).entries] == [1, 2, 3, 4]
+
+
+def test_resume_sync_takes_what_resume_takes_and_refuses_inside_a_loop(folder: Path) -> None:
+    journal = folder / "j"
+    whole = run_sync(Chores, Plan("sweep; mop"), model=fake(), journal=journal)
+    lines = journal.read_bytes().split(b"\n")
+    journal.write_bytes(b"\n".join(lines[:3]) + b"\n")  # two turns journalled
+    seen: list[object] = []
+    again = resume_sync(Chores, journal, model=fake(), on_progress=seen.append)
+    assert again.turns == whole.turns
+    assert seen  # the progress of the resumed run's top job
+
+    async def inside_a_loop() -> None:
+        with pytest.raises(SyncRunInLoopError, match=r"await harness\.resume\(Chores, \.\.\.\)"):
+            resume_sync(Chores, journal, model=fake())
+
+    asyncio.run(inside_a_loop())
 
 
 def test_a_damaged_line_before_the_last_is_refused_by_number(folder: Path) -> None:

@@ -15,14 +15,14 @@ case's expected items. Nothing here calls a model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar, cast
 
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
 from harness.errors import InvalidInputError
 from harness.thinker import DecisionThinker
-from harness.tools import DecisionTool, Identifiable, tool_name
+from harness.tools import DecisionTool, Identifiable, list_iterand, tool_name, tool_types
 
 if TYPE_CHECKING:
     from harness.jobs import JobContext
@@ -67,37 +67,59 @@ def _halves(text: str, what: str) -> tuple[str, str]:
     return "\n".join(lines[:middle]), "\n".join(lines[middle:])
 
 
+@attrs.frozen
+class _Text(Artifact, alias="text"):
+    """A text: a batch of a domain's items (one a line), or one item."""
+
+    text: str
+
+
+B = TypeVar("B", bound=_Text)
+T = TypeVar("T", bound=_Text)
+
+
+class _Halve(DecisionTool[B, ListArtifact[B]]):
+    """A domain's splitter: a batch of :data:`MIN_SPLIT` items or more into two halves."""
+
+    what: ClassVar[str]  # the batch, as the model reads it in a refusal
+
+    async def execute(self, input: B, context: JobContext) -> ListArtifact[B]:
+        batch = type(input)
+        return ListArtifact.of(batch, [batch(half) for half in _halves(input.text, self.what)])
+
+
+class _ReadLines(DecisionTool[B, ListArtifact[T]]):
+    """A domain's key tool: a batch read into its items, one a line (the item class is the
+    declared output's)."""
+
+    async def execute(self, input: B, context: JobContext) -> ListArtifact[T]:
+        item = cast("type[T]", list_iterand(tool_types(type(self))[1]))
+        return ListArtifact.of(item, [item(line) for line in _lines(input.text)])
+
+
 # -- support tickets -------------------------------------------------------------------------
 
 
 @attrs.frozen
-class Inbox(Artifact, alias="inbox"):
+class Inbox(_Text, alias="inbox"):
     """Support tickets, one a line."""
-
-    text: str
 
 
 @attrs.frozen
-class Ticket(Artifact, alias="ticket"):
+class Ticket(_Text, alias="ticket"):
     """One support ticket."""
-
-    text: str
 
 
 @tool_name("split_inbox")
-class SplitInbox(DecisionTool[Inbox, ListArtifact[Inbox]]):
+class SplitInbox(_Halve[Inbox]):
     """Splits an inbox of four tickets or more into two halves."""
 
-    async def execute(self, input: Inbox, context: JobContext) -> ListArtifact[Inbox]:
-        return ListArtifact.of(Inbox, [Inbox(half) for half in _halves(input.text, "inbox")])
+    what = "inbox"
 
 
 @tool_name("read_tickets")
-class ReadTickets(DecisionTool[Inbox, ListArtifact[Ticket]]):
+class ReadTickets(_ReadLines[Inbox, Ticket]):
     """Reads an inbox into its tickets."""
-
-    async def execute(self, input: Inbox, context: JobContext) -> ListArtifact[Ticket]:
-        return ListArtifact.of(Ticket, [Ticket(line) for line in _lines(input.text)])
 
 
 @tool_name("find_refunds")
@@ -119,35 +141,25 @@ class RefundFinder(DecisionThinker[Inbox, Ticket]):
 
 
 @attrs.frozen
-class Cookbook(Artifact, alias="cookbook"):
+class Cookbook(_Text, alias="cookbook"):
     """Recipes, one a line."""
-
-    text: str
 
 
 @attrs.frozen
-class Recipe(Artifact, alias="recipe"):
+class Recipe(_Text, alias="recipe"):
     """One recipe."""
-
-    text: str
 
 
 @tool_name("split_cookbook")
-class SplitCookbook(DecisionTool[Cookbook, ListArtifact[Cookbook]]):
+class SplitCookbook(_Halve[Cookbook]):
     """Splits a cookbook page of four recipes or more into two halves."""
 
-    async def execute(self, input: Cookbook, context: JobContext) -> ListArtifact[Cookbook]:
-        return ListArtifact.of(
-            Cookbook, [Cookbook(half) for half in _halves(input.text, "cookbook")]
-        )
+    what = "cookbook"
 
 
 @tool_name("read_recipes")
-class ReadRecipes(DecisionTool[Cookbook, ListArtifact[Recipe]]):
+class ReadRecipes(_ReadLines[Cookbook, Recipe]):
     """Reads a cookbook page into its recipes."""
-
-    async def execute(self, input: Cookbook, context: JobContext) -> ListArtifact[Recipe]:
-        return ListArtifact.of(Recipe, [Recipe(line) for line in _lines(input.text)])
 
 
 @tool_name("find_vegetarian")
@@ -169,33 +181,25 @@ class VegetarianFinder(DecisionThinker[Cookbook, Recipe]):
 
 
 @attrs.frozen
-class LogFile(Artifact, alias="log_file"):
+class LogFile(_Text, alias="log_file"):
     """Server log entries, one a line."""
-
-    text: str
 
 
 @attrs.frozen
-class LogEntry(Artifact, alias="log_entry"):
+class LogEntry(_Text, alias="log_entry"):
     """One log entry."""
-
-    text: str
 
 
 @tool_name("split_log")
-class SplitLog(DecisionTool[LogFile, ListArtifact[LogFile]]):
+class SplitLog(_Halve[LogFile]):
     """Splits a log of four entries or more into two halves."""
 
-    async def execute(self, input: LogFile, context: JobContext) -> ListArtifact[LogFile]:
-        return ListArtifact.of(LogFile, [LogFile(half) for half in _halves(input.text, "log")])
+    what = "log"
 
 
 @tool_name("read_entries")
-class ReadEntries(DecisionTool[LogFile, ListArtifact[LogEntry]]):
+class ReadEntries(_ReadLines[LogFile, LogEntry]):
     """Reads a log into its entries."""
-
-    async def execute(self, input: LogFile, context: JobContext) -> ListArtifact[LogEntry]:
-        return ListArtifact.of(LogEntry, [LogEntry(line) for line in _lines(input.text)])
 
 
 @tool_name("find_pages")

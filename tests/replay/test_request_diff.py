@@ -1,0 +1,47 @@
+"""The request diff a replay miss shows: questions and a choice's options added, dropped and
+reordered read the same way, in the order asked."""
+
+from __future__ import annotations
+
+from harness.decision import JsonValue
+from harness.replay import request_differences
+
+
+def body(questions: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    return {"model": "m", "state": "s", "questions": questions}
+
+
+def choice(*options: str) -> dict[str, JsonValue]:
+    return {"type": "choice", "criteria": {o: f"pick {o}" for o in options}}
+
+
+def test_questions_new_gone_and_reordered() -> None:
+    recorded = body({"a": choice("x"), "b": choice("x"), "c": choice("x")})
+    asked = body({"c": choice("x"), "d": choice("x"), "a": choice("x")})
+    found = [d.summary() for d in request_differences(recorded, asked)]
+    assert found == [
+        "question 'd' is new",
+        "question 'b' is gone",
+        "questions are asked in another order",
+    ]
+    (order,) = (d for d in request_differences(recorded, asked) if "order" in d.change)
+    assert (order.recorded, order.asked) == ("a, c", "c, a")
+
+
+def test_options_new_gone_described_otherwise_and_reordered() -> None:
+    recorded = body({"q": choice("keep", "drop", "move")})
+    changed = choice("move", "keep", "add")
+    assert isinstance(changed["criteria"], dict)
+    changed["criteria"]["keep"] = "keep it"
+    found = [d.summary() for d in request_differences(recorded, body({"q": changed}))]
+    assert found == [
+        "question 'q' option 'add' is new",
+        "question 'q' option 'drop' is gone",
+        "question 'q' option 'keep' has another description",
+        "question 'q' options are offered in another order",
+    ]
+
+
+def test_the_same_body_has_no_difference() -> None:
+    same = body({"q": choice("a", "b")})
+    assert request_differences(same, same) == []
