@@ -194,6 +194,8 @@ class _Deadlines:
     def start(self, loop: asyncio.AbstractEventLoop, left: float) -> _Limit:
         """Limit the current task's attempt to ``left`` seconds from now."""
         if loop is not self._loop:  # a dispatcher used again under a new loop starts afresh
+            if self._timer is not None:
+                self._timer.cancel()
             self._loop = loop
             self._limits = set()
             self._timer = None
@@ -216,11 +218,11 @@ class _Deadlines:
         if self._timer is not None:
             self._timer.cancel()
         self._when = when
-        self._timer = loop.call_at(when, self._fire)
+        self._timer = loop.call_at(when, self._fire, loop)
 
-    def _fire(self) -> None:
-        loop = self._loop
-        assert loop is not None
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop is not self._loop:  # a timer of a loop this dispatcher has left
+            return
         reached = max(self._when, loop.time())  # the loop runs a timer within its resolution
         self._timer = None
         self._when = math.inf
