@@ -21,6 +21,10 @@ than any real LLM, so the ratio it gives is an upper bound). ``--upstream URL --
 measures a real OpenAI-compatible server instead (e.g. llama-cpp-python serving Gemma 3 270M,
 see docs/providers.md); the model is named in the output.
 
+``--decisions N`` keeps the first N requests and ``--methods`` some of the methods (e.g.
+``--methods chat,"chat x2"``): for a slow upstream, where the whole set does not fit; the output
+then says which subset it measured.
+
 Run: ``python benchmarks/llm_provider.py`` (offline, about three minutes on 2 cores).
 """
 
@@ -38,35 +42,21 @@ from collections.abc import Sequence
 import attrs
 
 from harness.catalog import CatalogEntry
-from harness.decision import DecisionRequest, DecisionResponse
+from harness.decision import DecisionRequest
 from harness.demo import AnswerKeyPolicy, answer_key
 from harness.providers import client_for
 from harness.testing import FakeDecisionModel
 
 
-class Capturing(FakeDecisionModel):
-    """The answer-key policy, keeping every request it is asked."""
-
-    def __init__(self) -> None:
-        super().__init__(AnswerKeyPolicy(answer_key()))
-        self.requests: list[DecisionRequest] = []
-
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        self.requests.append(request)
-        return await super().decide(request, entry, timeout=timeout)
-
-
 async def demo_requests() -> list[DecisionRequest]:
     """The decision requests of one demo run answered by the answer key (the same run as
-    ``run_demo_with(AnswerKeyPolicy(answer_key()))``, its client kept)."""
-    from harness.demo import POLICY_ENTRY, policy_catalog
-    from harness.demo._run import run_demo
+    ``run_demo_with(AnswerKeyPolicy(answer_key()))``, its client kept: the fake model keeps
+    every request it is asked, once)."""
+    from harness.demo import POLICY_ENTRY, policy_catalog, run_demo
 
-    capturing = Capturing()
-    await run_demo(catalog=policy_catalog(), clients={POLICY_ENTRY: capturing})
-    return capturing.requests
+    model = FakeDecisionModel(AnswerKeyPolicy(answer_key()))
+    await run_demo(catalog=policy_catalog(), clients={POLICY_ENTRY: model})
+    return list(model.requests)
 
 
 @attrs.frozen
@@ -141,8 +131,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--upstream", help="base URL of an OpenAI-compatible server with logprobs")
     parser.add_argument("--model", default="bigram-test", help="the model name it serves")
     parser.add_argument("--decisions", type=int, default=0, help="only the first N requests")
+    parser.add_argument(
+        "--methods",
+        default=",".join(m.name for m in METHODS),
+        help="comma-separated methods to measure (default: all: "
+        + ", ".join(m.name for m in METHODS)
+        + ")",
+    )
     args = parser.parse_args(argv)
+    names = [name.strip() for name in args.methods.split(",") if name.strip()]
+    unknown = [name for name in names if name not in {m.name for m in METHODS}]
+    if unknown or not names:
+        parser.error(
+            f"--methods: unknown method {', '.join(unknown) or '(none)'}; choose among "
+            + ", ".join(m.name for m in METHODS)
+        )
+    methods = [m for m in METHODS if m.name in names]
     requests = asyncio.run(demo_requests())
+    total = len(requests)
     if args.decisions:
         requests = requests[: args.decisions]
     server: subprocess.Popen[bytes] | None = None
@@ -156,7 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = f"http://127.0.0.1:{port}"
         time.sleep(3)
     model = args.model
-    print(f"upstream: {root}, model {model!r}; {len(requests)} decision requests of one demo run")
+    subset = (
+        f"the first {len(requests)} of the {total} decision requests"
+        if len(requests) < total
+        else f"all {total} decision requests"
+    )
+    print(f"upstream: {root}, model {model!r}; {subset} of one demo run")
     questions = [len(r.questions) for r in requests]
     print(f"questions per request: mean {statistics.fmean(questions):.1f}, max {max(questions)}")
     print(
@@ -164,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'upstream s':>10} {'own/upstream':>12} {'refused':>8}"
     )
     try:
-        for method in METHODS:
+        for method in methods:
             figures = asyncio.run(measure(method, root, model, requests))
             ratio = figures.own / figures.upstream
             calls = f"{statistics.fmean(figures.calls):.1f} (max {max(figures.calls)})"

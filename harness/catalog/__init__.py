@@ -19,6 +19,7 @@ from harness.catalog._catalog import DECISION as DECISION
 from harness.catalog._catalog import Catalog as Catalog
 from harness.catalog._catalog import default_catalog as default_catalog
 from harness.catalog._catalog import load_catalog as load_catalog
+from harness.catalog._entry import DEFAULT_DECISION_TIMEOUT as DEFAULT_DECISION_TIMEOUT
 from harness.catalog._entry import DEFAULT_PATHS as DEFAULT_PATHS
 from harness.catalog._entry import PROVIDERS as PROVIDERS
 from harness.catalog._entry import CatalogEntry as CatalogEntry

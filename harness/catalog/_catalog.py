@@ -74,7 +74,7 @@ _INT_FIELDS = (
     "top_logprobs",
     "orderings",
 )
-_FLOAT_FIELDS = ("input_price_per_million", "mass_floor")
+_FLOAT_FIELDS = ("input_price_per_million", "mass_floor", "decision_timeout_s")
 _BOOL_FIELDS = ("adaptive",)
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 _FIELD_KINDS: dict[str, str] = {

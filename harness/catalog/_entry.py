@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 import attrs
 
@@ -23,6 +23,9 @@ __all__ = [
     "RetrySettings",
     "retry_rules",
 ]
+
+DEFAULT_DECISION_TIMEOUT: Final = 60.0
+"""Seconds one decision may take when its entry sets no ``decision_timeout_s``."""
 
 PROVIDERS: frozenset[str] = frozenset(
     {"systemone", "openai", "openai-chat", "openai-completions", "embedded", "fake"}
@@ -187,6 +190,10 @@ class CatalogEntry:
     adaptive: bool = False
     """Lower the effective concurrency on 429s and raise it back on successes (AIMD), within
     ``max_concurrent``; used where admission is adaptive (``harness batch``)."""
+    decision_timeout_s: float | None = None
+    """How long one decision of this entry may take, over all its attempts and retry pauses
+    (seconds; waiting for admission does not count). ``None``: :data:`DEFAULT_DECISION_TIMEOUT`
+    (60 s). A slow local model (an LLM read through its logprobs on a CPU) needs more."""
     calibration: Calibration | None = None
     """The maps the entry's answers go through before a thinker reads them
     (``[entries.calibration]``, see :class:`harness.catalog.Calibration`); ``None``: as answered."""
@@ -258,6 +265,8 @@ class CatalogEntry:
             rules.append("top_logprobs must be in [2, 20] (OpenAI's limit is 20)")
         if self.mass_floor is not None and not 0 <= self.mass_floor < 1:
             rules.append("mass_floor must be a share in [0, 1), e.g. 0.5")
+        if self.decision_timeout_s is not None and not self.decision_timeout_s > 0:
+            rules.append("decision_timeout_s must be > 0 seconds (leave it out for 60 s)")
         if self.orderings < 1:
             rules.append("orderings must be >= 1 (1: no position-bias correction)")
 
@@ -286,6 +295,13 @@ class CatalogEntry:
             wire_model_id=wire_model_id or entry_id,
             max_context_tokens=1_000_000,
             max_concurrent=max_concurrent,
+        )
+
+    @property
+    def decision_timeout(self) -> float:
+        """The limit of one decision of this entry: ``decision_timeout_s``, else 60 s."""
+        return (
+            DEFAULT_DECISION_TIMEOUT if self.decision_timeout_s is None else self.decision_timeout_s
         )
 
     @property

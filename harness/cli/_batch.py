@@ -10,6 +10,7 @@ from harness.cli._common import (
     CliError,
     add_model_options,
     add_scale_options,
+    add_target_argument,
     catalog_from,
     check_concurrency,
     say,
@@ -30,7 +31,7 @@ DESCRIPTION: Final = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``harness batch``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
-    parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
+    add_target_argument(parser)
     parser.add_argument("inputs", metavar="INPUTS.jsonl", help="one input object a line")
     parser.add_argument("--out", required=True, metavar="RESULTS.jsonl", help="result lines")
     parser.add_argument("--records", metavar="DIR", help="write each input's run record here")

@@ -1,5 +1,5 @@
-"""What the commands share: the usage error, the catalog and entry options, the concurrency
-and Ray options, the record path.
+"""What the commands share: the usage error, the target and input arguments, the catalog and
+entry options, the concurrency and Ray options, the record path.
 
 Light on purpose: ``harness --help`` and ``--version`` import this module, so the catalog and
 the record are imported only by the functions that use them.
@@ -24,12 +24,16 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
     "CliError",
+    "add_catalog_option",
+    "add_input_options",
     "add_model_options",
     "add_scale_options",
+    "add_target_argument",
     "catalog_from",
     "check_concurrency",
     "check_record_path",
     "debugging",
+    "input_text",
     "report_failed_run",
     "say",
 ]
@@ -89,13 +93,58 @@ def report_failed_run(command: str, failed: RunFailedError, record_path: str | N
     return EXIT_FAILED
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--catalog FILE`` and ``--entry ID``."""
+def add_target_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """The ``MODULE:CLASS`` positional (``target``), read by :func:`harness.runs.import_target`;
+    ``optional`` where another option can stand for it (``harness run --resume``)."""
+    parser.add_argument(
+        "target",
+        metavar="MODULE:CLASS",
+        nargs="?" if optional else None,
+        help="e.g. mypackage.triage:Triage",
+    )
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """``--input JSON`` or ``--input-file FILE`` (one of them), read by :func:`input_text`;
+    ``default`` says what a command takes when neither is given."""
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument(
+        "--input",
+        metavar="JSON",
+        help="the input artifact as a JSON object" + (f" (default: {default})" if default else ""),
+    )
+    given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+
+
+def input_text(args: argparse.Namespace) -> str | None:
+    """The input's JSON text: ``--input``, else the file ``--input-file`` names (a file that
+    cannot be read or is not UTF-8 is a usage error), else None."""
+    if args.input is not None:
+        return str(args.input)
+    if args.input_file is None:
+        return None
+    try:
+        with open(args.input_file, encoding="utf-8") as file:
+            return file.read()
+    except OSError as error:
+        raise CliError(f"cannot read --input-file {args.input_file}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"--input-file {args.input_file} is not UTF-8 text") from None
+
+
+def add_catalog_option(parser: argparse.ArgumentParser) -> None:
+    """``--catalog FILE``: the catalog a command loads (default: ``$HARNESS_CATALOG``, else
+    the shipped one)."""
     parser.add_argument(
         "--catalog",
         metavar="FILE",
         help="catalog TOML file (default: $HARNESS_CATALOG, else the shipped catalog)",
     )
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--catalog FILE`` and ``--entry ID``."""
+    add_catalog_option(parser)
     parser.add_argument(
         "--entry",
         metavar="ID",

@@ -13,7 +13,14 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from harness.cli._common import EXIT_FAILED, CliError, add_scale_options, check_concurrency, say
+from harness.cli._common import (
+    EXIT_FAILED,
+    CliError,
+    add_catalog_option,
+    add_scale_options,
+    check_concurrency,
+    say,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -60,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "'openai:<model>', 'openai-chat:<model>[@<url>]' or "
         "'openai-completions:<model>[@<url>]'; default: the catalog's decision pin",
     )
-    parser.add_argument("--catalog", metavar="FILE", help="catalog TOML file")
+    add_catalog_option(parser)
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")
     parser.add_argument(
         "--key",

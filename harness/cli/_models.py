@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from harness.cli._common import CliError, say
+from harness.cli._common import CliError, add_catalog_option, say
 
 __all__ = ["DESCRIPTION", "add_arguments", "describe_models", "list_models"]
 
@@ -20,11 +20,7 @@ DESCRIPTION: Final = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``harness models``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
-    parser.add_argument(
-        "--catalog",
-        metavar="FILE",
-        help="catalog TOML file (default: $HARNESS_CATALOG, else the shipped catalog)",
-    )
+    add_catalog_option(parser)
     parser.set_defaults(command=list_models)
 
 

@@ -19,7 +19,15 @@ from typing import Final
 
 from harness.artifacts import from_json
 from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
-from harness.cli._common import EXIT_FAILED, CliError, check_record_path, say
+from harness.cli._common import (
+    EXIT_FAILED,
+    CliError,
+    add_input_options,
+    add_target_argument,
+    check_record_path,
+    input_text,
+    say,
+)
 from harness.cli._journal import add_branch_option, branch_journal, branch_spec, replay_branch
 from harness.providers import DecisionClient, client_for
 from harness.record import (
@@ -61,12 +69,8 @@ DESCRIPTION: Final = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``harness replay``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
     parser.add_argument("file", metavar="RECORD", help="a record written with --bodies")
-    parser.add_argument("target", metavar="MODULE:CLASS", help="e.g. mypackage.triage:Triage")
-    given = parser.add_mutually_exclusive_group()
-    given.add_argument(
-        "--input", metavar="JSON", help="the input artifact as JSON (default: the recorded one)"
-    )
-    given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+    add_target_argument(parser)
+    add_input_options(parser, default="the recorded one")
     parser.add_argument(
         "--record", metavar="FILE", help="also write the replayed run's record to FILE"
     )
@@ -96,15 +100,8 @@ def _fallback(args: argparse.Namespace) -> DecisionClient | None:
 
 
 def _input_text(args: argparse.Namespace, record: RunRecord) -> str:
-    if args.input is not None:
-        return str(args.input)
-    if args.input_file is not None:
-        try:
-            with open(args.input_file, encoding="utf-8") as file:
-                return file.read()
-        except (OSError, UnicodeDecodeError) as error:
-            raise CliError(f"cannot read --input-file {args.input_file}: {error}") from None
-    return json.dumps(record.input_value)
+    given = input_text(args)
+    return json.dumps(record.input_value) if given is None else given
 
 
 def _replay_entry(record: RunRecord, catalog_path: str | None = None) -> CatalogEntry:

@@ -9,9 +9,12 @@ from typing import Final, cast
 from harness.artifacts import Artifact, from_json
 from harness.cli._common import (
     CliError,
+    add_input_options,
     add_model_options,
+    add_target_argument,
     catalog_from,
     check_record_path,
+    input_text,
     report_failed_run,
 )
 from harness.cli._journal import add_journal_options, approver_from, report_result, resume_run
@@ -39,12 +42,8 @@ DESCRIPTION: Final = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``harness run``'s arguments (its parser is made by :func:`harness.cli.build_parser`)."""
-    parser.add_argument(
-        "target", metavar="MODULE:CLASS", nargs="?", help="e.g. mypackage.triage:Triage"
-    )
-    given = parser.add_mutually_exclusive_group()
-    given.add_argument("--input", metavar="JSON", help="the input artifact as a JSON object")
-    given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+    add_target_argument(parser, optional=True)
+    add_input_options(parser)
     add_model_options(parser)
     parser.add_argument(
         "--record",
@@ -64,28 +63,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(command=run)
 
 
-def _input_text(args: argparse.Namespace) -> str:
-    if args.input is not None:
-        return str(args.input)
-    try:
-        with open(args.input_file, encoding="utf-8") as file:
-            return file.read()
-    except OSError as error:
-        raise CliError(f"cannot read --input-file {args.input_file}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise CliError(f"--input-file {args.input_file} is not UTF-8 text") from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Import, build, run, print, record."""
     if args.resume is not None:
         return resume_run(args, import_target)
-    if args.target is None or (args.input is None and args.input_file is None):
+    text = input_text(args)
+    if args.target is None or text is None:
         raise CliError("pass MODULE:CLASS and --input JSON (or --input-file FILE), or --resume")
     tool_class = import_target(args.target)
     input_type = target_input_type(tool_class, args.target)
     try:
-        given = from_json(input_type, _input_text(args))
+        given = from_json(input_type, text)
     except (TypeError, ValueError) as error:
         raise CliError(f"bad --input for {args.target}: {error}") from None
     if args.record is not None:

@@ -9,6 +9,8 @@ holds the answers, read back by the shape asked. :mod:`harness.decision.systemon
 
 from __future__ import annotations
 
+from harness._public import claim_exports
+
 from . import openai as openai
 from . import systemone as systemone
 from ._answers import Answer as Answer
@@ -51,8 +53,4 @@ __all__ = [
     "systemone",
 ]
 
-for _name in __all__:
-    _value = globals()[_name]
-    if isinstance(_value, type) and _value.__module__.startswith("harness.decision._"):
-        _value.__module__ = __name__
-del _name, _value
+claim_exports(__name__, globals(), __all__)

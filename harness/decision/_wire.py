@@ -31,12 +31,14 @@ __all__ = [
     "ChoiceWire",
     "Loc",
     "NoulWire",
+    "PredicateWire",
     "Probability",
     "RequestValidationError",
     "ScoreWire",
     "WireNumber",
     "WireReply",
     "choice_answer",
+    "is_probability",
     "load_reply",
     "not_an_answer",
     "read_usage",
@@ -122,6 +124,12 @@ def _number(value: object, _: object) -> float:
     if isinstance(value, int) and abs(value) > 10**15:
         raise _WireValueError("is a very large integer, not a sensible number here")
     return float(value)
+
+
+def is_probability(value: object) -> bool:
+    """A number in [0, 1] (an int or float, never a bool; a huge integer compares exactly): the
+    quick test of the decoders' fast paths, which accept only what the converter accepts."""
+    return type(value) in (int, float) and 0 <= value <= 1  # type: ignore[operator]  # a number
 
 
 def _probability(value: object, _: object) -> Probability:
@@ -337,6 +345,13 @@ class NoulWire:
     """A System One noul answer's fields: ``{"noul": p}``."""
 
     noul: Probability
+
+
+@attrs.frozen
+class PredicateWire:
+    """An OpenAI Decisions predicate answer's fields: ``{"probability": p}``."""
+
+    probability: Probability
 
 
 @attrs.frozen

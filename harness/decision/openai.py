@@ -19,33 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import attrs
-
+from . import _codec, _server, _wire
 from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer
-from ._json import JsonValue, compact_json, json_kind
+from ._json import JsonValue, compact_json
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
 from ._response import checked_answers
-from ._server import Problems, read_text
-from ._wire import (
-    MAX_REPLY_BYTES,
-    MAX_REPLY_DEPTH,
-    ChoiceWire,
-    Loc,
-    Probability,
-    RequestValidationError,
-    ScoreWire,
-    WireReply,
-    choice_answer,
-    load_reply,
-    not_an_answer,
-    read_usage,
-    reply_object,
-    score_answer,
-    served_model,
-    shown_type,
-    structure,
-)
+from ._wire import Loc, RequestValidationError, WireReply
 
 __all__ = [
     "MAX_CHOICES",
@@ -112,26 +92,20 @@ def _encode_question(name: str, question: Question) -> dict[str, JsonValue]:
 
 def encode_request(request: DecisionRequest, model: str | None) -> dict[str, JsonValue]:
     """The request body: ``model`` (left out only when None), ``input``, ``questions`` in order."""
-    body: dict[str, JsonValue] = {}
-    if model is not None:
-        body["model"] = model
     state = request.state
-    body["input"] = state if isinstance(state, str) else compact_json(state)
     names = question_names(request)
-    body["questions"] = [
+    questions: list[JsonValue] = [
         _encode_question(name, question)
         for name, question in zip(names, request.questions.values(), strict=True)
     ]
-    return body
+    return _codec.request_body(
+        model,
+        input=state if isinstance(state, str) else compact_json(state),
+        questions=questions,
+    )
 
 
-def encode_body(request: DecisionRequest, model: str | None) -> bytes:
-    """The request body as compact, deterministic UTF-8 JSON."""
-    return request.encoded("openai", model, _encode_body)
-
-
-def _encode_body(request: DecisionRequest, model: str | None) -> bytes:
-    return compact_json(encode_request(request, model)).encode("utf-8")
+encode_body = _codec.body_encoder("openai", __name__, encode_request)
 
 
 def _by_value(items: object, key: str) -> dict[object, object] | None:
@@ -153,40 +127,20 @@ def _decode_answer(
     kind = raw.get("type")
     if kind == "refusal":
         return RefusedAnswer(_refusal_reason(raw.get("refusal")))
-    expected = _TYPES[question.kind]
-    if kind != expected:
-        raise not_an_answer(
-            f"{where} has type {shown_type(kind)}, but question {question_id!r} was asked as "
-            f"a {expected}"
-        )
+    _codec.check_type(kind, _TYPES[question.kind], question_id, where)
     if isinstance(question, Noul):
-        shaped_noul = {name: raw[name] for name in ("probability",) if name in raw}
-        return NoulAnswer(structure(shaped_noul, _PredicateWire, where).probability)
-    if isinstance(question, Choice):
-        wanted: list[object] = list(question.options)
-        keys = list(question.options)
-    else:
-        wanted = list(range(len(question.levels)))
-        keys = [str(index) for index in wanted]
+        return _codec.noul_answer(raw, "probability", where)
     found = _by_value(raw.get("probabilities"), "value")
     if found is None:
-        raise not_an_answer(f"{where} has no 'probabilities' array")
-    missing = [value for value in wanted if value not in found]
-    if missing:
-        what = "option" if isinstance(question, Choice) else "level"
-        raise not_an_answer(
-            f"{where} has no probability for {what} {', '.join(map(repr, missing))}"
-        )
-    shaped = {name: raw[name] for name in ("choice", "score", "confidence") if name in raw}
-    shaped["probabilities"] = {key: found[value] for key, value in zip(keys, wanted, strict=True)}
-    _fill_from_probabilities(shaped, keys, isinstance(question, Choice))
-    if isinstance(question, Choice):
-        choice = structure(shaped, ChoiceWire, where)
-        values = [choice.probabilities[key] for key in keys]
-        return choice_answer(question_id, question, choice.choice, values, choice.confidence)
-    score = structure(shaped, ScoreWire, where)
-    values = [score.probabilities[key] for key in keys]
-    return score_answer(question_id, question, score.score, values, score.confidence)
+        raise _wire.not_an_answer(f"{where} has no 'probabilities' array")
+    wanted: list[object] = (
+        list(question.options)
+        if isinstance(question, Choice)
+        else list(range(len(question.levels)))
+    )
+    return _codec.distribution_answer(
+        question_id, question, raw, found, wanted, where, _fill_from_probabilities
+    )
 
 
 def _fill_from_probabilities(shaped: dict[str, object], keys: list[str], choice: bool) -> None:
@@ -197,18 +151,13 @@ def _fill_from_probabilities(shaped: dict[str, object], keys: list[str], choice:
     probabilities = shaped["probabilities"]
     assert isinstance(probabilities, dict)
     values = [probabilities[key] for key in keys]
-    if field in shaped or not all(_is_probability(v) for v in values):
+    if field in shaped or not all(_wire.is_probability(v) for v in values):
         return
     numbers = [float(v) for v in values if isinstance(v, int | float)]  # each in [0, 1]
     if choice:
         shaped[field] = keys[max(range(len(keys)), key=lambda i: (numbers[i], -i))]
     else:
         shaped[field] = sum(i * p for i, p in enumerate(numbers))
-
-
-def _is_probability(value: object) -> bool:
-    """A number in [0, 1] (an int or float, never a bool; a huge integer compares exactly)."""
-    return type(value) in (int, float) and 0 <= value <= 1  # type: ignore[operator]  # a number
 
 
 REFUSAL_CHARS = 500
@@ -227,33 +176,13 @@ def _refusal_reason(value: object) -> str | None:
     return shown
 
 
-@attrs.frozen
-class _PredicateWire:
-    """A predicate answer's fields: ``{"probability": p}``."""
-
-    probability: Probability
-
-
-def decode_body(
-    request: DecisionRequest,
-    body: bytes,
-    *,
-    max_bytes: int = MAX_REPLY_BYTES,
-    max_depth: int = MAX_REPLY_DEPTH,
-) -> WireReply:
-    """The answers in a OpenAI Decisions reply body (any bytes): a :class:`WireReply` or
-    :class:`harness.errors.NotAnAnswerError` (:class:`~harness.errors.ReplyTooLargeError`,
-    :class:`~harness.errors.ReplyTooDeepError` past the bounds), never another exception."""
-    return decode_reply(request, load_reply(body, max_bytes=max_bytes, max_depth=max_depth))
-
-
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     """The answers in a decoded reply ``payload`` to ``request``, mapped back to its ids by
     position; raises :class:`harness.errors.NotAnAnswerError` naming what is missing or wrong."""
-    body = reply_object(payload)
+    body = _wire.reply_object(payload)
     answers = body.get("answers")
     if not isinstance(answers, list):
-        raise not_an_answer("the reply has no 'answers' array")
+        raise _wire.not_an_answer("the reply has no 'answers' array")
     names = question_names(request)
     decoded: dict[str, Answer] = {}
     for position, (name, (question_id, question)) in enumerate(
@@ -261,36 +190,31 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     ):
         where = f"answer {position} (question {question_id!r})"
         if position >= len(answers):
-            raise not_an_answer(
+            raise _wire.not_an_answer(
                 f"the reply has no answer for question {question_id!r}: {len(answers)} answers "
                 f"for {len(names)} questions (asked: {', '.join(map(repr, request.questions))})"
             )
-        raw = answers[position]
-        if not isinstance(raw, Mapping):
-            raise not_an_answer(f"{where} is {json_kind(raw)}, not an object")
+        raw = _codec.answer_object(answers[position], where)
         if raw.get("name") is not None and raw.get("name") != name:
-            raise not_an_answer(
+            raise _wire.not_an_answer(
                 f"{where} is not named {name!r}: answers must come in question order"
             )
         decoded[question_id] = _decode_answer(question_id, question, raw, where)
-    model = body.get("model")
-    input_tokens, output_tokens = read_usage(body.get("usage"))
-    return WireReply(
-        answers=checked_answers(request, decoded),  # checked here: not again by the response
-        model=served_model(model),
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
+
+
+decode_body = _codec.body_decoder("OpenAI Decisions", __name__, decode_reply)
+
+
+def _decode_question(
+    given: object, loc: Loc, problems: _server.Problems
+) -> tuple[str, Question] | None:
+    read = _server.question_kind(
+        given, loc, problems, ("choice", "predicate", "score"), "type, name and instructions"
     )
-
-
-def _decode_question(raw: object, loc: Loc, problems: Problems) -> tuple[str, Question] | None:
-    if not isinstance(raw, Mapping):
-        problems.add(loc, "a question must be an object with type, name and instructions")
+    if read is None:
         return None
-    kind = raw.get("type")
-    if kind not in ("choice", "predicate", "score"):
-        problems.add((*loc, "type"), "type must be 'choice', 'predicate' or 'score'")
-        return None
+    raw, kind = read
     name = raw.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         problems.add(
@@ -299,10 +223,8 @@ def _decode_question(raw: object, loc: Loc, problems: Problems) -> tuple[str, Qu
             "digit, at most 64 characters",
         )
         return None
-    instructions = read_text(raw, "instructions", loc, problems)
+    instructions = _server.read_instructions(raw, loc, problems)
     if instructions is None:
-        if raw.get("instructions") is None:
-            problems.add((*loc, "instructions"), "Field required")
         return None
     question: Question | None
     if kind == "predicate":
@@ -322,7 +244,7 @@ def _decode_question(raw: object, loc: Loc, problems: Problems) -> tuple[str, Qu
         if not isinstance(item, Mapping) or not isinstance(item.get(key), str):
             problems.add((*here, key), f"every item needs a string {key!r}")
             return None
-        entries.append((item[key], read_text(item, "description", here, problems)))
+        entries.append((item[key], _server.read_text(item, "description", here, problems)))
     if kind == "choice":
         question = problems.build(loc, lambda: Choice(instructions, dict(entries)))
         if question is not None and len(question.options) != len(entries):
@@ -339,12 +261,9 @@ def decode_request(payload: object) -> tuple[DecisionRequest, str]:
     raises :class:`RequestValidationError` listing every problem. ``input`` (a string, or an
     array of messages) becomes the state as given; a level's ``description`` is appended to its
     ``label``."""
-    if not isinstance(payload, Mapping):
-        raise RequestValidationError([(("body",), "the body must be a JSON object")])
-    problems = Problems()
-    model = payload.get("model")
-    if not isinstance(model, str) or not model:
-        problems.add(("body", "model"), "model must be a non-empty string")
+    payload = _server.body_object(payload)
+    problems = _server.Problems()
+    model = _server.read_model(payload, problems, missing="model must be a non-empty string")
     state: JsonValue = None
     given = payload.get("input")
     if isinstance(given, (str, list)):
@@ -363,44 +282,35 @@ def decode_request(payload: object) -> tuple[DecisionRequest, str]:
             if named[0] in questions:
                 problems.add(("body", "questions", index, "name"), "question names must be unique")
             questions[named[0]] = named[1]
-    problems.raise_any()
-    request = problems.build(("body",), lambda: DecisionRequest(state, questions))
-    problems.raise_any()
-    assert request is not None  # no problems: it was built
-    assert isinstance(model, str)  # no problems: it was read
-    return request, model
+    return _server.built_request(problems, state, questions, model)
 
 
 def _encode_answer(name: str, answer: Answer) -> dict[str, JsonValue]:
     if isinstance(answer, NoulAnswer):
         return {"type": "predicate", "name": name, "probability": answer.probability}
-    if isinstance(answer, ChoiceAnswer):
+    if isinstance(answer, ChoiceAnswer | ScoreAnswer):
+        kind, pick = _codec.picked(answer)
         return {
-            "type": "choice",
+            "type": kind,
             "name": name,
-            "choice": answer.choice,
-            "probabilities": [
-                {"value": value, "probability": p} for value, p in answer.probabilities.items()
-            ],
-            "confidence": answer.confidence,
-        }
-    if isinstance(answer, ScoreAnswer):
-        return {
-            "type": "score",
-            "name": name,
-            "score": answer.score,
-            "probabilities": [
-                {"value": index, "label": level, "probability": p}
-                for index, (level, p) in enumerate(
-                    zip(answer.levels, answer.probabilities, strict=True)
-                )
-            ],
+            kind: pick,
+            "probabilities": _probability_items(answer),
             "confidence": answer.confidence,
         }
     refusal: dict[str, JsonValue] = {"type": "refusal", "name": name}
     if answer.reason is not None:
         refusal["refusal"] = answer.reason
     return refusal
+
+
+def _probability_items(answer: ChoiceAnswer | ScoreAnswer) -> list[JsonValue]:
+    """The distribution as the wire lists it: by option value, or by level index and label."""
+    if isinstance(answer, ChoiceAnswer):
+        return [{"value": value, "probability": p} for value, p in answer.probabilities.items()]
+    return [
+        {"value": index, "label": level, "probability": p}
+        for index, (level, p) in enumerate(zip(answer.levels, answer.probabilities, strict=True))
+    ]
 
 
 def encode_reply(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from . import _codec, _server, _wire
 from ._answers import (
     Answer,
     ChoiceAnswer,
@@ -23,30 +24,11 @@ from ._answers import (
     choice_confidence,
     score_confidence,
 )
-from ._json import JsonValue, compact_json, json_kind
+from ._json import JsonValue
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
 from ._response import checked_answers
-from ._server import Problems, read_state, read_text
-from ._wire import (
-    MAX_REPLY_BYTES,
-    MAX_REPLY_DEPTH,
-    ChoiceWire,
-    Loc,
-    NoulWire,
-    RequestValidationError,
-    ScoreWire,
-    WireReply,
-    choice_answer,
-    load_reply,
-    not_an_answer,
-    read_usage,
-    reply_object,
-    score_answer,
-    served_model,
-    shown_type,
-    structure,
-)
+from ._wire import Loc, RequestValidationError, WireReply
 
 __all__ = [
     "REQUEST_ID_HEADER",
@@ -84,25 +66,11 @@ def _encode_question(question: Question) -> dict[str, JsonValue]:
 
 def encode_request(request: DecisionRequest, model: str | None) -> dict[str, JsonValue]:
     """The request body: ``model`` (left out only when None), ``state``, ``questions`` in order."""
-    body: dict[str, JsonValue] = {}
-    if model is not None:
-        body["model"] = model
-    body["state"] = request.state
-    body["questions"] = {qid: _encode_question(q) for qid, q in request.questions.items()}
-    return body
+    questions = {qid: _encode_question(q) for qid, q in request.questions.items()}
+    return _codec.request_body(model, state=request.state, questions=questions)
 
 
-def encode_body(request: DecisionRequest, model: str | None) -> bytes:
-    """The request body as compact, deterministic UTF-8 JSON (what is sent and what is priced)."""
-    return request.encoded("systemone", model, _encode_body)
-
-
-def _encode_body(request: DecisionRequest, model: str | None) -> bytes:
-    return compact_json(encode_request(request, model)).encode("utf-8")
-
-
-def _is_probability(value: object) -> bool:
-    return type(value) in (int, float) and 0.0 <= value <= 1.0  # type: ignore[operator]  # a number
+encode_body = _codec.body_encoder("systemone", __name__, encode_request)
 
 
 def _decode_answer(question_id: str, question: Question, raw: object) -> Answer:
@@ -118,15 +86,15 @@ def _plain_answer(question: Question, raw: object) -> Answer | None:
         return None
     if isinstance(question, Noul):
         noul = raw.get("noul")
-        return NoulAnswer(float(noul)) if _is_probability(noul) else None  # type: ignore[arg-type]
+        return NoulAnswer(float(noul)) if _wire.is_probability(noul) else None  # type: ignore[arg-type]
     table = raw.get("probabilities")
     if type(table) is not dict:
         return None
-    keys = list(question.options) if isinstance(question, Choice) else _level_keys(question)
+    keys = _codec.distribution_keys(question)
     values = [table.get(key) for key in keys]
     confidence = raw.get("confidence")
-    if not all(_is_probability(v) for v in values) or not (
-        confidence is None or _is_probability(confidence)
+    if not all(_wire.is_probability(v) for v in values) or not (
+        confidence is None or _wire.is_probability(confidence)
     ):
         return None
     numbers = [float(v) for v in values]  # type: ignore[arg-type]  # checked just above
@@ -148,114 +116,85 @@ def _plain_answer(question: Question, raw: object) -> Answer | None:
 
 def _checked_answer(question_id: str, question: Question, raw: object) -> Answer:
     where = f"answer {question_id!r}"
-    if not isinstance(raw, Mapping):
-        raise not_an_answer(f"{where} is {json_kind(raw)}, not an object")
-    if "type" in raw and raw["type"] != question.kind:
-        raise not_an_answer(
-            f"{where} has type {shown_type(raw['type'])}, but question {question_id!r} was "
-            f"asked as a {question.kind}"
-        )
+    answer = _codec.answer_object(raw, where)
+    if "type" in answer:
+        _codec.check_type(answer["type"], question.kind, question_id, where)
     if isinstance(question, Noul):
-        shaped_noul = {name: raw[name] for name in ("noul",) if name in raw}
-        return NoulAnswer(structure(shaped_noul, NoulWire, where).noul)
-    keys = list(question.options) if isinstance(question, Choice) else _level_keys(question)
-    probabilities = raw.get("probabilities")
+        return _codec.noul_answer(answer, "noul", where)
+    probabilities = answer.get("probabilities")
     if not isinstance(probabilities, Mapping):
-        raise not_an_answer(f"{where} has no 'probabilities' object")
-    missing = [key for key in keys if key not in probabilities]
-    if missing:
-        what = "option" if isinstance(question, Choice) else "level"
-        raise not_an_answer(
-            f"{where} has no probability for {what} {', '.join(map(repr, missing))}"
-        )
-    shaped = {name: raw[name] for name in ("choice", "score", "confidence") if name in raw}
-    shaped["probabilities"] = {key: probabilities[key] for key in keys}
-    if isinstance(question, Choice):
-        choice = structure(shaped, ChoiceWire, where)
-        values = [choice.probabilities[key] for key in keys]
-        return choice_answer(question_id, question, choice.choice, values, choice.confidence)
-    score = structure(shaped, ScoreWire, where)
-    values = [score.probabilities[key] for key in keys]
-    return score_answer(question_id, question, score.score, values, score.confidence)
-
-
-def _level_keys(question: Score) -> list[str]:
-    return [str(index) for index in range(len(question.levels))]
-
-
-def decode_body(
-    request: DecisionRequest,
-    body: bytes,
-    *,
-    max_bytes: int = MAX_REPLY_BYTES,
-    max_depth: int = MAX_REPLY_DEPTH,
-) -> WireReply:
-    """The answers in a System One reply body (any bytes): a :class:`WireReply` or
-    :class:`harness.errors.NotAnAnswerError` (:class:`~harness.errors.ReplyTooLargeError`,
-    :class:`~harness.errors.ReplyTooDeepError` past the bounds), never another exception."""
-    return decode_reply(request, load_reply(body, max_bytes=max_bytes, max_depth=max_depth))
+        raise _wire.not_an_answer(f"{where} has no 'probabilities' object")
+    keys = _codec.distribution_keys(question)
+    return _codec.distribution_answer(question_id, question, answer, probabilities, keys, where)
 
 
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     """The answers in a decoded reply ``payload`` to ``request``; raises
     :class:`harness.errors.NotAnAnswerError` naming what is missing or wrong (never the state)."""
-    body = reply_object(payload)
+    body = _wire.reply_object(payload)
     answers = body.get("answers")
     if not isinstance(answers, Mapping):
-        raise not_an_answer("the reply has no 'answers' object")
+        raise _wire.not_an_answer("the reply has no 'answers' object")
     decoded: dict[str, Answer] = {}
     for question_id, question in request.questions.items():
         if question_id not in answers:
-            raise not_an_answer(
+            raise _wire.not_an_answer(
                 f"the reply has no answer for question {question_id!r} (asked: "
                 f"{', '.join(map(repr, request.questions))})"
             )
         decoded[question_id] = _decode_answer(question_id, question, answers[question_id])
-    model = body.get("model")
-    input_tokens, output_tokens = read_usage(body.get("usage"))
-    return WireReply(
-        answers=checked_answers(request, decoded),  # checked here: not again by the response
-        model=served_model(model),
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
+
+
+decode_body = _codec.body_decoder("System One", __name__, decode_reply)
+
+
+def _decode_question(given: object, loc: Loc, problems: _server.Problems) -> Question | None:
+    read = _server.question_kind(
+        given, loc, problems, ("noul", "choice", "score"), "type, instructions and criteria"
+    )
+    if read is None:
+        return None
+    raw, kind = read
+    loc = (*loc, kind)
+    if kind != "noul":
+        return _decode_criteria(
+            raw, kind, _server.read_instructions(raw, loc, problems), loc, problems
+        )
+    instructions = _server.read_text(raw, "instructions", loc, problems)  # a noul may go without
+    criteria = raw.get("criteria")
+    sides: dict[str, str | None] = {"true": None, "false": None}
+    if criteria is not None:
+        if not isinstance(criteria, Mapping) or set(criteria) - {"true", "false"}:
+            problems.add((*loc, "criteria"), "noul criteria may hold only 'true' and 'false'")
+            return None
+        for side in ("true", "false"):
+            sides[side] = _server.read_text(criteria, side, (*loc, "criteria"), problems)
+    if instructions is None and raw.get("instructions") is not None:
+        return None  # the instructions' problem is recorded
+    if instructions is None:
+        described = [f"{side}: {text}" for side, text in sides.items() if text is not None]
+        if not described:
+            problems.add((*loc, "instructions"), "a noul needs instructions or criteria")
+            return None
+        instructions = "; ".join(described)
+    return problems.build(
+        loc,
+        lambda: Noul(instructions or "", when_true=sides["true"], when_false=sides["false"]),
     )
 
 
-def _decode_question(raw: object, loc: Loc, problems: Problems) -> Question | None:
-    if not isinstance(raw, Mapping):
-        problems.add(loc, "a question must be an object with type, instructions and criteria")
-        return None
-    kind = raw.get("type")
-    if kind not in ("noul", "choice", "score"):
-        problems.add((*loc, "type"), "type must be 'noul', 'choice' or 'score'")
-        return None
-    loc = (*loc, str(kind))
-    instructions = read_text(raw, "instructions", loc, problems)
-    criteria = raw.get("criteria")
-    if kind == "noul":
-        sides: dict[str, str | None] = {"true": None, "false": None}
-        if criteria is not None:
-            if not isinstance(criteria, Mapping) or set(criteria) - {"true", "false"}:
-                problems.add((*loc, "criteria"), "noul criteria may hold only 'true' and 'false'")
-                return None
-            for side in ("true", "false"):
-                sides[side] = read_text(criteria, side, (*loc, "criteria"), problems)
-        if instructions is None and raw.get("instructions") is not None:
-            return None  # the instructions' problem is recorded
-        if instructions is None:
-            described = [f"{side}: {text}" for side, text in sides.items() if text is not None]
-            if not described:
-                problems.add((*loc, "instructions"), "a noul needs instructions or criteria")
-                return None
-            instructions = "; ".join(described)
-        return problems.build(
-            loc,
-            lambda: Noul(instructions or "", when_true=sides["true"], when_false=sides["false"]),
-        )
+def _decode_criteria(
+    raw: Mapping[object, object],
+    kind: str,
+    instructions: str | None,
+    loc: Loc,
+    problems: _server.Problems,
+) -> Question | None:
+    """A choice or a score from its criteria (an object of options, a list of levels)."""
     if instructions is None:
-        if raw.get("instructions") is None:
-            problems.add((*loc, "instructions"), "Field required")
         return None
+    criteria = raw.get("criteria")
     if kind == "choice":
         if not isinstance(criteria, Mapping) or not criteria:
             problems.add(
@@ -266,13 +205,14 @@ def _decode_question(raw: object, loc: Loc, problems: Problems) -> Question | No
         options: dict[str, str | None] = {}
         for option in criteria:
             if isinstance(option, str):
-                options[option] = read_text(criteria, option, (*loc, "criteria"), problems)
+                options[option] = _server.read_text(criteria, option, (*loc, "criteria"), problems)
         return problems.build(loc, lambda: Choice(instructions, options))
     if not isinstance(criteria, list) or not criteria:
         problems.add((*loc, "criteria"), "score criteria must be a list of levels, lowest first")
         return None
     levels = [
-        read_text(criteria, index, (*loc, "criteria"), problems) for index in range(len(criteria))
+        _server.read_text(criteria, index, (*loc, "criteria"), problems)
+        for index in range(len(criteria))
     ]
     if any(level is None for level in levels):
         problems.add((*loc, "criteria"), "every score level must be described")
@@ -285,16 +225,10 @@ def decode_request(payload: object) -> tuple[DecisionRequest, str]:
     listing every problem (for a 422 ``detail[]``). Unknown top-level fields are ignored;
     instructions and descriptions given as objects or arrays are read as their compact JSON; a noul
     without instructions is read from its described sides."""
-    problems = Problems()
-    if not isinstance(payload, Mapping):
-        raise RequestValidationError([(("body",), "the body must be a JSON object")])
-    model = payload.get("model")
-    if not isinstance(model, str) or not model:
-        problems.add(
-            ("body", "model"),
-            "model must be a non-empty string" if "model" in payload else "Field required",
-        )
-    state = read_state(payload, "state", problems)
+    problems = _server.Problems()
+    payload = _server.body_object(payload)
+    model = _server.read_model(payload, problems, missing="Field required")
+    state = _server.read_state(payload, "state", problems)
     questions: dict[str, Question] = {}
     raw_questions = payload.get("questions")
     if not isinstance(raw_questions, Mapping) or not raw_questions:
@@ -309,35 +243,28 @@ def decode_request(payload: object) -> tuple[DecisionRequest, str]:
             question = _decode_question(raw, ("body", "questions", question_id), problems)
             if question is not None:
                 questions[question_id] = question
-    problems.raise_any()
-    request = problems.build(("body",), lambda: DecisionRequest(state, questions))
-    problems.raise_any()
-    assert request is not None  # no problems: it was built
-    assert isinstance(model, str)  # no problems: it was read
-    return request, model
+    return _server.built_request(problems, state, questions, model)
 
 
 def _encode_answer(question_id: str, answer: Answer) -> dict[str, JsonValue]:
     if isinstance(answer, NoulAnswer):
         return {"type": "noul", "noul": answer.probability}
-    if isinstance(answer, ChoiceAnswer):
-        return {
-            "type": "choice",
-            "choice": answer.choice,
-            "probabilities": dict(answer.probabilities),
-            "confidence": answer.confidence,
-        }
-    if isinstance(answer, ScoreAnswer):
-        return {
-            "type": "score",
-            "score": answer.score,
-            "legend": {str(i): level for i, level in enumerate(answer.levels)},
-            "probabilities": {str(i): p for i, p in enumerate(answer.probabilities)},
-            "confidence": answer.confidence,
-        }
+    if isinstance(answer, ChoiceAnswer | ScoreAnswer):
+        kind, pick = _codec.picked(answer)
+        return {"type": kind, kind: pick, **_distribution(answer), "confidence": answer.confidence}
     raise ValueError(
         f"System One has no refusal: answer question {question_id!r} or fail the whole request"
     )
+
+
+def _distribution(answer: ChoiceAnswer | ScoreAnswer) -> dict[str, JsonValue]:
+    """A choice's probabilities by option; a score's legend and probabilities by level index."""
+    if isinstance(answer, ChoiceAnswer):
+        return {"probabilities": dict(answer.probabilities)}
+    return {
+        "legend": {str(i): level for i, level in enumerate(answer.levels)},
+        "probabilities": {str(i): p for i, p in enumerate(answer.probabilities)},
+    }
 
 
 def encode_reply(

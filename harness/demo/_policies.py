@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Final
 
 from harness.catalog import Catalog, CatalogEntry
-from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, Noul
+from harness.decision import Answer, Choice, ChoiceAnswer, DecisionRequest, Noul, Score
 from harness.demo._key import AnswerKey
 from harness.demo._run import run_demo
 from harness.demo._thinker import DEMO_MAX_TURNS, DEMO_OBJECTIVE
-from harness.providers import FakeDecisionModel, choose, rate, yes
+from harness.providers import FakeDecisionModel, answer_by_kind, choose, rate, yes
 from harness.record import RecordedRun
 from harness.thinker import FINISH
 
@@ -90,12 +90,11 @@ class AnswerKeyPolicy:
         """Answer every question of ``request`` as the key says."""
         self.asked += 1
         words = _digest_words(request.state)
-        questions = request.questions
-        answers: dict[str, Answer] = {}
-        read = questions.get(f"{READ}_input")
+        read = request.questions.get(f"{READ}_input")
         target = self._unread_planted(read, words) if isinstance(read, Choice) else None
-        for question_id, question in questions.items():
-            if question_id == "next" and isinstance(question, Choice):
+
+        def choice(question_id: str, question: Choice) -> Answer:
+            if question_id == "next":
                 options = question.options
                 if target is not None:
                     move = READ
@@ -105,19 +104,20 @@ class AnswerKeyPolicy:
                     move = FINISH
                 else:
                     move = next(iter(options))
-                answers[question_id] = choose(question, move, probability=1.0)
-            elif question_id == f"{READ}_input" and isinstance(question, Choice):
+                return choose(question, move, probability=1.0)
+            if question_id == f"{READ}_input":
                 chosen = target if target is not None else next(iter(question.options))
-                answers[question_id] = choose(question, chosen, probability=1.0)
-            elif isinstance(question, Choice):
-                answers[question_id] = choose(question, next(iter(question.options)))
-            elif isinstance(question, Noul):
-                ref = question_id.removeprefix("select_")
-                planted = any(_matches(words.get(ref, ""), s) for s in self.key.sentences)
-                answers[question_id] = yes(1.0 if planted else 0.0)
-            else:
-                answers[question_id] = rate(question, 0)
-        return answers
+                return choose(question, chosen, probability=1.0)
+            return choose(question, next(iter(question.options)))
+
+        def noul(question_id: str, question: Noul) -> Answer:
+            ref = question_id.removeprefix("select_")
+            planted = any(_matches(words.get(ref, ""), s) for s in self.key.sentences)
+            return yes(1.0 if planted else 0.0)
+
+        return answer_by_kind(
+            request, choice=choice, noul=noul, score=lambda _, question: rate(question, 0)
+        )
 
 
 class UniformRandomPolicy:
@@ -133,18 +133,19 @@ class UniformRandomPolicy:
     def __call__(self, request: DecisionRequest) -> dict[str, Answer]:
         """Answer every question of ``request`` at random."""
         self.asked += 1
-        answers: dict[str, Answer] = {}
-        for question_id, question in request.questions.items():
-            if isinstance(question, Choice):
-                options = list(question.options)
-                key = options[self.rng.randrange(len(options))]
-                even = {option: 1.0 / len(options) for option in options}
-                answers[question_id] = ChoiceAnswer(choice=key, probabilities=even, confidence=0.0)
-            elif isinstance(question, Noul):
-                answers[question_id] = yes(self.rng.random())
-            else:
-                answers[question_id] = rate(question, self.rng.randrange(len(question.levels)))
-        return answers
+        return answer_by_kind(request, choice=self._choice, noul=self._noul, score=self._score)
+
+    def _choice(self, _: str, question: Choice) -> Answer:
+        options = list(question.options)
+        key = options[self.rng.randrange(len(options))]
+        even = {option: 1.0 / len(options) for option in options}
+        return ChoiceAnswer(choice=key, probabilities=even, confidence=0.0)
+
+    def _noul(self, _: str, question: Noul) -> Answer:
+        return yes(self.rng.random())
+
+    def _score(self, _: str, question: Score) -> Answer:
+        return rate(question, self.rng.randrange(len(question.levels)))
 
     def __repr__(self) -> str:
         return f"UniformRandomPolicy(seed={self.seed})"

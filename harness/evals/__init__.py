@@ -10,6 +10,7 @@ selection threshold on a dev split; ``compare`` and ``check_gates`` turn two rep
 verdict. :mod:`harness.evals.metrics` holds the figures as pure functions.
 """
 
+from harness._public import claim_exports
 from harness.evals import metrics as metrics
 from harness.evals._bias import PositionBias as PositionBias
 from harness.evals._bias import position_bias as position_bias
@@ -112,8 +113,4 @@ __all__ = [
     "write_junit",
 ]
 
-for _name in __all__:
-    _value = globals()[_name]
-    if isinstance(_value, type) and _value.__module__.startswith("harness.evals._"):
-        _value.__module__ = __name__
-del _name, _value
+claim_exports(__name__, globals(), __all__)

@@ -7,7 +7,9 @@ from harness.jobs._events import EventKind as EventKind
 from harness.jobs._events import JobEvent as JobEvent
 from harness.jobs._events import JobSnapshot as JobSnapshot
 from harness.jobs._events import Subscription as Subscription
+from harness.jobs._job import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from harness.jobs._job import DEFAULT_UPSTREAM_RETRIES as DEFAULT_UPSTREAM_RETRIES
+from harness.jobs._job import DefaultTimeout as DefaultTimeout
 from harness.jobs._job import Job as Job
 from harness.jobs._job import JobContext as JobContext
 from harness.jobs._observable import ObservableDecisionClient as ObservableDecisionClient

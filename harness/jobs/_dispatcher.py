@@ -517,6 +517,8 @@ class Dispatcher:
                     if not intake.passes(loop):
                         await intake.wait(loop)
                     resolved = self._prepare(any_job, entries)
+                    if attempt == 0 and any_job.limit_from_entry and entries:
+                        budget.limit = any_job.timeout = any_job.limit_by(entries[0])
                     permits = await self._admit(any_job, resolved)
                     try:
                         if attempt == 0 and self._heard and EventKind.STARTED in self._heard:

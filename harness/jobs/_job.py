@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from harness.jobs._dispatcher import Dispatcher
     from harness.providers import DecisionClient
 
-__all__ = ["DEFAULT_UPSTREAM_RETRIES", "Job", "JobContext"]
+__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_UPSTREAM_RETRIES", "DefaultTimeout", "Job", "JobContext"]
 
 R = TypeVar("R")
 R2 = TypeVar("R2")
@@ -34,11 +34,16 @@ DEFAULT_UPSTREAM_RETRIES: Final[int] = _PolicyRetries(RetryPolicy().max_retries)
 ``[entries.retry] max_retries``, else the SDK's 2). Passing it on keeps that meaning."""
 
 
-class _Inherit:
-    """Marker: take the timeout from the job class."""
+class DefaultTimeout:
+    """The type of :data:`DEFAULT_TIMEOUT`."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_TIMEOUT"
 
 
-_INHERIT: Final = _Inherit()
+DEFAULT_TIMEOUT: Final = DefaultTimeout()
+"""A job's ``timeout`` left to its class: ``default_timeout``, or for a class with
+``timeout_from_entry`` (a decision call) the limit its resolved catalog entry sets."""
 
 
 class Job(Generic[R], abc.ABC):
@@ -52,13 +57,16 @@ class Job(Generic[R], abc.ABC):
     """
 
     default_timeout: ClassVar[float | None] = None
+    timeout_from_entry: ClassVar[bool] = False
+    """When true, a job built without a ``timeout`` takes its limit from the first catalog entry
+    it resolves to (:meth:`limit_by`): a decision's from its entry's ``decision_timeout_s``."""
     kind: ClassVar[str] = "job"
 
     def __init__(
         self,
         parent: Identifiable,
         *,
-        timeout: float | _Inherit | None = _INHERIT,
+        timeout: float | DefaultTimeout | None = DEFAULT_TIMEOUT,
         upstream_retries: int | None = DEFAULT_UPSTREAM_RETRIES,
         retry: RetryPolicy | None = None,
     ) -> None:
@@ -68,8 +76,12 @@ class Job(Generic[R], abc.ABC):
             raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
         self.identity: Identity = parent.identity.child(new_job_id(self.kind))
         self.timeout: float | None = (
-            self.default_timeout if isinstance(timeout, _Inherit) else timeout
+            self.default_timeout if isinstance(timeout, DefaultTimeout) else timeout
         )
+        self.limit_from_entry: bool = self.timeout_from_entry and isinstance(
+            timeout, DefaultTimeout
+        )
+        """Whether the dispatcher sets :attr:`timeout` from the entry (:meth:`limit_by`)."""
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds or None, got {self.timeout}")
         self._retries: int | None = (
@@ -83,6 +95,11 @@ class Job(Generic[R], abc.ABC):
         """The job's own retry policy, ``None`` to take its catalog entry's."""
         self.metadata: dict[str, str] = {}
         self._record: JobRecord | None = None
+
+    def limit_by(self, entry: CatalogEntry) -> float | None:
+        """The time limit this job takes from ``entry`` when :attr:`limit_from_entry` (the
+        dispatcher asks once, before the first attempt's clock starts); :attr:`timeout` here."""
+        return self.timeout
 
     @property
     def record(self) -> JobRecord:

@@ -11,12 +11,15 @@ from harness.providers._calibrated import CalibratedResponse as CalibratedRespon
 from harness.providers._calibrated import calibrated as calibrated
 from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._client import DecisionClient as DecisionClient
+from harness.providers._client import check_limits as check_limits
+from harness.providers._client import local_answers as local_answers
 from harness.providers._completion_logprobs import (
     CompletionLogprobsClient as CompletionLogprobsClient,
 )
 from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
 from harness.providers._fake import Policy as Policy
 from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
+from harness.providers._fake import answer_by_kind as answer_by_kind
 from harness.providers._fake import choose as choose
 from harness.providers._fake import default_answers as default_answers
 from harness.providers._fake import digest_of as digest_of
@@ -33,8 +36,6 @@ from harness.providers._providers import wire_body as wire_body
 from harness.providers._redact import Redaction as Redaction
 from harness.providers._systemone import HttpDecisionClient as HttpDecisionClient
 from harness.providers._systemone import SystemOneClient as SystemOneClient
-from harness.providers._systemone import check_limits as check_limits
-from harness.providers._systemone import local_answers as local_answers
 
 if TYPE_CHECKING:
     from harness.providers._embedded import EmbeddedDecisionClient as EmbeddedDecisionClient

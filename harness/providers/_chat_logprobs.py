@@ -34,22 +34,13 @@ from typing import ClassVar
 import attrs
 
 from harness.catalog import CatalogEntry
-from harness.decision import Answer, DecisionRequest, DecisionResponse, Noul, RefusedAnswer
+from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
 from harness.errors import NotAnAnswerError
 
+from . import _logprob_reading
+from ._client import local_answers
 from ._http import Endpoint
-from ._logprob_reading import (
-    Asked,
-    LogprobClient,
-    Reading,
-    answer_for,
-    asked_questions,
-    cyclic_orders,
-    render_state,
-    served_model,
-    usage_tokens,
-)
-from ._systemone import check_limits, local_answers
+from ._logprob_reading import Asked, LogprobClient, Read, Reading
 
 __all__ = ["DEFAULT_MASS_FLOOR", "DEFAULT_TOP_LOGPROBS", "ChatLogprobsClient", "label_of"]
 
@@ -88,22 +79,19 @@ class ChatLogprobsClient(LogprobClient):
     service: ClassVar[str] = "OpenAI-compatible chat server"
     method: ClassVar[str] = "chat-labels"
 
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        """Answer ``request`` with ``entry``'s model (see ``harness.providers.DecisionClient``)."""
-        check_limits(request, entry)
-        started = time.perf_counter()
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def read(
+        self, request: DecisionRequest, entry: CatalogEntry, deadline: float | None
+    ) -> Read:
+        """Each question's options read from the labels' ``top_logprobs``, concurrently."""
         settled = local_answers(request)
         endpoint = self.endpoint(entry, request)
-        state = render_state(request)
+        state = _logprob_reading.render_state(request)
         tallies: dict[str, _Tally] = {}
 
         async def one(asked: Asked) -> tuple[str, Answer]:
             tally = tallies[asked.question_id] = _Tally()
             question = request.questions[asked.question_id]
-            orders = cyclic_orders(len(asked.names), entry.orderings)
+            orders = _logprob_reading.cyclic_orders(len(asked.names), entry.orderings)
             try:
                 reads = await asyncio.gather(
                     *(
@@ -122,9 +110,11 @@ class ChatLogprobsClient(LogprobClient):
                 math.fsum(read.get(i, 0.0) for read in reads) / len(reads)
                 for i in range(len(asked.names))
             ]
-            return asked.question_id, answer_for(question, averaged)
+            return asked.question_id, _logprob_reading.answer_for(question, averaged)
 
-        pending = [a for a in asked_questions(request) if a.question_id not in settled]
+        pending = [
+            a for a in _logprob_reading.asked_questions(request) if a.question_id not in settled
+        ]
         found = dict(await asyncio.gather(*(one(a) for a in pending)))
         answers = {qid: settled.get(qid) or found[qid] for qid in request.questions}
         reading = Reading(
@@ -135,18 +125,12 @@ class ChatLogprobsClient(LogprobClient):
             hierarchy=tuple(qid for qid, t in tallies.items() if t.hierarchy),
             bounded=tuple(qid for qid, t in tallies.items() if t.bounded),
         )
-        models = [t.model for t in tallies.values() if t.model]
-        ids = [t.request_id for t in tallies.values() if t.request_id]
-        tokens = [t.tokens for t in tallies.values()]
-        return DecisionResponse(
-            request=request,
+        return Read(
             answers=answers,
-            input_tokens=sum(tokens) if tallies else 0,
-            model=models[0] if models else entry.wire_model_id,
-            request_id=ids[0] if ids else None,
-            latency=time.perf_counter() - started,
-            failure=None,
-            reading=reading.as_json(),
+            reading=reading,
+            input_tokens=sum(t.tokens for t in tallies.values()) if tallies else 0,
+            models=[t.model for t in tallies.values() if t.model],
+            request_ids=[t.request_id for t in tallies.values() if t.request_id],
         )
 
     async def _read(
@@ -206,8 +190,8 @@ class ChatLogprobsClient(LogprobClient):
         payload = self.body(entry, state, asked, items, labels)
         reply, http = await self.post(entry, endpoint, payload, deadline=deadline)
         tally.calls += 1
-        tally.tokens += usage_tokens(reply) or 0
-        tally.model = tally.model or served_model(reply)
+        tally.tokens += _logprob_reading.usage_tokens(reply) or 0
+        tally.model = tally.model or _logprob_reading.served_model(reply)
         tally.request_id = tally.request_id or http.request_id
         shown = self._top_logprobs(reply, endpoint, entry)
         wanted = {label.casefold(): index for index, label in enumerate(labels)}
@@ -309,11 +293,11 @@ class ChatLogprobsClient(LogprobClient):
         ``harness serve`` asks at start: a server without them is refused with the fix)."""
         probe = DecisionRequest("1 + 1 = 2", {"probe": Noul("Is this true?")})
         endpoint = self.endpoint(entry, probe)
-        asked = asked_questions(probe)[0]
+        asked = _logprob_reading.asked_questions(probe)[0]
         payload = self.body(entry, "1 + 1 = 2", asked, [(0,), (1,)], ["yes", "no"])
         reply, _ = await self.post(entry, endpoint, payload, deadline=time.monotonic() + 30)
         self._top_logprobs(reply, endpoint, entry)
-        return served_model(reply) or entry.wire_model_id
+        return _logprob_reading.served_model(reply) or entry.wire_model_id
 
 
 def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
@@ -323,9 +307,9 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     import json
 
     client = ChatLogprobsClient.__new__(ChatLogprobsClient)
-    state = render_state(request)
+    state = _logprob_reading.render_state(request)
     bodies = []
-    for asked in asked_questions(request):
+    for asked in _logprob_reading.asked_questions(request):
         count = min(len(asked.names), ChatLogprobsClient._round_size(entry, asked))
         items = [(i,) for i in range(count)]
         words = asked.kind == "noul"

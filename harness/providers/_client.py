@@ -1,14 +1,19 @@
-"""The decision client protocol every provider implements."""
+"""The decision client protocol every provider implements, and what the providers share: the
+entry's limits checked before anything is asked, and one-option choices answered here with
+certainty (some servers refuse them, and there is nothing to decide)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harness.decision import Answer, Choice, ChoiceAnswer, Score
+from harness.errors import InvalidInputError
+
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
     from harness.decision import DecisionRequest, DecisionResponse
 
-__all__ = ["DecisionClient"]
+__all__ = ["CheckedClient", "DecisionClient", "check_limits", "local_answers"]
 
 
 class DecisionClient(Protocol):
@@ -32,3 +37,52 @@ class DecisionClient(Protocol):
 
     async def aclose(self) -> None:
         """Release pooled connections and worker threads; idempotent."""
+
+
+def check_limits(request: DecisionRequest, entry: CatalogEntry) -> None:
+    """Refuse a question past the entry's ``max_options`` / ``max_levels`` before sending it."""
+    for question_id, question in request.questions.items():
+        if isinstance(question, Choice):
+            count, limit, what, fix = len(question.options), entry.max_options, "option", "offer"
+        elif isinstance(question, Score):
+            count, limit, what, fix = len(question.levels), entry.max_levels, "level", "use"
+        else:
+            continue
+        if limit is not None and count > limit:
+            raise InvalidInputError(
+                f"{what} count of question {question_id!r}",
+                count,
+                f"entry {entry.id!r} accepts at most {limit} {what}s a {question.kind} "
+                f"(max_{what}s); {fix} fewer {what}s or pin another entry",
+            )
+
+
+def local_answers(request: DecisionRequest) -> dict[str, Answer]:
+    """The answers needing no model: each one-option choice, its only option with certainty."""
+    answers: dict[str, Answer] = {}
+    for question_id, question in request.questions.items():
+        if isinstance(question, Choice) and len(question.options) == 1:
+            (only,) = question.options
+            answers[question_id] = ChoiceAnswer(
+                choice=only, probabilities={only: 1.0}, confidence=1.0
+            )
+    return answers
+
+
+class CheckedClient:
+    """The ``decide`` of every provider here: the entry's limits checked before anything is asked
+    (:func:`check_limits`), then the provider's own :meth:`answer`."""
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        """Answer ``request`` with ``entry``'s model; see :class:`DecisionClient`."""
+        check_limits(request, entry)
+        return await self.answer(request, entry, timeout)
+
+    async def answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
+    ) -> DecisionResponse:
+        """Answer ``request``, within the entry's limits, with ``entry``'s model (``timeout``: the
+        time left to the job, when it has a deadline)."""
+        raise NotImplementedError

@@ -30,22 +30,13 @@ from typing import ClassVar
 import attrs
 
 from harness.catalog import CatalogEntry
-from harness.decision import Answer, DecisionRequest, DecisionResponse, Noul, RefusedAnswer
+from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
 from harness.errors import NotAnAnswerError, StatusError
 
+from . import _logprob_reading
+from ._client import local_answers
 from ._http import Endpoint
-from ._logprob_reading import (
-    Asked,
-    LogprobClient,
-    Reading,
-    answer_for,
-    asked_questions,
-    cyclic_orders,
-    render_state,
-    served_model,
-    usage_tokens,
-)
-from ._systemone import check_limits, local_answers
+from ._logprob_reading import Asked, LogprobClient, Read, Reading
 
 __all__ = ["MAX_PROMPTS", "CompletionLogprobsClient", "option_prompts", "question_prompt"]
 
@@ -108,13 +99,10 @@ class CompletionLogprobsClient(LogprobClient):
         self._one_prompt: set[str] = set()
         """Entries whose server took a list of prompts badly: asked one prompt a call."""
 
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        """Answer ``request`` with ``entry``'s model (see ``harness.providers.DecisionClient``)."""
-        check_limits(request, entry)
-        started = time.perf_counter()
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def read(
+        self, request: DecisionRequest, entry: CatalogEntry, deadline: float | None
+    ) -> Read:
+        """The options' texts scored, as many prompts a call as the server takes."""
         settled = local_answers(request)
         endpoint = self.endpoint(entry, request)
         groups, texts = _groups(request, entry, settled)
@@ -163,7 +151,7 @@ class CompletionLogprobsClient(LogprobClient):
                 )
                 continue
             averaged = [math.fsum(r[i] for r in reads) / len(reads) for i in range(len(reads[0]))]
-            answers[question_id] = answer_for(question, averaged)
+            answers[question_id] = _logprob_reading.answer_for(question, averaged)
         reading = Reading(
             method=self.method,
             upstream_calls=calls,
@@ -171,19 +159,14 @@ class CompletionLogprobsClient(LogprobClient):
             orderings=entry.orderings,
         )
         tokens = [reply[1] for reply in replies]
-        models = [reply[2] for reply in replies if reply[2]]
-        ids = [reply[3] for reply in replies if reply[3]]
-        return DecisionResponse(
-            request=request,
+        return Read(
             answers=answers,
+            reading=reading,
             input_tokens=sum(t or 0 for t in tokens)
             if all(t is not None for t in tokens)
             else None,
-            model=models[0] if models else entry.wire_model_id,
-            request_id=ids[0] if ids else None,
-            latency=time.perf_counter() - started,
-            failure=None,
-            reading=reading.as_json(),
+            models=[model for _, _, model, _ in replies if model],
+            request_ids=[request_id for _, _, _, request_id in replies if request_id],
         )
 
     def body(self, entry: CatalogEntry, prompts: Sequence[str]) -> dict[str, object]:
@@ -230,7 +213,12 @@ class CompletionLogprobsClient(LogprobClient):
         if len(by_index) != len(prompts):
             raise self._malformed(endpoint, "two choices with the same index")
         scored = [by_index[i] for i in range(len(prompts))]
-        return scored, usage_tokens(reply), served_model(reply), http.request_id
+        return (
+            scored,
+            _logprob_reading.usage_tokens(reply),
+            _logprob_reading.served_model(reply),
+            http.request_id,
+        )
 
     def _malformed(self, endpoint: Endpoint, what: str) -> NotAnAnswerError:
         return NotAnAnswerError(
@@ -253,19 +241,19 @@ class CompletionLogprobsClient(LogprobClient):
             logprobs.get("token_logprobs"), list
         ):
             raise self.no_logprobs(endpoint, entry, "the prompt's token logprobs (echo)")
-        return served_model(reply) or entry.wire_model_id
+        return _logprob_reading.served_model(reply) or entry.wire_model_id
 
 
 def _groups(
     request: DecisionRequest, entry: CatalogEntry, settled: Mapping[str, Answer]
 ) -> tuple[list[_Group], list[str]]:
-    state = render_state(request)
+    state = _logprob_reading.render_state(request)
     groups: list[_Group] = []
     texts: list[str] = []
-    for asked in asked_questions(request):
+    for asked in _logprob_reading.asked_questions(request):
         if asked.question_id in settled:
             continue
-        for order in cyclic_orders(len(asked.names), entry.orderings):
+        for order in _logprob_reading.cyclic_orders(len(asked.names), entry.orderings):
             prompt = question_prompt(state, asked, order)
             continued = option_prompts(prompt, asked)
             groups.append(_Group(asked.question_id, prompt, tuple(continued), len(texts)))

@@ -49,8 +49,8 @@ from harness.decision import (
 )
 from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientError
 
+from ._client import CheckedClient, local_answers
 from ._redact import Redaction
-from ._systemone import check_limits, local_answers
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -146,7 +146,7 @@ def _as_choice(noul: Noul) -> Choice:
     )
 
 
-class EmbeddedDecisionClient:
+class EmbeddedDecisionClient(CheckedClient):
     """Answers decision requests with sparrow-decider in this process (see the module's notes).
 
     ``noul_as_choice`` asks each Noul as a yes/no choice and answers it with P(yes); its default
@@ -184,15 +184,10 @@ class EmbeddedDecisionClient:
             return _as_choice(question)
         return question
 
-    async def decide(
-        self,
-        request: DecisionRequest,
-        entry: CatalogEntry,
-        *,
-        timeout: float | None = None,
+    async def answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
     ) -> DecisionResponse:
         """Answer ``request`` with the entry's sparrow model; see :class:`DecisionClient`."""
-        check_limits(request, entry)
         _check_levels(request, entry)
         settled = local_answers(request)
         asked = self._asked_questions(request, settled)

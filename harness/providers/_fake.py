@@ -7,9 +7,10 @@ not send (a choice not offered, a probability outside [0, 1], a missing answer) 
 (:class:`harness.errors.NotAnAnswerError`). Usage is one input token per four bytes of wire body,
 rounded up, as the fake server reports.
 
-The answer builders (:func:`choose`, :func:`yes`, :func:`rate`) and :func:`default_answers`
-(the first option of every choice at 0.9, every noul 0.5, every score its middle level) serve
-policies and the fake server alike.
+The answer builders (:func:`choose`, :func:`yes`, :func:`rate`), :func:`answer_by_kind` (every
+question of a request answered by the function for its kind) and :func:`default_answers` (the
+first option of every choice at 0.9, every noul 0.5, every score its middle level) serve policies
+and the fake server alike.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from harness.decision import (
 from harness.decision import systemone as systemone_codec
 from harness.errors import HarnessError, NotAnAnswerError
 
-from ._systemone import check_limits
+from ._client import CheckedClient
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -47,6 +48,7 @@ __all__ = [
     "FakeDecisionModel",
     "Policy",
     "ScriptExhaustedError",
+    "answer_by_kind",
     "choose",
     "default_answers",
     "rate",
@@ -122,21 +124,49 @@ def rate(question: Score, level: int, *, probability: float = 0.9) -> ScoreAnswe
     )
 
 
+def answer_by_kind(
+    request: DecisionRequest,
+    *,
+    choice: Callable[[str, Choice], Answer],
+    noul: Callable[[str, Noul], Answer],
+    score: Callable[[str, Score], Answer],
+) -> dict[str, Answer]:
+    """Every question of ``request`` answered, in the order asked, by the function for its kind,
+    called with the question's id and the question.
+
+    The walk of a policy that answers question by question::
+
+        def policy(request: DecisionRequest) -> dict[str, Answer]:
+            return answer_by_kind(
+                request,
+                choice=lambda qid, question: choose(question, next(iter(question.options))),
+                noul=lambda qid, question: yes(0.9 if qid == "select_note#1" else 0.1),
+                score=lambda qid, question: rate(question, 0),
+            )
+    """
+    answers: dict[str, Answer] = {}
+    for question_id, question in request.questions.items():
+        if isinstance(question, Choice):
+            answers[question_id] = choice(question_id, question)
+        elif isinstance(question, Noul):
+            answers[question_id] = noul(question_id, question)
+        else:
+            answers[question_id] = score(question_id, question)
+    return answers
+
+
 def default_answers(request: DecisionRequest) -> dict[str, Answer]:
     """The default policy: first option of every choice at 0.9, noul 0.5, score middle level.
 
     A policy that cares about some questions only can start from it:
     ``{**default_answers(request), "next": choose(question, "finish")}``.
     """
-    answers: dict[str, Answer] = {}
-    for question_id, question in request.questions.items():
-        if isinstance(question, Choice):
-            answers[question_id] = choose(question, next(iter(question.options)), probability=0.9)
-        elif isinstance(question, Noul):
-            answers[question_id] = yes(0.5)
-        else:
-            answers[question_id] = rate(question, (len(question.levels) - 1) // 2)
-    return answers
+    return answer_by_kind(
+        request,
+        choice=lambda _, question: choose(question, next(iter(question.options)), probability=0.9),
+        noul=lambda _, question: yes(0.5),
+        score=lambda _, question: rate(question, (len(question.levels) - 1) // 2),
+    )
 
 
 class ScriptExhaustedError(HarnessError, AssertionError):
@@ -161,7 +191,7 @@ class _Script:
         return step
 
 
-class FakeDecisionModel:
+class FakeDecisionModel(CheckedClient):
     """A :class:`harness.providers.DecisionClient` answering in-process with a policy.
 
     ``policy`` (default :func:`default_answers`) may be swapped at any time
@@ -196,15 +226,10 @@ class FakeDecisionModel:
         """Steps left in the script; None for a policy model."""
         return len(self.policy.steps) if isinstance(self.policy, _Script) else None
 
-    async def decide(
-        self,
-        request: DecisionRequest,
-        entry: CatalogEntry,
-        *,
-        timeout: float | None = None,
+    async def answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
     ) -> DecisionResponse:
         """Answer ``request`` with the policy; see :class:`harness.providers.DecisionClient`."""
-        check_limits(request, entry)
         body = systemone_codec.encode_body(request, entry.wire_model_id)
         self.requests.append(request)
         self.bodies.append(body)

@@ -26,13 +26,13 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
 
 import aiohttp
 import attrs
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from harness.decision._internal import MAX_REPLY_BYTES
 from harness.decision.systemone import REQUEST_ID_HEADER
 from harness.errors import (
     ExternalServiceError,
@@ -48,6 +48,10 @@ from harness.errors import (
 )
 
 from ._redact import MESSAGE_CHARS, SCAN_CHARS, Redaction
+
+if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
+    from harness.decision import DecisionRequest
 
 __all__ = [
     "Endpoint",
@@ -93,6 +97,22 @@ class Endpoint:
     def headers(self) -> dict[str, str]:
         """The request headers: JSON, and a bearer token only when there is a key."""
         return dict(_prepared_headers(self.api_key))
+
+    @classmethod
+    def of(
+        cls, service: str, entry: CatalogEntry, request: DecisionRequest | None = None
+    ) -> Endpoint:
+        """``entry``'s URL for ``service``, with the key its ``api_key_env`` holds now (always
+        redacted); redacting ``request``'s text too when given (else a failure may add that,
+        :meth:`with_redaction`)."""
+        key = entry.api_key
+        return cls(
+            service=service,
+            url=entry.url,
+            api_key_env=entry.api_key_env,
+            api_key=key,
+            redaction=None if request is None else Redaction.of(request, key=key),
+        )
 
     def with_redaction(self, redaction: Redaction | None) -> Endpoint:
         """This endpoint, its messages redacting ``redaction`` too (``None``: as it is)."""
@@ -196,24 +216,28 @@ def _part(part: object) -> str:
     return "?"
 
 
+_MESSAGE_PLACES: tuple[tuple[str, str | None], ...] = (
+    ("error", None),
+    ("error", "message"),
+    ("error", "msg"),
+    ("message", None),
+    ("detail", None),
+    ("detail", "message"),
+)
+"""Where an error body carries its message, first found wins: a non-empty string at the key, or
+a string in the object at the key under the field."""
+
+
 def _message_from(payload: object) -> str | None:
     if not isinstance(payload, Mapping):
         return None
-    error = payload.get("error")
-    if isinstance(error, str) and error:
-        return error
-    if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(error, Mapping) and isinstance(error.get("msg"), str):
-        return str(error["msg"])
-    message = payload.get("message")
-    if isinstance(message, str) and message:
-        return message
+    for key, field in _MESSAGE_PLACES:
+        value = payload.get(key)
+        if field is None and isinstance(value, str) and value:
+            return value
+        if field is not None and isinstance(value, Mapping) and isinstance(value.get(field), str):
+            return str(value[field])
     detail = payload.get("detail")
-    if isinstance(detail, str) and detail:
-        return detail
-    if isinstance(detail, Mapping) and isinstance(detail.get("message"), str):
-        return str(detail["message"])
     if isinstance(detail, list) and detail:
         return "; ".join(_detail_entry(entry) for entry in detail[:20])
     return None
@@ -399,22 +423,22 @@ class HttpTransport:
         self,
         method: str,
         endpoint: Endpoint,
-        body: bytes | None = None,
+        entry: CatalogEntry,
+        body: bytes | None,
         *,
         timeout: float | None = None,
-        max_bytes: int = MAX_REPLY_BYTES,
-        pool: str = "",
-        connections: int = 0,
         redaction: Redaction | None = None,
     ) -> HttpReply:
-        """Send ``body`` to ``endpoint`` and read the 2xx reply, or raise its classified failure.
+        """Send ``body`` (None: none) to ``endpoint`` for ``entry`` and read the 2xx reply (at
+        most the entry's ``max_reply_bytes``), or raise its classified failure.
 
         ``timeout`` (seconds) bounds the whole round trip; passing it is the caller's deadline.
-        ``pool`` names the connection pool (``connections`` sockets at most, 0: no bound).
+        The entry has its own connection pool (``connection_limit`` sockets at most, 0: no bound).
         ``redaction`` is what this round trip's messages must never show besides the key (the
         request's own text); it is applied only when there is a failure to describe, so an
         endpoint can be built once and shared by every call.
         """
+        max_bytes, pool, connections = entry.max_reply_bytes, entry.id, entry.connection_limit
         session = self._sessions.get(pool) if self._loop is asyncio.get_running_loop() else None
         if session is None or session.closed:
             session = self._current_session(pool, connections)

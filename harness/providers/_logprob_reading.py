@@ -26,6 +26,7 @@ from harness.decision import (
     Choice,
     ChoiceAnswer,
     DecisionRequest,
+    DecisionResponse,
     Noul,
     NoulAnswer,
     Question,
@@ -37,13 +38,14 @@ from harness.decision import (
 )
 from harness.errors import ExternalServiceError, NotAnAnswerError
 
+from ._client import CheckedClient
 from ._http import Endpoint, HttpReply, HttpTransport
-from ._redact import Redaction
 
 __all__ = [
     "Asked",
     "LogprobClient",
     "LogprobsUnavailableError",
+    "Read",
     "Reading",
     "answer_for",
     "asked_questions",
@@ -163,12 +165,25 @@ class Reading:
         }
 
 
-class LogprobClient:
-    """The round trip both logprob providers make: POST JSON to the entry's URL, classified as
-    every HTTP client of harness classifies it, and the reply read as a JSON object.
+@attrs.frozen
+class Read:
+    """What a logprob provider read for one request: the answers (settled ones included), how it
+    read them, and what the server reported (the prompt tokens, or None when unknown; the models
+    and request ids named, the first of each goes in the response)."""
 
-    Keeps the last decision's :class:`Reading` per request (:meth:`reading`), and counts round
-    trips in ``upstream_calls``.
+    answers: Mapping[str, Answer]
+    reading: Reading
+    input_tokens: int | None
+    models: Sequence[str]
+    request_ids: Sequence[str]
+
+
+class LogprobClient(CheckedClient):
+    """What both logprob providers share: the decision's frame (its deadline and latency, the
+    response made of what :meth:`read` found) and the round trip, a POST of JSON to the entry's
+    URL classified as every HTTP client of harness classifies it, the reply read as a JSON object.
+
+    Counts round trips in ``upstream_calls``; each response carries its :class:`Reading`.
     """
 
     service: ClassVar[str] = "OpenAI-compatible server"
@@ -177,18 +192,37 @@ class LogprobClient:
     def __init__(self, *, max_connections: int = 0) -> None:
         self._transport = HttpTransport(max_connections=max_connections)
         self.upstream_calls = 0
-        self.last_reading: Reading | None = None
+
+    async def answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
+    ) -> DecisionResponse:
+        """Answer ``request`` with ``entry``'s model (see ``harness.providers.DecisionClient``):
+        what :meth:`read` finds within the time left, with the :class:`Reading`."""
+        started = time.perf_counter()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        found = await self.read(request, entry, deadline)
+        return DecisionResponse(
+            request=request,
+            answers=found.answers,
+            input_tokens=found.input_tokens,
+            model=found.models[0] if found.models else entry.wire_model_id,
+            request_id=found.request_ids[0] if found.request_ids else None,
+            latency=time.perf_counter() - started,
+            failure=None,
+            reading=found.reading.as_json(),
+        )
+
+    async def read(
+        self, request: DecisionRequest, entry: CatalogEntry, deadline: float | None
+    ) -> Read:
+        """Every answer of ``request``: the one-option choices settled here
+        (:func:`~harness.providers.local_answers`), the others read from ``entry``'s model before
+        ``deadline`` (a ``time.monotonic()``, or None)."""
+        raise NotImplementedError
 
     def endpoint(self, entry: CatalogEntry, request: DecisionRequest | None) -> Endpoint:
         """The entry's URL with the redaction of ``request``'s text and the entry's key."""
-        key = entry.api_key
-        return Endpoint(
-            service=self.service,
-            url=entry.url,
-            api_key_env=entry.api_key_env,
-            api_key=key,
-            redaction=Redaction.of(request, key=key),
-        )
+        return Endpoint.of(self.service, entry, request)
 
     async def post(
         self,
@@ -202,15 +236,7 @@ class LogprobClient:
         timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         self.upstream_calls += 1
-        reply = await self._transport.request(
-            "POST",
-            endpoint,
-            body,
-            timeout=timeout,
-            max_bytes=entry.max_reply_bytes,
-            pool=entry.id,
-            connections=entry.connection_limit,
-        )
+        reply = await self._transport.request("POST", endpoint, entry, body, timeout=timeout)
         try:
             decoded: object = json.loads(reply.body)
         except (ValueError, RecursionError):

@@ -1,9 +1,9 @@
 """The System One client: ``POST {base_url}{path}`` over one pooled aiohttp session.
 
 The wire itself (bodies and replies) is :mod:`harness.decision.systemone`; this module sends it,
-times it and classifies what comes back (:mod:`harness.providers._http`). It also holds what every
-HTTP decision client shares: the entry's limits checked before sending, and one-option choices
-answered here with certainty (some servers refuse them, and there is nothing to decide).
+times it and classifies what comes back (:mod:`harness.providers._http`). The entry's limits are
+checked and one-option choices answered here with certainty, as every provider does
+(:mod:`harness.providers._client`).
 """
 
 from __future__ import annotations
@@ -11,18 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from harness.decision import (
-    Answer,
-    Choice,
-    ChoiceAnswer,
-    DecisionRequest,
-    DecisionResponse,
-    Score,
-)
+import attrs
+
+from harness.decision import Answer, DecisionRequest, DecisionResponse
 from harness.decision import systemone as systemone_codec
 from harness.decision._internal import load_reply
-from harness.errors import ExternalServiceError, InvalidInputError, NotAnAnswerError, RetryableError
+from harness.errors import ExternalServiceError, NotAnAnswerError, RetryableError
 
+from ._client import CheckedClient, local_answers
 from ._http import Endpoint, HttpTransport, error_message
 from ._redact import Redaction
 
@@ -30,7 +26,7 @@ if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
     from harness.decision.systemone import WireReply
 
-__all__ = ["HttpDecisionClient", "SystemOneClient", "WireCodec", "check_limits", "local_answers"]
+__all__ = ["HttpDecisionClient", "SystemOneClient", "WireCodec"]
 
 
 class WireCodec(Protocol):
@@ -51,42 +47,7 @@ class WireCodec(Protocol):
         ...
 
 
-def check_limits(request: DecisionRequest, entry: CatalogEntry) -> None:
-    """Refuse a question past the entry's ``max_options`` / ``max_levels`` before sending it."""
-    for question_id, question in request.questions.items():
-        if isinstance(question, Choice) and entry.max_options is not None:
-            count = len(question.options)
-            if count > entry.max_options:
-                raise InvalidInputError(
-                    f"option count of question {question_id!r}",
-                    count,
-                    f"entry {entry.id!r} accepts at most {entry.max_options} options a choice "
-                    "(max_options); offer fewer options or pin another entry",
-                )
-        if isinstance(question, Score) and entry.max_levels is not None:
-            count = len(question.levels)
-            if count > entry.max_levels:
-                raise InvalidInputError(
-                    f"level count of question {question_id!r}",
-                    count,
-                    f"entry {entry.id!r} accepts at most {entry.max_levels} levels a score "
-                    "(max_levels); use fewer levels or pin another entry",
-                )
-
-
-def local_answers(request: DecisionRequest) -> dict[str, Answer]:
-    """The answers needing no model: each one-option choice, its only option with certainty."""
-    answers: dict[str, Answer] = {}
-    for question_id, question in request.questions.items():
-        if isinstance(question, Choice) and len(question.options) == 1:
-            (only,) = question.options
-            answers[question_id] = ChoiceAnswer(
-                choice=only, probabilities={only: 1.0}, confidence=1.0
-            )
-    return answers
-
-
-class HttpDecisionClient:
+class HttpDecisionClient(CheckedClient):
     """A decision client for one wire codec over HTTP; subclasses name the codec and service.
 
     One pooled session per client, created lazily in the running loop; ``decide`` is one round
@@ -107,34 +68,15 @@ class HttpDecisionClient:
         cached = self._endpoints.get(entry.id)
         if cached is not None and cached[0] is entry and cached[1] == key:
             return cached[2]
-        endpoint = Endpoint(
-            service=self.service, url=entry.url, api_key_env=entry.api_key_env, api_key=key
-        )
-        self._endpoints[entry.id] = (entry, key, endpoint)
+        endpoint = Endpoint.of(self.service, entry)
+        self._endpoints[entry.id] = (entry, endpoint.api_key, endpoint)
         return endpoint
 
-    def _endpoint(
-        self, entry: CatalogEntry, url: str | None = None, request: DecisionRequest | None = None
-    ) -> Endpoint:
-        key = entry.api_key
-        return Endpoint(
-            service=self.service,
-            url=entry.url if url is None else url,
-            api_key_env=entry.api_key_env,
-            api_key=key,
-            redaction=Redaction.of(request, key=key),
-        )
-
-    async def decide(
-        self,
-        request: DecisionRequest,
-        entry: CatalogEntry,
-        *,
-        timeout: float | None = None,
+    async def answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
     ) -> DecisionResponse:
-        """Answer ``request`` with ``entry``'s model; see
+        """One round trip for the questions a model must answer; see
         :class:`~harness.providers.DecisionClient`."""
-        check_limits(request, entry)
         settled = local_answers(request)
         remote = {qid: q for qid, q in request.questions.items() if qid not in settled}
         if not remote:
@@ -152,14 +94,7 @@ class HttpDecisionClient:
         redaction = Redaction.of(asked, key=endpoint.api_key)  # built into tables on failure only
         body = self.codec.encode_body(asked, entry.wire_model_id)
         reply = await self._transport.request(
-            "POST",
-            endpoint,
-            body,
-            timeout=timeout,
-            max_bytes=entry.max_reply_bytes,
-            pool=entry.id,
-            connections=entry.connection_limit,
-            redaction=redaction,
+            "POST", endpoint, entry, body, timeout=timeout, redaction=redaction
         )
         try:
             wire = self.codec.decode_body(
@@ -203,16 +138,10 @@ class HttpDecisionClient:
         """
         if entry.base_url is None:
             return None
-        endpoint = self._endpoint(entry, entry.base_url.rstrip("/") + "/v1/models")
+        listing = entry.base_url.rstrip("/") + "/v1/models"
+        endpoint = attrs.evolve(Endpoint.of(self.service, entry), url=listing)
         try:
-            reply = await self._transport.request(
-                "GET",
-                endpoint,
-                timeout=10.0,
-                max_bytes=entry.max_reply_bytes,
-                pool=entry.id,
-                connections=entry.connection_limit,
-            )
+            reply = await self._transport.request("GET", endpoint, entry, None, timeout=10.0)
             payload: object = load_reply(
                 reply.body, max_bytes=entry.max_reply_bytes, max_depth=entry.max_reply_depth
             )

@@ -9,6 +9,7 @@ on its JSON).
 """
 
 from harness._guard import guard_real_models as guard_real_models
+from harness._public import claim_exports
 from harness.replay._cassette import CASSETTE_FORMAT as CASSETTE_FORMAT
 from harness.replay._cassette import CASSETTE_VERSION as CASSETTE_VERSION
 from harness.replay._cassette import Cassette as Cassette
@@ -35,3 +36,6 @@ from harness.replay._override import overridden_client as overridden_client
 from harness.replay._override import override as override
 from harness.replay._request_diff import Difference as Difference
 from harness.replay._request_diff import request_differences as request_differences
+
+# their public home, for reprs and tracebacks (Cassette and the rest keep their modules)
+claim_exports(__name__, globals(), ("ReplayClient", "ReplayMissError", "RealModelBlockedError"))

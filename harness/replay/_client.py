@@ -253,7 +253,3 @@ class ReplayClient:
 
     async def aclose(self) -> None:
         """Nothing of its own to release (the fallback belongs to whoever gave it); idempotent."""
-
-
-ReplayMissError.__module__ = "harness.replay"  # its public home, for reprs and tracebacks
-ReplayClient.__module__ = "harness.replay"  # its public home, for reprs and tracebacks

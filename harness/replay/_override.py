@@ -292,6 +292,3 @@ def override(*, model: ModelSpec) -> ModelOverride:
     True
     """
     return resolve(model)
-
-
-RealModelBlockedError.__module__ = "harness.replay"  # its public home, for reprs and tracebacks

@@ -12,6 +12,7 @@ re-runs with a move forced; ``@requires_approval(below=0.8)`` pauses a run (a
 :class:`PausedResult`) until a person's :class:`Approval`.
 """
 
+from harness._public import claim_exports
 from harness.record import RunFailedError as RunFailedError
 from harness.runs._durable import Approver as Approver
 from harness.runs._durable import JournalMismatchError as JournalMismatchError
@@ -86,15 +87,4 @@ __all__ = [
     "target_input_type",
 ]
 
-for _name in (
-    "RunResult",
-    "Usage",
-    "Seat",
-    "TargetError",
-    "PausedResult",
-    "Branch",
-    "JournalError",
-    "JournalMismatchError",
-):
-    globals()[_name].__module__ = __name__  # tracebacks and reprs say harness.runs.RunResult
-del _name
+claim_exports(__name__, globals(), __all__)  # tracebacks and reprs say harness.runs.RunResult

@@ -8,8 +8,10 @@ extra) and load on first use.
 
 from typing import TYPE_CHECKING
 
+from harness._public import claim_exports
 from harness.providers import FakeDecisionModel as FakeDecisionModel
 from harness.providers import ScriptExhaustedError as ScriptExhaustedError
+from harness.providers import answer_by_kind as answer_by_kind
 from harness.providers import choose as choose
 from harness.providers import default_answers as default_answers
 from harness.providers import digest_of as digest_of
@@ -33,6 +35,8 @@ from harness.testing._logprob_server import LogprobServer as LogprobServer
 from harness.testing._violation import InvariantKind as InvariantKind
 from harness.testing._violation import InvariantViolation as InvariantViolation
 from harness.testing._violation import Problem as Problem
+
+claim_exports(__name__, globals(), ("InvariantKind", "InvariantViolation", "Problem"))
 
 _NEEDS_HYPOTHESIS: dict[str, str] = {
     "RunReport": "harness.testing.invariants",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from typing import Final
 
-from harness.decision import Answer, Choice, DecisionRequest, Noul, RefusedAnswer
-from harness.providers import choose, rate, yes
+from harness.decision import Answer, Choice, DecisionRequest, Noul, RefusedAnswer, Score
+from harness.providers import answer_by_kind, choose, rate, yes
 
 __all__ = ["CHOICE_PROBABILITIES", "SELECTION_PROBABILITIES", "RandomPolicy"]
 
@@ -42,21 +42,20 @@ class RandomPolicy:
     def __call__(self, request: DecisionRequest) -> dict[str, Answer]:
         """Answer every question of ``request``."""
         self.asked += 1
-        answers: dict[str, Answer] = {}
-        for question_id, question in request.questions.items():
-            if isinstance(question, Choice):
-                options = list(question.options)
-                key = options[len(options) - 1 - self.rng.randrange(len(options))]
-                probability = self.rng.choice(CHOICE_PROBABILITIES)
-                answers[question_id] = choose(question, key, probability=probability)
-            elif isinstance(question, Noul):
-                if self.refusals and self.rng.randrange(3) == 0:
-                    answers[question_id] = RefusedAnswer("drawn refusal")
-                    continue
-                answers[question_id] = yes(self.rng.choice(SELECTION_PROBABILITIES))
-            else:
-                answers[question_id] = rate(question, self.rng.randrange(len(question.levels)))
-        return answers
+        return answer_by_kind(request, choice=self._choice, noul=self._noul, score=self._score)
+
+    def _choice(self, _: str, question: Choice) -> Answer:
+        options = list(question.options)
+        key = options[len(options) - 1 - self.rng.randrange(len(options))]
+        return choose(question, key, probability=self.rng.choice(CHOICE_PROBABILITIES))
+
+    def _noul(self, _: str, question: Noul) -> Answer:
+        if self.refusals and self.rng.randrange(3) == 0:
+            return RefusedAnswer("drawn refusal")
+        return yes(self.rng.choice(SELECTION_PROBABILITIES))
+
+    def _score(self, _: str, question: Score) -> Answer:
+        return rate(question, self.rng.randrange(len(question.levels)))
 
     def __repr__(self) -> str:
         return f"RandomPolicy({self.label}{', refusing' if self.refusals else ''})"

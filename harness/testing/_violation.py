@@ -95,7 +95,3 @@ def _rebuilt(problems: tuple[Problem, ...], details: str, text: str) -> Invarian
     violation.report = None
     violation.details = details
     return violation
-
-
-for _public in (InvariantKind, InvariantViolation, Problem):
-    _public.__module__ = "harness.testing"

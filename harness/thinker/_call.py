@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
-from harness.catalog import CatalogEntry
+from harness.catalog import DEFAULT_DECISION_TIMEOUT, CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
 from harness.jobs import (
+    DEFAULT_TIMEOUT,
     DEFAULT_UPSTREAM_RETRIES,
     DecisionBinding,
+    DefaultTimeout,
     Job,
     JobContext,
     ObservableDecisionClient,
@@ -21,7 +23,8 @@ from harness.tools import Identifiable
 
 __all__ = ["DECISION_TIMEOUT", "DecisionCall", "MissingRequestError"]
 
-DECISION_TIMEOUT: Final = 60.0
+DECISION_TIMEOUT: Final = DEFAULT_DECISION_TIMEOUT
+"""A decision's limit when neither the call nor its entry (``decision_timeout_s``) sets one."""
 
 
 class MissingRequestError(HarnessError, RuntimeError):
@@ -36,11 +39,14 @@ class DecisionCall(Job[DecisionResponse]):
     request, so they cannot be captured before the request is set.
 
     ``timeout`` bounds the call over all its attempts and pauses (monotonic clock; waiting for
-    admission does not count). ``retry`` replaces the entry's retry policy for this call;
-    ``upstream_retries`` sets the number of re-runs of whichever policy applies.
+    admission does not count); left out, the resolved entry's ``decision_timeout_s`` does
+    (:data:`DECISION_TIMEOUT`, 60 s, when the entry sets none). ``retry`` replaces the entry's
+    retry policy for this call; ``upstream_retries`` sets the number of re-runs of whichever
+    policy applies.
     """
 
     default_timeout: ClassVar[float | None] = DECISION_TIMEOUT
+    timeout_from_entry: ClassVar[bool] = True
     kind: ClassVar[str] = "decision"
 
     def __init__(
@@ -49,12 +55,16 @@ class DecisionCall(Job[DecisionResponse]):
         request: DecisionRequest | None = None,
         *,
         upstream_retries: int | None = DEFAULT_UPSTREAM_RETRIES,
-        timeout: float | None = DECISION_TIMEOUT,
+        timeout: float | DefaultTimeout | None = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries, retry=retry)
         self.request = request
         self._pinned: str | None = None
+
+    def limit_by(self, entry: CatalogEntry) -> float | None:
+        """The entry's decision limit (``decision_timeout_s``, else 60 s)."""
+        return entry.decision_timeout
 
     def pin_model(self, entry: CatalogEntry | str) -> DecisionCall:
         """Bind this call to ``entry`` (an entry or its id); returns the call."""

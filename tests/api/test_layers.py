@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "harness"
 
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "_guard"}),
+    frozenset({"errors", "_guard", "_public"}),
     frozenset({"decision", "artifacts", "scope"}),
     frozenset({"catalog"}),
     frozenset({"admission"}),

@@ -197,6 +197,25 @@ def test_a_failed_run_raises_with_its_partial_result_and_record() -> None:
     assert not isinstance(failed.error, UnauthorizedError)  # no key at all: 403
 
 
+def test_a_thinkers_decisions_take_their_entrys_decision_timeout() -> None:
+    """A slow model's entry sets how long its decisions may take; the thinker's calls obey it
+    (here a server that never answers, and a limit of 0.3 s instead of the default 60 s)."""
+
+    async def scenario() -> RunFailedError:
+        async with FakeSystemOneServer(policy=triage_policy) as server:
+            server.faults = lambda number: Fault.hang()
+            catalog = Catalog(
+                [server.entry(decision_timeout_s=0.3)], {"decision": "fake-systemone"}
+            )
+            with pytest.raises(RunFailedError) as caught:
+                await asyncio.wait_for(run(Triage, Note(TEXT), catalog=catalog), 30)
+            return caught.value
+
+    failed = asyncio.run(scenario())
+    assert isinstance(failed.error, harness.errors.JobTimeoutError)
+    assert "within its timeout of 0.3 s" in str(failed.error)
+
+
 def test_a_workflow_and_a_budget_are_passed_through() -> None:
     workflow = Workflow(user_id="ana", budget=Budget(max_decisions=100))
     result = run_sync(

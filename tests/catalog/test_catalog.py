@@ -46,6 +46,8 @@ def test_entry_defaults() -> None:
     assert entry.path == "/v1/systemone"
     assert entry.url == "http://127.0.0.1:8080/v1/systemone"
     assert entry.bound == "concurrency"
+    assert entry.decision_timeout == 60.0
+    assert _entry(decision_timeout_s=900.0).decision_timeout == 900.0
     assert _entry(provider="openai").path == "/v1/decisions"
     assert _entry(path="/api/decide").url == "http://127.0.0.1:8080/api/decide"
     assert _entry(provider="openai-chat").path == "/v1/chat/completions"
@@ -74,6 +76,8 @@ def test_entry_defaults() -> None:
         ({"path": "v1/x"}, "path must start with '/'"),
         ({"kind": " "}, "kind must not be blank"),
         ({"wire_model_id": ""}, "wire_model_id must not be blank"),
+        ({"decision_timeout_s": 0.0}, "decision_timeout_s must be > 0 seconds"),
+        ({"decision_timeout_s": float("nan")}, "decision_timeout_s must be > 0 seconds"),
     ],
 )
 def test_entry_rules_name_the_entry_and_the_rule(changes: dict[str, object], rule: str) -> None:
@@ -313,3 +317,24 @@ def test_bad_files_are_refused_naming_the_file_entry_and_rule(
         load_catalog(path)
     assert message in str(caught.value)
     assert str(path) in str(caught.value)
+
+
+def test_a_decision_timeout_is_read_from_toml_as_seconds(tmp_path: Path) -> None:
+    text = """
+[[entries]]
+id = "slow-llm"
+provider = "openai-completions"
+wire_model_id = "gemma-3-270m"
+base_url = "http://127.0.0.1:8800"
+max_context_tokens = 8192
+max_concurrent = 1
+decision_timeout_s = 900
+
+[pins]
+decision = "slow-llm"
+"""
+    entry = load_catalog(_write(tmp_path, text)).pinned()
+    assert entry.decision_timeout_s == 900.0
+    assert isinstance(entry.decision_timeout_s, float)
+    with pytest.raises(CatalogError, match="decision_timeout_s has the wrong type"):
+        load_catalog(_write(tmp_path, text.replace("= 900", '= "15 min"')))

@@ -108,3 +108,30 @@ async def test_waiting_for_admission_does_not_run_the_jobs_clock() -> None:
         EventKind.STARTED,
         EventKind.COMPLETED,
     ]
+
+
+async def test_a_decision_left_without_a_timeout_takes_its_entrys_decision_timeout() -> None:
+    async with FakeSystemOneServer() as server:
+        server.fail_next(Fault.hang())
+        entry = server.entry(max_concurrent=1, decision_timeout_s=0.3)
+        async with Dispatcher(catalog_of(entry), pacing=RecordedPacing()) as dispatcher:
+            call = DecisionCall(Workflow(), REQUEST, upstream_retries=0)
+            assert call.timeout == 60.0  # the default until an entry says otherwise
+            with pytest.raises(JobTimeoutError) as caught:
+                await asyncio.wait_for(dispatcher.run(call), HANG_GUARD)
+    assert "did not finish within its timeout of 0.3 s" in caught.value.message
+    assert call.timeout == 0.3
+
+
+async def test_a_calls_own_timeout_wins_over_its_entrys() -> None:
+    async with FakeSystemOneServer() as server:
+        server.fail_next(Fault.hang())
+        entry = server.entry(max_concurrent=1, decision_timeout_s=600.0)
+        async with Dispatcher(catalog_of(entry), pacing=RecordedPacing()) as dispatcher:
+            call = DecisionCall(Workflow(), REQUEST, upstream_retries=0, timeout=0.2)
+            with pytest.raises(JobTimeoutError) as caught:
+                await asyncio.wait_for(dispatcher.run(call), HANG_GUARD)
+            slow = DecisionCall(Workflow(), REQUEST)
+            assert (await dispatcher.run(slow)).success
+    assert "within its timeout of 0.2 s" in caught.value.message
+    assert slow.timeout == 600.0

@@ -17,6 +17,7 @@ from harness.decision import (
     NoulAnswer,
     RefusedAnswer,
     Score,
+    ScoreAnswer,
 )
 from harness.decision import systemone as systemone_codec
 from harness.errors import InvalidInputError, NotAnAnswerError, OverloadedError
@@ -24,6 +25,7 @@ from harness.providers._client import DecisionClient
 from harness.providers._fake import (
     FakeDecisionModel,
     ScriptExhaustedError,
+    answer_by_kind,
     choose,
     default_answers,
     rate,
@@ -88,6 +90,33 @@ def test_the_default_answers() -> None:
     assert team.probabilities["billing"] == pytest.approx(0.9)
     assert answers["n"] == NoulAnswer(0.5)
     assert rate(ANGER, 1) == answers["a"]
+
+
+def test_answer_by_kind_walks_the_questions_in_order_by_kind() -> None:
+    request = DecisionRequest("s", {"n": Noul("Ok?"), "t": TEAM, "a": ANGER, "m": Noul("Mm?")})
+    walked: list[tuple[str, str]] = []
+
+    def noul(qid: str, question: Noul) -> NoulAnswer:
+        walked.append((qid, question.kind))
+        return yes(0.25 if qid == "n" else 0.75)
+
+    def choice(qid: str, question: Choice) -> ChoiceAnswer:
+        walked.append((qid, question.kind))
+        return choose(question, "tech")
+
+    def score(qid: str, question: Score) -> ScoreAnswer:
+        walked.append((qid, question.kind))
+        return rate(question, 2)
+
+    answers = answer_by_kind(request, choice=choice, noul=noul, score=score)
+    assert walked == [("n", "noul"), ("t", "choice"), ("a", "score"), ("m", "noul")]
+    assert list(answers) == ["n", "t", "a", "m"]
+    assert answers == {
+        "n": yes(0.25),
+        "t": choose(TEAM, "tech"),
+        "a": rate(ANGER, 2),
+        "m": yes(0.75),
+    }
 
 
 async def test_the_default_policy_answers_and_everything_is_recorded() -> None:
