@@ -25,6 +25,7 @@ PARTS = (
     "dispatcher",
     "admission",
     "resolution and pricing",
+    "calibration",
     "events and hooks",
     "record",
     "encoding",
@@ -40,6 +41,8 @@ PARTS = (
 _BY_PATH: tuple[tuple[str, str], ...] = (
     ("sparrow_decider", "model"),
     ("numpy", "model"),
+    ("harness/catalog/_calibration.py", "calibration"),
+    ("harness/providers/_calibrated.py", "calibration"),
     ("harness/jobs/_job.py", "job and identity"),
     ("harness/scope/", "job and identity"),
     ("harness/deciding/_call.py", "job and identity"),

@@ -77,7 +77,7 @@ def score_confidence(probabilities: Sequence[float]) -> float:
 
 
 def _probabilities(value: Mapping[str, float]) -> FrozenMap[str, float]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC
         raise ValueError(f"choice probabilities must be a mapping, not {type(value).__name__}")
     if not value:
         raise ValueError("a choice answer needs a probability for at least one option")
@@ -85,9 +85,9 @@ def _probabilities(value: Mapping[str, float]) -> FrozenMap[str, float]:
     for option, probability in value.items():
         if not isinstance(option, str):
             raise ValueError(f"choice options must be str, not {type(option).__name__}")
-        pairs.append(
-            (option, check_probability(f"the probability of option {option!r}", probability))
-        )
+        if type(probability) is not float or not 0.0 <= probability <= 1.0:  # else as it is
+            probability = check_probability(f"the probability of option {option!r}", probability)
+        pairs.append((option, probability))
     return FrozenMap(pairs)
 
 
@@ -98,7 +98,12 @@ def _is_sequence(value: object) -> bool:
 def _probability_list(value: Sequence[float]) -> tuple[float, ...]:
     if not _is_sequence(value):
         raise ValueError(f"score probabilities must be a sequence, not {type(value).__name__}")
-    return tuple(check_probability(f"the probability of level {i}", p) for i, p in enumerate(value))
+    return tuple(
+        p
+        if type(p) is float and 0.0 <= p <= 1.0  # a probability as it is; else checked, named
+        else check_probability(f"the probability of level {i}", p)
+        for i, p in enumerate(value)
+    )
 
 
 def _level_names(value: Sequence[str]) -> tuple[str, ...]:
@@ -120,10 +125,14 @@ def _finite_number(value: float) -> float:
 
 
 def _as_probability(value: float) -> float:
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value
     return check_probability("a noul probability", value)
 
 
 def _confidence(value: float) -> float:
+    if type(value) is float and 0.0 <= value <= 1.0:
+        return value
     return check_probability("confidence", value)
 
 

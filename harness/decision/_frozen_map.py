@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Generic, TypeVar
 
 __all__ = ["FrozenMap"]
@@ -34,7 +34,7 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
         """``mapping`` as a frozen map (itself when it already is one)."""
         if isinstance(mapping, FrozenMap):
             return mapping
-        if isinstance(mapping, Mapping):
+        if type(mapping) is dict or isinstance(mapping, Mapping):  # a dict skips the ABC
             return cls(mapping.items())
         return cls(mapping)
 
@@ -46,6 +46,17 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    # The views are the inner dict's (read-only, as a dict's views are): the ``Mapping`` mixins
+    # would walk the keys in Python and look each one up again.
+    def keys(self) -> KeysView[K]:
+        return self._lookup.keys()
+
+    def values(self) -> ValuesView[V_co]:
+        return self._lookup.values()
+
+    def items(self) -> ItemsView[K, V_co]:
+        return self._lookup.items()
 
     def __contains__(self, key: object) -> bool:
         try:

@@ -15,7 +15,7 @@ from ._frozen_map import FrozenMap
 from ._questions import Choice, Score
 from ._request import DecisionRequest
 
-__all__ = ["AnswerReadError", "DecisionResponse"]
+__all__ = ["AnswerReadError", "DecisionResponse", "checked_answers"]
 
 _A = TypeVar("_A", ChoiceAnswer, NoulAnswer, ScoreAnswer)
 
@@ -25,8 +25,35 @@ class AnswerReadError(HarnessError, LookupError):
     model, or the whole call failed. The message names the question and what to do instead."""
 
 
+class _CheckedAnswers(FrozenMap[str, Answer]):
+    """Answers a wire codec decoded and checked against one request: every question asked, in
+    its order, each answered in the shape asked (a choice's probabilities in the question's
+    option order, a score with the question's levels) or refused. Made only by
+    :func:`checked_answers`; a response to that same request object built from them is not
+    checked again (see :meth:`DecisionResponse.__attrs_post_init__`)."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: DecisionRequest, answers: Mapping[str, Answer]) -> None:
+        super().__init__(answers.items())
+        self.request = request
+
+
+def checked_answers(
+    request: DecisionRequest, answers: Mapping[str, Answer]
+) -> FrozenMap[str, Answer]:
+    """``answers`` as a codec's checked answers to ``request``: for the wire codecs only, after
+    they checked every answer against ``request`` as :class:`DecisionResponse` would (each
+    question answered in order and in its shape, or refused), so a response to the same request
+    object takes them without checking them a second time. A changed or other request, or
+    answers from anywhere else, are checked as usual."""
+    return _CheckedAnswers(request, answers)
+
+
 def _answers(value: Mapping[str, Answer]) -> FrozenMap[str, Answer]:
-    if not isinstance(value, Mapping):
+    if type(value) is _CheckedAnswers:  # made of answers a codec built: each is an Answer
+        return value
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC
         raise ValueError(f"answers must be a mapping of id -> answer, not {type(value).__name__}")
     for question_id, answer in value.items():
         if not isinstance(answer, (ChoiceAnswer, NoulAnswer, ScoreAnswer, RefusedAnswer)):
@@ -100,6 +127,9 @@ class DecisionResponse:
             if self.answers:
                 raise ValueError("a failed response carries no answers")
             return
+        answers = self.answers
+        if type(answers) is _CheckedAnswers and answers.request is self.request:
+            return  # a codec checked these answers against this very request
         questions = self.request.questions
         for question_id, answer in self.answers.items():
             if question_id not in questions:
@@ -118,7 +148,7 @@ class DecisionResponse:
             if (
                 isinstance(answer, ChoiceAnswer)
                 and isinstance(question, Choice)
-                and list(answer.probabilities) != list(question.options)
+                and list(answer.probabilities.keys()) != list(question.options.keys())
             ):
                 raise ValueError(
                     f"the answer to {question_id!r} must give one probability per option, "
@@ -130,8 +160,8 @@ class DecisionResponse:
                 and answer.levels != question.levels
             ):
                 raise ValueError(f"the answer to {question_id!r} must carry the question's levels")
-        missing = [qid for qid in questions if qid not in self.answers]
-        if missing:
+        if len(answers) != len(questions):  # each answer's id was asked: some are missing
+            missing = [qid for qid in questions if qid not in answers]
             raise ValueError(
                 "a successful response answers every question; no answer for "
                 f"{_listed(dict.fromkeys(missing))}"

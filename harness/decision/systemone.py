@@ -27,6 +27,7 @@ from ._answers import (
 from ._json import JsonValue
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
+from ._response import checked_answers
 from ._wire import Loc, RequestValidationError, WireReply
 
 __all__ = [
@@ -142,7 +143,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
                 f"{', '.join(map(repr, request.questions))})"
             )
         decoded[question_id] = _decode_answer(question_id, question, answers[question_id])
-    return _codec.wire_reply(body, decoded)
+    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
 
 
 decode_body = _codec.body_decoder("System One", __name__, decode_reply)

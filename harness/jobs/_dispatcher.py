@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import time
 import weakref
 from collections import deque
@@ -157,6 +158,86 @@ class _Intake:
             self._schedule(self._loop)
 
 
+class _Limit:
+    """One attempt's time limit: its task, when it ends on the loop's clock, whether it was
+    reached, and how many cancellations the task carried when the attempt started."""
+
+    __slots__ = ("cancelling", "expired", "task", "when")
+
+    def __init__(self, task: asyncio.Task[Any], when: float) -> None:
+        self.task = task
+        self.when = when
+        self.cancelling = task.cancelling()
+        self.expired = False
+
+
+class _Deadlines:
+    """The time limits of the attempts running on one loop, kept by one timer for the earliest.
+
+    What ``asyncio.timeout`` does per attempt (a timer pushed on the loop's heap and cancelled,
+    two awaited context-manager steps), done with one timer for all: an attempt adds its limit
+    (the timer moves only when the new limit is earlier than the one it waits for) and takes it
+    away when it ends. When the timer fires, every limit reached is cancelled, as
+    ``asyncio.timeout`` cancels its task, and the timer waits for the earliest left. The
+    semantics are ``asyncio.timeout``'s (:meth:`stop` un-cancels as its exit does): only a
+    cancellation the limit made becomes the job's timeout; one from outside stays one.
+    """
+
+    __slots__ = ("_limits", "_loop", "_timer", "_when")
+
+    def __init__(self) -> None:
+        self._limits: set[_Limit] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._when = math.inf
+
+    def start(self, loop: asyncio.AbstractEventLoop, left: float) -> _Limit:
+        """Limit the current task's attempt to ``left`` seconds from now."""
+        if loop is not self._loop:  # a dispatcher used again under a new loop starts afresh
+            if self._timer is not None:
+                self._timer.cancel()
+            self._loop = loop
+            self._limits = set()
+            self._timer = None
+            self._when = math.inf
+        task = asyncio.current_task(loop)
+        assert task is not None  # an attempt runs in its job's task
+        limit = _Limit(task, loop.time() + left)
+        self._limits.add(limit)
+        if limit.when < self._when:
+            self._arm(loop, limit.when)
+        return limit
+
+    def stop(self, limit: _Limit) -> bool:
+        """The attempt ended: forget its limit; whether the limit's own cancellation (and no
+        other) is what the task carries, so a ``CancelledError`` it ended with is its timeout."""
+        self._limits.discard(limit)
+        return limit.expired and limit.task.uncancel() <= limit.cancelling
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._when = when
+        self._timer = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        if loop is not self._loop:  # a timer of a loop this dispatcher has left
+            return
+        reached = max(self._when, loop.time())  # the loop runs a timer within its resolution
+        self._timer = None
+        self._when = math.inf
+        earliest = math.inf
+        for limit in tuple(self._limits):
+            if limit.when <= reached:
+                self._limits.discard(limit)
+                limit.expired = True
+                limit.task.cancel()
+            elif limit.when < earliest:
+                earliest = limit.when
+        if earliest < math.inf:
+            self._arm(loop, earliest)
+
+
 class _Budget:
     """A job's time limit, spent on the dispatcher's clock over its attempts and pauses."""
 
@@ -254,6 +335,7 @@ class Dispatcher:
         self._heard: frozenset[EventKind] = frozenset()  # kinds some subscription may take
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._intake = _Intake(INTAKE_PER_SLICE)
+        self._deadlines = _Deadlines()
         self._closed = False
         for hook in tuple(DISPATCHER_HOOKS):  # observers (harness.observe) subscribe here
             hook(self)
@@ -302,7 +384,7 @@ class Dispatcher:
         return subscription
 
     def _publish(self, kind: EventKind, job: Job[object], **fields: object) -> None:
-        if kind not in self._heard:
+        if not self._heard or kind not in self._heard:  # an enum's hash is a Python call
             return
         snapshot = JobSnapshot(
             job_id=job.identity.job_id,
@@ -336,7 +418,7 @@ class Dispatcher:
         task: asyncio.Task[R] = asyncio.get_running_loop().create_task(self._execute(job))
         self._tasks.add(task)
         task.add_done_callback(self._finished)  # one callback a job: forget it, retrieve it
-        if EventKind.SCHEDULED in self._heard:
+        if self._heard and EventKind.SCHEDULED in self._heard:  # no hash when none listen
             self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
         return JobHandle(job, task)
 
@@ -439,20 +521,29 @@ class Dispatcher:
                         budget.limit = any_job.timeout = any_job.limit_by(entries[0])
                     permits = await self._admit(any_job, resolved)
                     try:
-                        if attempt == 0 and EventKind.STARTED in self._heard:
+                        if attempt == 0 and self._heard and EventKind.STARTED in self._heard:
                             self._publish(EventKind.STARTED, any_job)
                         started = budget.start()  # the job's clock runs once admitted
                         left = budget.left()
                         deadline = None if left is None else started + left
                         context = JobContext(any_job, self, resolved, attempt, deadline)
+                        limit = None
                         try:
-                            if deadline is None:
+                            if left is None:
                                 result = await job.run(context)
                             else:
-                                async with asyncio.timeout(left) as scope:
+                                limit = self._deadlines.start(loop, left)
+                                try:
                                     result = await job.run(context)
+                                except BaseException as error:
+                                    if self._deadlines.stop(limit) and isinstance(
+                                        error, asyncio.CancelledError
+                                    ):
+                                        raise TimeoutError from error  # as asyncio.timeout
+                                    raise
+                                self._deadlines.stop(limit)
                         except TimeoutError as error:
-                            if deadline is not None and scope.expired():
+                            if limit is not None and limit.expired:
                                 raise _timeout_of(job) from error
                             raise
                         except RetryableError as error:
@@ -482,7 +573,7 @@ class Dispatcher:
                     await self._pause(job, wait, budget)
                     attempt += 1
                     continue
-                if EventKind.COMPLETED in self._heard:
+                if self._heard and EventKind.COMPLETED in self._heard:
                     self._publish(EventKind.COMPLETED, any_job)
                 return result
         except JobTimeoutError as error:

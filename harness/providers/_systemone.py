@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import attrs
 
-from harness.decision import DecisionRequest, DecisionResponse
+from harness.decision import Answer, DecisionRequest, DecisionResponse
 from harness.decision import systemone as systemone_codec
 from harness.decision._internal import load_reply
 from harness.errors import ExternalServiceError, NotAnAnswerError, RetryableError
@@ -114,9 +114,12 @@ class HttpDecisionClient(CheckedClient):
                 request_id=reply.request_id,
             )
             raise failure from None
-        answers = {
-            qid: settled[qid] if qid in settled else wire.answers[qid] for qid in request.questions
-        }
+        answers: Mapping[str, Answer] = wire.answers  # the codec checked them: not again
+        if settled:
+            answers = {
+                qid: settled[qid] if qid in settled else wire.answers[qid]
+                for qid in request.questions
+            }
         return DecisionResponse(
             request=request,
             answers=answers,
