@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embedded import SMALL
 
 import harness.providers._embedded as embedded_client  # the one round trip, wrapped below
-from harness.catalog import default_catalog
+from harness.catalog import CatalogEntry, default_catalog
 from harness.decision import systemone
 from harness.jobs import Dispatcher
 from harness.thinker import DecisionCall
@@ -45,14 +45,16 @@ async def measure(rounds: int, warm: int) -> tuple[list[float], list[float], lis
     inside: list[float] = []
     round_trip = embedded_client._ask
 
-    def timed(model: object, entry: object, body: Mapping[str, object]) -> dict[str, object]:
+    def timed(
+        model: embedded_client._Decider, entry: CatalogEntry, body: Mapping[str, object]
+    ) -> dict[str, object]:
         started = time.perf_counter()
         try:
-            return round_trip(model, entry, body)  # type: ignore[arg-type, unused-ignore]  # as the client passes them
+            return round_trip(model, entry, body)
         finally:
             inside.append(time.perf_counter() - started)
 
-    embedded_client._ask = timed  # type: ignore[assignment]  # this script's wrapper
+    embedded_client._ask = timed  # this script's wrapper, taken off below
     model = embedded_client._load("embedded", "sparrow-decider")  # the instance harness asks
     body = systemone.encode_request(SMALL, "sparrow-decider")
     questions = body["questions"]
