@@ -42,11 +42,14 @@ class _CheckedAnswers(FrozenMap[str, Answer]):
 def checked_answers(
     request: DecisionRequest, answers: Mapping[str, Answer]
 ) -> FrozenMap[str, Answer]:
-    """``answers`` as a codec's checked answers to ``request``: for the wire codecs only, after
+    """``answers`` as checked answers to ``request``, so a response to the same request object
+    takes them without checking them a second time. Two callers only: the wire codecs, after
     they checked every answer against ``request`` as :class:`DecisionResponse` would (each
-    question answered in order and in its shape, or refused), so a response to the same request
-    object takes them without checking them a second time. A changed or other request, or
-    answers from anywhere else, are checked as usual."""
+    question answered in order and in its shape, or refused); and the calibration
+    (``harness.providers.calibrated``), whose answers are a checked response's answers put
+    through maps that keep each one's kind, options and levels (each answer's own constructor
+    checks its new probabilities; ``tests/evals/test_calibration_client.py`` holds the maps to
+    it). A changed or other request, or answers from anywhere else, are checked as usual."""
     return _CheckedAnswers(request, answers)
 
 

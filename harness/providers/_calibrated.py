@@ -18,6 +18,7 @@ import attrs
 
 from harness.catalog import CatalogEntry
 from harness.decision import Answer, DecisionRequest, DecisionResponse
+from harness.decision._internal import checked_answers
 from harness.providers._client import DecisionClient
 
 __all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrated"]
@@ -53,9 +54,11 @@ class CalibratedDecisionClient:
             return response
         if not calibration.applies_to(response.model):
             return response  # fitted on another model: its maps say nothing about this one
+        asked = response.request
         return CalibratedResponse(
-            request=response.request,
-            answers=calibration.apply(request, response.answers),
+            request=asked,
+            # the maps keep each checked answer's kind, options and levels: not checked again
+            answers=checked_answers(asked, calibration.apply(asked, response.answers)),
             input_tokens=response.input_tokens,
             model=response.model,
             request_id=response.request_id,

@@ -4,13 +4,17 @@ thinker reads an answer, recorded beside the raw answer; bad settings refused in
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.catalog import (
     Calibration,
     CatalogError,
+    IsotonicMap,
     PlattMap,
     TemperatureMap,
     default_catalog,
@@ -28,7 +32,7 @@ from harness.decision import (
 )
 from harness.jobs import Dispatcher, ModelCall
 from harness.providers import CalibratedDecisionClient
-from harness.testing import FakeDecisionModel, choose, rate, yes
+from harness.testing import FakeDecisionModel, RandomPolicy, choose, rate, yes
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
@@ -248,3 +252,65 @@ def test_a_thinker_reads_calibrated_selections_and_the_run_keeps_the_raw_ones(
         assert calibrated_last[f"select_{ref}"] == NoulAnswer(p)
     # 0.9 maps to sigmoid(logit(0.9) - 1) = 0.768 >= 0.6, 0.2 to 0.084: the refund is kept
     assert [item.text for item in result.items] == ["I want a refund"]
+
+
+@st.composite
+def _calibrations(draw: st.DrawFn) -> Calibration:
+    """Any calibration the catalog accepts: a map (or none) for each role."""
+    temperature = st.builds(TemperatureMap, temperature=st.floats(0.05, 20))
+    platt = st.builds(PlattMap, a=st.floats(-8, 8), b=st.floats(-8, 8))
+    points = draw(st.integers(1, 5))
+    xs = sorted(draw(st.sets(st.floats(0, 1), min_size=points, max_size=points)))
+    ys = sorted(draw(st.lists(st.floats(0, 1), min_size=len(xs), max_size=len(xs))))
+    isotonic = st.just(IsotonicMap(x=tuple(xs), y=tuple(ys)))
+    roles: dict[str, TemperatureMap | PlattMap | IsotonicMap] = {}
+    for role, maps in (
+        ("next", temperature),
+        ("input", temperature),
+        ("choice", temperature),
+        ("score", temperature),
+        ("select", st.one_of(platt, isotonic)),
+        ("noul", st.one_of(platt, isotonic)),
+    ):
+        if draw(st.booleans()):
+            roles[role] = draw(maps)
+    return Calibration(roles)
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> DecisionRequest:
+    """A request with every question role: next, an input, a choice, a score, selections."""
+    questions: dict[str, Choice | Noul | Score] = {}
+    for qid in ("next", "tool_input", "which"):
+        if draw(st.booleans()):
+            count = draw(st.integers(1, 6))
+            questions[qid] = Choice("?", {f"o{i}": None for i in range(count)})
+    if draw(st.booleans()):
+        questions["how"] = Score("?", [f"l{i}" for i in range(draw(st.integers(2, 5)))])
+    for qid in ("select_item#1", "select_item#2", "other"):
+        if draw(st.booleans()):
+            questions[qid] = Noul("?")
+    if not questions:
+        questions["other"] = Noul("?")
+    return DecisionRequest("a state", questions)
+
+
+@settings(max_examples=200, deadline=None)
+@given(request=_requests(), calibration=_calibrations(), seed=st.integers(0, 2**32))
+def test_the_maps_keep_every_answers_shape_so_the_calibrated_answers_pass_every_check(
+    request: DecisionRequest, calibration: Calibration, seed: int
+) -> None:
+    """The calibrated response takes the maps' answers without a second check (they are a
+    checked response's answers, mapped): here they pass that check anyway, whatever the maps and
+    the answers (each question answered in its kind, options and levels in order)."""
+    policy = RandomPolicy(random.Random(seed), refusals=True)
+    response = DecisionResponse(request, policy(request))
+    mapped = calibration.apply(request, response.answers)
+    checked = DecisionResponse(request, dict(mapped))  # a plain dict: every check runs
+    assert list(checked.answers) == list(response.answers)
+    for qid, answer in checked.answers.items():
+        raw = response.answers[qid]
+        assert type(answer) is type(raw)
+        if isinstance(answer, ChoiceAnswer) and isinstance(raw, ChoiceAnswer):
+            assert list(answer.probabilities) == list(raw.probabilities)
+            assert answer.choice == raw.choice
