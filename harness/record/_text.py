@@ -110,7 +110,8 @@ def counted(count: int, noun: str) -> str:
 
 def render_text(record: RunRecord) -> str:
     """The run turn by turn: each move, its ``next`` and ``argument`` distributions (most
-    probable first), the finishing turn's selection (in world order), then the answer."""
+    probable first), the finishing turn's selection (in world order), then the answer and its
+    score against an answer key when the command printed one."""
     entry = record.entry
     lines = [
         f"{record.thinker} ({record.command}) on entry {entry.get('id')!r} "
@@ -147,4 +148,6 @@ def render_text(record: RunRecord) -> str:
     for item in record.answer:
         shown = "  -  " if item.probability is None else f"{item.probability:5.3f}"
         lines.append(f"  {shown}  {item.ref}  {_words(record, item.ref)}")
+    if record.score:
+        lines.append(f"score: {record.score}")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ import json
 import pathlib
 import re
 
+import attrs
 import pytest
 
 from harness.cli import main
@@ -19,6 +20,7 @@ from harness.record import (
     move_line,
     ordered_options,
     record_from_json,
+    render_text,
 )
 
 
@@ -47,6 +49,18 @@ def test_the_text_view_shows_every_turn_with_its_distributions(
     assert f"answer: {count} {'item' if count == 1 else 'items'}" in lines
     for item in record.answer:
         assert any(line.strip().split()[1:2] == [item.ref] for line in lines if line.strip())
+
+
+def test_the_text_view_ends_with_the_score_when_the_command_printed_one(
+    demo_record: pathlib.Path,
+) -> None:
+    score = "score against the folder's answer key: found 4 of 7 planted decisions"
+    scored = attrs.evolve(load_record(demo_record), score=score)
+    lines = render_text(scored).splitlines()
+    assert lines[-1] == f"score: {score}"
+    assert any(line.startswith("answer: ") for line in lines[:-1])
+    unscored = render_text(attrs.evolve(scored, score=None)).splitlines()
+    assert not any(line.startswith("score:") for line in unscored)
 
 
 def test_the_html_page_draws_a_bar_per_option_with_no_external_asset(

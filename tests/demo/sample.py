@@ -101,13 +101,15 @@ def normalize(output: str) -> str:
 
 
 def excerpt(output: str) -> str:
-    """The first :data:`RECORD_HEAD` lines of a long output, then ``...`` and its answer."""
+    """The first :data:`RECORD_HEAD` lines of a long output, then ``...``, its answer's first
+    lines, ``...`` and the score line when there is one (the last)."""
     lines = output.rstrip("\n").split("\n")
     if len(lines) <= RECORD_HEAD:
         return output
     answer = next((i for i, line in enumerate(lines) if line.startswith("answer: ")), None)
     tail = lines[answer : answer + 4] if answer is not None else []
-    return "\n".join([*lines[:RECORD_HEAD], "...", *tail, "..."]) + "\n"
+    score = [lines[-1]] if lines[-1].startswith("score: ") else []
+    return "\n".join([*lines[:RECORD_HEAD], "...", *tail, "...", *score]) + "\n"
 
 
 def blocks(text: str) -> dict[str, str]:
