@@ -97,3 +97,21 @@ def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
             place = printed.index(line, place) + 1
         for folder in ("embedded", "completions", "chat"):
             assert (tmp_path / folder / "report.json").is_file()
+
+
+def test_every_catalog_on_the_page_loads_as_written(tmp_path: Path) -> None:
+    """The catalog entries the page shows (the options of a logprob entry; the Gemma catalog
+    with its raised ``decision_timeout_s``) are catalogs harness reads, key for key."""
+    from harness.catalog import load_catalog
+
+    shown = blocks("toml")
+    assert len(shown) == 2
+    loaded = []
+    for number, text in enumerate(shown):
+        path = tmp_path / f"catalog-{number}.toml"
+        path.write_text(text, encoding="utf-8")
+        loaded.append(load_catalog(path))
+    assert loaded[0].entry("local-llama").mass_floor == 0.5
+    gemma = loaded[1].pinned()
+    assert (gemma.id, gemma.provider, gemma.mass_floor) == ("gemma-chat", "openai-chat", 0.0)
+    assert gemma.decision_timeout == 1800.0
