@@ -18,6 +18,9 @@ __all__ = [
     "ScoreAnswer",
     "choice_confidence",
     "score_confidence",
+    "trusted_choice",
+    "trusted_noul",
+    "trusted_score",
 ]
 
 
@@ -216,3 +219,45 @@ class RefusedAnswer:
 
 Answer: TypeAlias = ChoiceAnswer | NoulAnswer | ScoreAnswer | RefusedAnswer
 """Any answer: one per question, or a refusal."""
+
+# Trusted constructors: the same objects the public constructors make, without their checks,
+# for values a caller has just checked itself (a wire codec reading a reply, the calibration's
+# maps). They are not public: a caller outside ``harness.decision`` takes them from
+# ``harness.decision._internal`` and owes what each one's docstring says.
+# ``tests/decision/test_trusted_answers.py`` holds each one equal to its public constructor.
+
+_set = object.__setattr__
+
+
+def trusted_choice(choice: str, probabilities: dict[str, float], confidence: float) -> ChoiceAnswer:
+    """A :class:`ChoiceAnswer` made without checks. The caller owes: ``probabilities`` a dict
+    of ``str`` options to ``float`` values in [0, 1] (at least one), made for this answer and
+    never changed after (it is kept, not copied); ``choice`` one of its keys; ``confidence`` a
+    ``float`` in [0, 1]."""
+    answer = ChoiceAnswer.__new__(ChoiceAnswer)
+    _set(answer, "choice", choice)
+    _set(answer, "probabilities", FrozenMap.adopt(probabilities))
+    _set(answer, "confidence", confidence)
+    return answer
+
+
+def trusted_noul(probability: float) -> NoulAnswer:
+    """A :class:`NoulAnswer` made without checks: ``probability`` a ``float`` in [0, 1]."""
+    answer = NoulAnswer.__new__(NoulAnswer)
+    _set(answer, "probability", probability)
+    return answer
+
+
+def trusted_score(
+    score: float, levels: tuple[str, ...], probabilities: tuple[float, ...], confidence: float
+) -> ScoreAnswer:
+    """A :class:`ScoreAnswer` made without checks. The caller owes: ``levels`` a non-empty
+    tuple of ``str``; ``probabilities`` a tuple of as many ``float`` values in [0, 1];
+    ``score`` a finite ``float`` in [0, len(levels) - 1]; ``confidence`` a ``float`` in
+    [0, 1]."""
+    answer = ScoreAnswer.__new__(ScoreAnswer)
+    _set(answer, "score", score)
+    _set(answer, "levels", levels)
+    _set(answer, "probabilities", probabilities)
+    _set(answer, "confidence", confidence)
+    return answer

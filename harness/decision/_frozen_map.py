@@ -30,6 +30,15 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
         self._items = tuple(lookup.items())
 
     @classmethod
+    def adopt(cls, lookup: dict[K, V_co]) -> FrozenMap[K, V_co]:
+        """A frozen map over ``lookup`` itself, not a copy: for a caller that made the dict and
+        never touches it again (the vocabulary's trusted constructors)."""
+        made = cls.__new__(cls)
+        made._lookup = lookup
+        made._items = tuple(lookup.items())
+        return made
+
+    @classmethod
     def of(cls, mapping: Mapping[K, V_co] | Iterable[tuple[K, V_co]]) -> FrozenMap[K, V_co]:
         """``mapping`` as a frozen map (itself when it already is one)."""
         if isinstance(mapping, FrozenMap):

@@ -1,11 +1,23 @@
 """What the packages above use of the wire's machinery and is not part of the vocabulary users
-see: compact JSON (the canonical body), the bounded reply reader and its byte limit, and
-:func:`checked_answers` (answers already checked against their request, for the calibration).
+see: compact JSON (the canonical body), the bounded reply reader and its byte limit,
+:func:`checked_answers` (answers already checked against their request, for the calibration),
+and the answers' trusted constructors (values their caller has checked; see ``_answers.py``).
 The one module of this package that other harness packages may import besides its public face."""
 
+from harness.decision._answers import trusted_choice as trusted_choice
+from harness.decision._answers import trusted_noul as trusted_noul
+from harness.decision._answers import trusted_score as trusted_score
 from harness.decision._json import compact_json as compact_json
 from harness.decision._response import checked_answers as checked_answers
 from harness.decision._wire import MAX_REPLY_BYTES as MAX_REPLY_BYTES
 from harness.decision._wire import load_reply as load_reply
 
-__all__ = ["MAX_REPLY_BYTES", "checked_answers", "compact_json", "load_reply"]
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "checked_answers",
+    "compact_json",
+    "load_reply",
+    "trusted_choice",
+    "trusted_noul",
+    "trusted_score",
+]

@@ -1,0 +1,66 @@
+"""The answers' trusted constructors (issue 26) make what the public constructors make: for any
+values their callers owe, the two are equal, hash alike, print alike and read alike."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.decision import ChoiceAnswer, NoulAnswer, ScoreAnswer
+from harness.decision._internal import trusted_choice, trusted_noul, trusted_score
+
+from .strategies import probabilities, texts
+
+
+@st.composite
+def choice_values(draw: st.DrawFn) -> tuple[str, dict[str, float], float]:
+    table = draw(st.dictionaries(texts, probabilities, min_size=1, max_size=6))
+    return draw(st.sampled_from(sorted(table))), table, draw(probabilities)
+
+
+@given(choice_values())
+def test_a_trusted_choice_is_the_public_one(values: tuple[str, dict[str, float], float]) -> None:
+    choice, table, confidence = values
+    public = ChoiceAnswer(choice, table, confidence)
+    trusted = trusted_choice(choice, dict(table), confidence)
+    assert trusted == public
+    assert hash(trusted) == hash(public)
+    assert repr(trusted) == repr(public)
+    assert list(trusted.probabilities.items()) == list(public.probabilities.items())
+    assert trusted.probabilities == public.probabilities
+
+
+@given(probabilities)
+def test_a_trusted_noul_is_the_public_one(probability: float) -> None:
+    assert trusted_noul(probability) == NoulAnswer(probability)
+    assert repr(trusted_noul(probability)) == repr(NoulAnswer(probability))
+
+
+@st.composite
+def score_values(draw: st.DrawFn) -> tuple[float, tuple[str, ...], tuple[float, ...], float]:
+    levels = tuple(draw(st.lists(texts, min_size=1, max_size=6)))
+    table = tuple(draw(st.lists(probabilities, min_size=len(levels), max_size=len(levels))))
+    score = draw(st.floats(min_value=0.0, max_value=float(len(levels) - 1)))
+    return score, levels, table, draw(probabilities)
+
+
+@given(score_values())
+def test_a_trusted_score_is_the_public_one(
+    values: tuple[float, tuple[str, ...], tuple[float, ...], float],
+) -> None:
+    score, levels, table, confidence = values
+    public = ScoreAnswer(score, levels, table, confidence)
+    trusted = trusted_score(score, levels, table, confidence)
+    assert trusted == public
+    assert hash(trusted) == hash(public)
+    assert repr(trusted) == repr(public)
+
+
+def test_a_trusted_answer_is_as_frozen_as_a_public_one() -> None:
+    answer = trusted_choice("a", {"a": 1.0}, 1.0)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        answer.choice = "b"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        answer.probabilities["a"] = 0.0  # type: ignore[index]
