@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal, TypeAlias
 
 import attrs
@@ -45,6 +45,7 @@ from harness.decision import (
     choice_confidence,
     score_confidence,
 )
+from harness.decision._internal import trusted_choice, trusted_noul, trusted_score
 
 from ._entry import CatalogError
 
@@ -75,6 +76,10 @@ CALIBRATION_ROLES: Final[Mapping[str, str]] = {
 
 EPSILON: Final = 1e-6
 """Probabilities are clipped to [EPSILON, 1 - EPSILON] before a logarithm."""
+
+_log: Final = math.log
+_exp: Final = math.exp
+_NEGATIVE_INFINITY: Final = -math.inf
 
 
 def logit(p: float) -> float:
@@ -110,15 +115,55 @@ class TemperatureMap:
 
     def distribution(self, probabilities: list[float]) -> list[float]:
         """The mapped distribution (same order, sums to 1)."""
-        logs = [math.log(max(EPSILON, p)) / self.temperature for p in probabilities]
-        top = max(logs)
-        weights = [math.exp(value - top) for value in logs]
-        total = sum(weights)
-        return [w / total for w in weights]
+        mapped = _softmax(probabilities, self.temperature)
+        if mapped is None:  # exp(-inf - -inf) is NaN: every value, as the reference computes
+            return [math.nan] * len(probabilities)
+        return _divided(*mapped)
 
     def to_table(self) -> dict[str, object]:
         """The map as a catalog holds it."""
         return {"method": self.method, "temperature": self.temperature}
+
+
+def _softmax(
+    probabilities: Iterable[float], temperature: float
+) -> tuple[list[float], float] | None:
+    """The weights of ``softmax(log max(EPSILON, p) / temperature)`` and their total (the
+    distribution is each weight divided by the total), or ``None`` when every logarithm is
+    ``-inf`` (a temperature so small ``log p / temperature`` overflows; the reference's softmax
+    is NaN throughout).
+
+    Otherwise, for probabilities in [0, 1] (floats), each ``weight / total`` is a ``float`` in
+    [0, 1]: each log is ``<= 0`` (finite or ``-inf``, never NaN) and the top one finite, so each
+    weight ``exp(log - top)`` is in [0, 1] and the top's is ``exp(0.0)``, exactly 1; the total
+    is ``>= 1``. The largest value is therefore ``1.0 / total`` (division by a positive total
+    keeps the order). The operations are the reference's (``TemperatureMap.distribution``
+    before issue 26), in its order: ``max(EPSILON, p)`` and ``max(logs)`` as comparisons that
+    pick the same values, ``sum`` itself; so the values are bit-identical to it
+    (``tests/catalog/test_calibration_maps.py``)."""
+    # loops, not comprehensions, and comparisons, not max(): in Python 3.11 each comprehension
+    # is a function made and called, and max() parses its arguments as keywords
+    logs: list[float] = []
+    top = _NEGATIVE_INFINITY
+    for p in probabilities:
+        value = _log(p if p > EPSILON else EPSILON) / temperature
+        logs.append(value)
+        if value > top:  # the first largest, as max() picks it
+            top = value
+    if top == _NEGATIVE_INFINITY:  # every log -inf, or no probabilities at all
+        max(logs)  # none: the reference's ValueError, as always
+        return None
+    weights: list[float] = []
+    for value in logs:
+        weights.append(_exp(value - top))
+    return weights, sum(weights)
+
+
+def _divided(weights: list[float], total: float) -> list[float]:
+    values: list[float] = []
+    for weight in weights:
+        values.append(weight / total)
+    return values
 
 
 @attrs.frozen
@@ -214,6 +259,13 @@ def role_of(question_id: str, question: Question) -> str:
     return question.kind
 
 
+_ROLES: dict[str, tuple[type, str]] = {}
+"""The role of each question id seen, with its question's type (a role is a function of the
+two): what :meth:`Calibration.apply` looks up instead of calling :func:`role_of` again."""
+_ROLES_KEPT: Final = 4096
+"""At most this many ids are kept: a process that meets more starts the table again."""
+
+
 @attrs.frozen
 class Calibration:
     """The maps of one catalog entry, by role (see the module's notes).
@@ -260,10 +312,25 @@ class Calibration:
     def apply(self, request: DecisionRequest, answers: Mapping[str, Answer]) -> dict[str, Answer]:
         """The answers to ``request`` after their roles' maps (refusals and unmapped roles as
         answered). A choice keeps its option order; its top option never changes."""
+        questions = request.questions
+        roles = self.roles
         mapped: dict[str, Answer] = {}
         for question_id, answer in answers.items():
-            question = request.questions.get(question_id)
-            found = None if question is None else self.map_for(question_id, question)
+            try:
+                question = questions[question_id]
+            except KeyError:  # asked no question: as answered
+                mapped[question_id] = answer
+                continue
+            kind = type(question)
+            known = _ROLES.get(question_id)
+            if known is not None and known[0] is kind:
+                role = known[1]
+            else:
+                role = role_of(question_id, question)
+                if len(_ROLES) >= _ROLES_KEPT:
+                    _ROLES.clear()
+                _ROLES[question_id] = (kind, role)
+            found = roles.get(role)
             mapped[question_id] = answer if found is None else _mapped(found, answer)
         return mapped
 
@@ -282,21 +349,60 @@ class Calibration:
 
 
 def _mapped(found: RoleMap, answer: Answer) -> Answer:
+    """``answer`` through ``found``: the answers the public constructors would make from the
+    mapped values, made by the trusted constructors where the values are proved to be what
+    those owe (see :func:`_softmax`; a noul's value is clamped), else by the public ones."""
     if isinstance(found, TemperatureMap):
         if isinstance(answer, ChoiceAnswer):
-            options = list(answer.probabilities)
-            values = found.distribution(list(answer.probabilities.values()))
-            probabilities = dict(zip(options, values, strict=True))
-            return ChoiceAnswer(answer.choice, probabilities, choice_confidence(values))
+            options = answer.probabilities
+            mapped = _softmax(options.values(), found.temperature)
+            if mapped is None:  # NaN throughout: refused by the public constructor, as always
+                return _checked(found, answer)
+            weights, total = mapped
+            # the same options (str keys, each once) and choice; values floats in [0, 1]. As
+            # many weights as options (made of them); zip with no keyword takes its fast path
+            probabilities: dict[str, float] = {}
+            for option, weight in zip(options.keys(), weights):  # noqa: B905
+                probabilities[option] = weight / total
+            count = len(weights)
+            if count == 1:
+                return trusted_choice(answer.choice, probabilities, 1.0)
+            # choice_confidence(values), written out; its max(values) is 1.0 / total
+            uniform = 1 / count
+            confidence = (1.0 / total - uniform) / (1 - uniform)
+            confidence = confidence if confidence > 0.0 else 0.0
+            confidence = confidence if confidence < 1.0 else 1.0
+            return trusted_choice(answer.choice, probabilities, confidence)
         if isinstance(answer, ScoreAnswer):
-            values = found.distribution(list(answer.probabilities))
+            mapped = _softmax(answer.probabilities, found.temperature)
+            if mapped is None:
+                return _checked(found, answer)
+            values = _divided(*mapped)
             top = len(values) - 1
-            score = min(float(top), max(0.0, sum(i * p for i, p in enumerate(values))))
-            return ScoreAnswer(score, answer.levels, tuple(values), score_confidence(values))
+            score = min(float(top), max(0.0, sum([i * p for i, p in enumerate(values)])))
+            return trusted_score(score, answer.levels, tuple(values), score_confidence(values))
         return answer
     if isinstance(answer, NoulAnswer):
-        return NoulAnswer(min(1.0, max(0.0, found.probability(answer.probability))))
+        # min(1.0, max(0.0, ...)) with comparisons: any float comes out a float in [0, 1]
+        # (NaN fails ``> 0.0``: 0.0)
+        value = found.probability(answer.probability)
+        value = value if value > 0.0 else 0.0
+        value = value if value < 1.0 else 1.0
+        return trusted_noul(value) if type(value) is float else NoulAnswer(value)
     return answer
+
+
+def _checked(found: TemperatureMap, answer: ChoiceAnswer | ScoreAnswer) -> Answer:
+    """``answer`` through ``found`` by the public constructors (which refuse a NaN)."""
+    if isinstance(answer, ChoiceAnswer):
+        options = list(answer.probabilities)
+        values = found.distribution(list(answer.probabilities.values()))
+        probabilities = dict(zip(options, values, strict=True))
+        return ChoiceAnswer(answer.choice, probabilities, choice_confidence(values))
+    values = found.distribution(list(answer.probabilities))
+    top = len(values) - 1
+    score = min(float(top), max(0.0, sum(i * p for i, p in enumerate(values))))
+    return ScoreAnswer(score, answer.levels, tuple(values), score_confidence(values))
 
 
 def _map_from_table(table: object, role: str) -> RoleMap:
