@@ -11,7 +11,7 @@ applies the calibration again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 import attrs
@@ -36,6 +36,49 @@ class CalibratedResponse(DecisionResponse):
     raw_answers: Mapping[str, Answer] = attrs.field(factory=dict, converter=_frozen)
 
 
+def _slot(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of slot ``name`` that ``cls`` itself declares (attrs makes a frozen class's
+    fields slots): it sets the value as the class's ``__init__`` does, without looking the
+    name up through the class's bases each time as ``object.__setattr__`` does."""
+    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
+    return setter
+
+
+_REQUEST = _slot(DecisionResponse, "request")
+_ANSWERS = _slot(DecisionResponse, "answers")
+_INPUT_TOKENS = _slot(DecisionResponse, "input_tokens")
+_MODEL = _slot(DecisionResponse, "model")
+_REQUEST_ID = _slot(DecisionResponse, "request_id")
+_LATENCY = _slot(DecisionResponse, "latency")
+_FAILURE = _slot(DecisionResponse, "failure")
+_READING = _slot(DecisionResponse, "reading")
+_RAW_ANSWERS = _slot(CalibratedResponse, "raw_answers")
+
+
+def _calibrated_response(
+    response: DecisionResponse, answers: Mapping[str, Answer]
+) -> CalibratedResponse:
+    """What ``CalibratedResponse(request=response.request, answers=answers, input_tokens=...,
+    model=..., request_id=..., latency=..., raw_answers=response.answers)`` makes, without its
+    checks: every value but ``answers`` comes from ``response``, a successful response its own
+    constructor checked (``failure`` and ``reading`` left ``None``, as that call leaves them);
+    ``answers`` are the calibration's answers to the same request, checked (see
+    :func:`checked_answers`); the raw answers are ``response.answers``, immutable already (a
+    frozen map: ``DecisionResponse`` makes them one), so they are shown read-only without a
+    copy. ``tests/evals/test_calibration_client.py`` holds it equal to the constructor."""
+    made = CalibratedResponse.__new__(CalibratedResponse)
+    _REQUEST(made, response.request)
+    _ANSWERS(made, answers)
+    _INPUT_TOKENS(made, response.input_tokens)
+    _MODEL(made, response.model)
+    _REQUEST_ID(made, response.request_id)
+    _LATENCY(made, response.latency)
+    _FAILURE(made, None)
+    _READING(made, None)
+    _RAW_ANSWERS(made, MappingProxyType(response.answers))
+    return made
+
+
 class CalibratedDecisionClient:
     """A decision client applying ``entry.calibration`` (when the entry has one) to the inner
     client's answers; a failed call, an entry without one, or an answer from another model than
@@ -55,15 +98,9 @@ class CalibratedDecisionClient:
         if not calibration.applies_to(response.model):
             return response  # fitted on another model: its maps say nothing about this one
         asked = response.request
-        return CalibratedResponse(
-            request=asked,
-            # the maps keep each checked answer's kind, options and levels: not checked again
-            answers=checked_answers(asked, calibration.apply(asked, response.answers)),
-            input_tokens=response.input_tokens,
-            model=response.model,
-            request_id=response.request_id,
-            latency=response.latency,
-            raw_answers=response.answers,
+        # the maps keep each checked answer's kind, options and levels: not checked again
+        return _calibrated_response(
+            response, checked_answers(asked, calibration.apply(asked, response.answers))
         )
 
     async def aclose(self) -> None:

@@ -7,6 +7,7 @@ import asyncio
 import random
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from harness.catalog import (
     sigmoid,
 )
 from harness.decision import (
+    Answer,
     Choice,
     ChoiceAnswer,
     DecisionRequest,
@@ -29,9 +31,12 @@ from harness.decision import (
     Noul,
     NoulAnswer,
     Score,
+    ScoreAnswer,
 )
+from harness.decision._internal import checked_answers
 from harness.jobs import Dispatcher, ModelCall
-from harness.providers import CalibratedDecisionClient
+from harness.providers import CalibratedDecisionClient, CalibratedResponse
+from harness.providers._calibrated import _calibrated_response
 from harness.testing import FakeDecisionModel, RandomPolicy, choose, rate, yes
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
@@ -138,8 +143,6 @@ def test_a_score_keeps_its_levels_and_a_failed_call_passes_through() -> None:
     score = Score("How much?", ["low", "mid", "high"])
     request = DecisionRequest("s", {"how": score})
     calibration = Calibration({"score": TemperatureMap(temperature=3.0)})
-    import attrs
-
     entry = attrs.evolve(
         default_catalog().entry("embedded"), provider="fake", calibration=calibration
     )
@@ -304,7 +307,7 @@ def test_the_maps_keep_every_answers_shape_so_the_calibrated_answers_pass_every_
     checked response's answers, mapped): here they pass that check anyway, whatever the maps and
     the answers (each question answered in its kind, options and levels in order)."""
     policy = RandomPolicy(random.Random(seed), refusals=True)
-    response = DecisionResponse(request, policy(request))
+    response = DecisionResponse(request, policy(request), input_tokens=7, model="m", latency=0.5)
     mapped = calibration.apply(request, response.answers)
     checked = DecisionResponse(request, dict(mapped))  # a plain dict: every check runs
     assert list(checked.answers) == list(response.answers)
@@ -314,3 +317,55 @@ def test_the_maps_keep_every_answers_shape_so_the_calibrated_answers_pass_every_
         if isinstance(answer, ChoiceAnswer) and isinstance(raw, ChoiceAnswer):
             assert list(answer.probabilities) == list(raw.probabilities)
             assert answer.choice == raw.choice
+        # made by the trusted constructors: the public ones accept the same values and make
+        # the same answer
+        public = _public(answer)
+        assert public == answer
+        assert repr(public) == repr(answer)
+        assert hash(public) == hash(answer)
+    # the response the wrapper makes without its checks is the one its constructor makes
+    made = _calibrated_response(response, checked_answers(request, mapped))
+    public_response = CalibratedResponse(
+        request=request,
+        answers=mapped,
+        input_tokens=7,
+        model="m",
+        request_id=None,
+        latency=0.5,
+        raw_answers=response.answers,
+    )
+    assert made == public_response
+    for field in attrs.fields(CalibratedResponse):  # every field set, to the same value
+        assert getattr(made, field.name) == getattr(public_response, field.name), field.name
+    assert type(made.raw_answers) is type(public_response.raw_answers)
+    assert list(made.raw_answers.items()) == list(public_response.raw_answers.items())
+    assert list(made.answers.items()) == list(public_response.answers.items())
+
+
+def _public(answer: Answer) -> Answer:
+    """``answer`` made again by its public constructor, from its own fields."""
+    if isinstance(answer, ChoiceAnswer):
+        return ChoiceAnswer(answer.choice, dict(answer.probabilities), answer.confidence)
+    if isinstance(answer, ScoreAnswer):
+        return ScoreAnswer(answer.score, answer.levels, answer.probabilities, answer.confidence)
+    if isinstance(answer, NoulAnswer):
+        return NoulAnswer(answer.probability)
+    return answer
+
+
+def test_the_calibrated_response_is_read_only_and_keeps_the_models_answers() -> None:
+    entry = default_catalog().entry("embedded")
+    calibration = Calibration({"next": TemperatureMap(temperature=2.0)}, model="bent")
+    entry = attrs.evolve(entry, provider="fake", calibration=calibration)
+    client = CalibratedDecisionClient(FakeDecisionModel(answers, model="bent"))
+    response = asyncio.run(client.decide(REQUEST, entry))
+    assert isinstance(response, CalibratedResponse)
+    raw = response.raw_answers
+    assert dict(raw) == dict(answers(REQUEST))
+    with pytest.raises(TypeError):
+        raw["next"] = NoulAnswer(0.1)  # type: ignore[index]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        response.latency = 1.0  # type: ignore[misc]
+    assert response.failure is None
+    assert response.reading is None
+    assert response.choice("next").probabilities["a"] < 0.6  # softened
