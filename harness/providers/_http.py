@@ -441,10 +441,10 @@ class HttpTransport:
         decision request (its text, and the key), the redaction built only on a failure, so a
         call that succeeds builds none (``redaction`` wins when both are given).
         """
-        max_bytes, pool, connections = entry.max_reply_bytes, entry.id, entry.connection_limit
+        max_bytes, pool = entry.max_reply_bytes, entry.id
         session = self._sessions.get(pool) if self._loop is asyncio.get_running_loop() else None
         if session is None or session.closed:
-            session = self._current_session(pool, connections)
+            session = self._current_session(pool, entry.connection_limit)
         limit = aiohttp.ClientTimeout(total=max(timeout, 0.001)) if timeout is not None else None
         started = time.perf_counter()
         try:
@@ -458,7 +458,11 @@ class HttpTransport:
                 status = reply.status
                 headers: Mapping[str, str] = reply.headers
                 ok = 200 <= status < 300
-                payload = await _read(reply, max_bytes if ok else ERROR_BODY_BYTES, cut=not ok)
+                length = reply.content_length
+                if ok and length is not None and length <= max_bytes:
+                    payload = await reply.read()  # the usual reply: its length known and in bounds
+                else:
+                    payload = await _read(reply, max_bytes if ok else ERROR_BODY_BYTES, cut=not ok)
         except aiohttp.InvalidURL:
             raise ExternalServiceError(  # the URL may carry a key: its error stays out of the chain
                 f"{endpoint.service} URL {endpoint.shown_url!r} is not a valid URL; check the "
