@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import TypeVar
 
@@ -18,6 +19,8 @@ from ._request import DecisionRequest
 __all__ = ["AnswerReadError", "DecisionResponse", "checked_answers"]
 
 _A = TypeVar("_A", ChoiceAnswer, NoulAnswer, ScoreAnswer)
+
+_LARGEST_FLOAT = sys.float_info.max
 
 
 class AnswerReadError(HarnessError, LookupError):
@@ -37,6 +40,15 @@ class _CheckedAnswers(FrozenMap[str, Answer]):
     def __init__(self, request: DecisionRequest, answers: Mapping[str, Answer]) -> None:
         super().__init__(answers.items())
         self.request = request
+
+
+def decoded_answers(request: DecisionRequest, answers: dict[str, Answer]) -> FrozenMap[str, Answer]:
+    """:func:`checked_answers` for a wire codec's own ``answers`` dict, kept rather than copied:
+    the codec made it for this reply and never touches it again."""
+    made = _CheckedAnswers.__new__(_CheckedAnswers)
+    made._lookup = answers
+    made.request = request
+    return made
 
 
 def checked_answers(
@@ -101,24 +113,30 @@ class DecisionResponse:
     the options, upstream calls); goes to the call's record and its span."""
 
     def __attrs_post_init__(self) -> None:
-        if not isinstance(self.request, DecisionRequest):
+        request = self.request
+        if not isinstance(request, DecisionRequest):
             raise ValueError(
-                f"request must be the DecisionRequest answered, not {type(self.request).__name__}"
+                f"request must be the DecisionRequest answered, not {type(request).__name__}"
             )
-        if self.input_tokens is not None and (
-            isinstance(self.input_tokens, bool)
-            or not isinstance(self.input_tokens, int)
-            or self.input_tokens < 0
+        # Each scalar's common value (None or an int >= 0; a finite float >= 0; no failure)
+        # passes on a comparison or two; any other gets the full check and its message.
+        tokens = self.input_tokens
+        if (
+            tokens is not None
+            and (type(tokens) is not int or tokens < 0)
+            and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0)
         ):
             raise ValueError("input_tokens must be a non-negative int, or None when unknown")
-        if (
-            isinstance(self.latency, bool)
-            or not isinstance(self.latency, (int, float))
-            or not math.isfinite(self.latency)
-        ):
-            raise ValueError("latency must be a finite number of seconds")
-        if self.latency < 0:
-            raise ValueError("latency must not be negative")
+        latency = self.latency
+        if type(latency) is not float or not 0.0 <= latency <= _LARGEST_FLOAT:
+            if (
+                isinstance(latency, bool)
+                or not isinstance(latency, (int, float))
+                or not math.isfinite(latency)
+            ):
+                raise ValueError("latency must be a finite number of seconds")
+            if latency < 0:
+                raise ValueError("latency must not be negative")
         if self.failure is not None:
             if not isinstance(self.failure, str):
                 raise ValueError(
@@ -131,9 +149,9 @@ class DecisionResponse:
                 raise ValueError("a failed response carries no answers")
             return
         answers = self.answers
-        if type(answers) is _CheckedAnswers and answers.request is self.request:
+        if type(answers) is _CheckedAnswers and answers.request is request:
             return  # a codec checked these answers against this very request
-        questions = self.request.questions
+        questions = request.questions
         for question_id, answer in self.answers.items():
             if question_id not in questions:
                 raise ValueError(
