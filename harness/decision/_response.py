@@ -83,7 +83,7 @@ def _listed(ids: Mapping[str, object]) -> str:
     return ", ".join(map(repr, ids))
 
 
-@attrs.frozen
+@attrs.frozen(init=False)  # __init__ below: a response is made on every call
 class DecisionResponse:
     """What one decision call gave: the answers by question id and what the call cost.
 
@@ -111,6 +111,54 @@ class DecisionResponse:
     reading: Mapping[str, object] | None = attrs.field(default=None, eq=False, repr=False)
     """How the answers were read, when a provider says (the logprob providers: method, mass on
     the options, upstream calls); goes to the call's record and its span."""
+
+    def __init__(
+        self,
+        request: DecisionRequest,
+        answers: Mapping[str, Answer],
+        input_tokens: int | None = None,
+        model: str | None = None,
+        request_id: str | None = None,
+        latency: float = 0.0,
+        failure: str | None = None,
+        reading: Mapping[str, object] | None = None,
+    ) -> None:
+        # What attrs would generate (the same converter, the same checks), written out so
+        # that a response to the request a codec checked its answers for, with the common
+        # scalars (tokens None or an int >= 0, a finite latency >= 0, no failure), passes every
+        # check of __attrs_post_init__ without calling it; and each slot set through its own
+        # descriptor (object.__setattr__ would look every name up again).
+        if type(answers) is not _CheckedAnswers:
+            answers = _answers(answers)
+        (
+            set_request,
+            set_answers,
+            set_tokens,
+            set_model,
+            set_id,
+            set_latency,
+            set_failure,
+            set_reading,
+        ) = _SETTERS
+        set_request(self, request)
+        set_answers(self, answers)
+        set_tokens(self, input_tokens)
+        set_model(self, model)
+        set_id(self, request_id)
+        set_latency(self, latency)
+        set_failure(self, failure)
+        set_reading(self, reading)
+        if (
+            failure is None
+            and type(answers) is _CheckedAnswers
+            and answers.request is request
+            and type(request) is DecisionRequest
+            and (input_tokens is None or (type(input_tokens) is int and input_tokens >= 0))
+            and type(latency) is float
+            and 0.0 <= latency <= _LARGEST_FLOAT
+        ):
+            return
+        self.__attrs_post_init__()
 
     def __attrs_post_init__(self) -> None:
         request = self.request
@@ -257,3 +305,9 @@ class DecisionResponse:
         if not isinstance(answer, shape):  # the constructor keeps answers in their asked shape
             raise AnswerReadError(f"question {question_id!r} holds no {shape.kind} answer")
         return answer
+
+
+_SETTERS = tuple(
+    getattr(DecisionResponse, field.name).__set__ for field in attrs.fields(DecisionResponse)
+)
+"""Each field's slot setter, in the order of ``DecisionResponse.__init__``'s parameters."""

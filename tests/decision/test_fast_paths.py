@@ -5,12 +5,14 @@ frozen map's equality and hash made on first use."""
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import pickle
 from collections.abc import Callable
 from enum import IntEnum
 from types import MappingProxyType
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -319,3 +321,34 @@ def test_a_nearly_well_formed_answer_decodes_fast_exactly_as_the_careful_way(
     if fast is not None:
         assert fast == careful
         assert repr(fast) == repr(careful)  # the same types too: an int 1 is read as 1.0
+
+
+def test_the_response_s_own_init_takes_what_attrs_would_generate() -> None:
+    fields = {f.name: f.default for f in attrs.fields(DecisionResponse)}
+    parameters = list(inspect.signature(DecisionResponse.__init__).parameters.values())[1:]
+    assert [p.name for p in parameters] == list(fields)
+    for parameter in parameters:
+        default = fields[parameter.name]
+        assert parameter.default == (
+            inspect.Parameter.empty if default is attrs.NOTHING else default
+        )
+
+
+def test_a_response_from_a_codec_s_answers_is_the_one_the_full_check_makes() -> None:
+    wire = systemone.decode_reply(_REQUEST, _REPLY)
+    fast = DecisionResponse(_REQUEST, wire.answers, input_tokens=3, model="m", latency=0.5)
+    checked = DecisionResponse(_REQUEST, dict(wire.answers), 3, "m", None, 0.5, None, None)
+    assert fast == checked
+    assert repr(fast) == repr(checked)
+    assert hash(fast) == hash(checked)
+    for again in (pickle.loads(pickle.dumps(fast)), copy.copy(fast), copy.deepcopy(fast)):
+        assert again == fast
+    assert attrs.evolve(fast, latency=1.0).latency == 1.0
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast.latency = 2.0  # type: ignore[misc]
+    with pytest.raises(ValueError, match="request must be the DecisionRequest answered, not str"):
+        DecisionResponse("a ticket", wire.answers)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="a failed response carries no answers"):
+        DecisionResponse(_REQUEST, wire.answers, failure="it broke")
+    with pytest.raises(ValueError, match="answers must be a mapping of id -> answer, not list"):
+        DecisionResponse(_REQUEST, [])  # type: ignore[arg-type]
