@@ -352,3 +352,20 @@ def test_a_response_from_a_codec_s_answers_is_the_one_the_full_check_makes() -> 
         DecisionResponse(_REQUEST, wire.answers, failure="it broke")
     with pytest.raises(ValueError, match="answers must be a mapping of id -> answer, not list"):
         DecisionResponse(_REQUEST, [])  # type: ignore[arg-type]
+
+
+def test_a_request_s_and_a_choice_s_fast_paths_refuse_and_read_as_before() -> None:
+    options = {"a": "the first", "b": None}
+    assert Choice("Which?", options) == Choice("Which?", MappingProxyType(options))
+    with pytest.raises(ValueError, match=r"^the description of option 'b' must be a str or None"):
+        Choice("Which?", {"a": None, "b": 3})  # type: ignore[dict-item]
+    questions = {"q": Noul("Refund?")}
+    assert DecisionRequest("a ticket", questions) == DecisionRequest(
+        "a ticket", MappingProxyType(questions)
+    )
+    with pytest.raises(ValueError, match=r"^questions must be a mapping of id -> question, not"):
+        DecisionRequest("a ticket", [Noul("Refund?")])  # type: ignore[arg-type]
+    state = "a ticket"
+    assert DecisionRequest(state, questions).state is state
+    with pytest.raises(ValueError, match=r"^the decision state must be a string, an object or an"):
+        DecisionRequest(3, questions)
