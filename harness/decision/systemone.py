@@ -53,7 +53,7 @@ it; every client reads it into the response's ``request_id``)."""
 def _encode_question(question: Question) -> dict[str, JsonValue]:
     encoded: dict[str, JsonValue] = {"instructions": question.instructions, "type": question.kind}
     if isinstance(question, Choice):
-        encoded["criteria"] = dict(question.options)
+        encoded["criteria"] = dict(question.options.items())  # a frozen map's items: no lookups
     elif isinstance(question, Score):
         encoded["criteria"] = list(question.levels)
     else:
