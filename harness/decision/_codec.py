@@ -14,18 +14,22 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ._frozen_map import FrozenMap
 from ._json import JsonValue, compact_json, json_kind
 from ._questions import Choice, Score
 from ._request import DecisionRequest
 from ._wire import (
     MAX_REPLY_BYTES,
     MAX_REPLY_DEPTH,
+    MAX_TOKEN_COUNT,
+    MODEL_CHARS,
     ChoiceWire,
     NoulWire,
     PredicateWire,
     ScoreWire,
     WireReply,
     choice_answer,
+    decoded_reply,
     load_reply,
     not_an_answer,
     read_usage,
@@ -33,6 +37,7 @@ from ._wire import (
     served_model,
     shown_type,
     structure,
+    token_count,
 )
 
 __all__ = [
@@ -140,16 +145,42 @@ def body_decoder(wire_name: str, module: str, decode_reply: ReplyDecoder) -> Bod
     return decode_body
 
 
-def wire_reply(body: Mapping[object, object], answers: Mapping[str, Answer]) -> WireReply:
-    """The decoded reply: ``answers``, and the model and token counts ``body`` reports (unknown
-    where it reports them in a shape not understood)."""
-    input_tokens, output_tokens = read_usage(body.get("usage"))
-    return WireReply(
-        answers=answers,
-        model=served_model(body.get("model")),
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -> WireReply:
+    """The decoded reply: ``answers`` (the codec's checked answers), and the model and token
+    counts ``body`` reports (unknown where it reports them in a shape not understood). The
+    common shapes (a ``usage`` dict of ints, a short printable ASCII model name) are read
+    directly; any other goes through :func:`read_usage` and :func:`served_model`, which give the
+    same for these."""
+    usage = body.get("usage")
+    if type(usage) is dict:
+        given_in = usage.get("input_tokens")
+        given_out = usage.get("output_tokens")
+        input_tokens = (
+            given_in
+            if type(given_in) is int and 0 <= given_in <= MAX_TOKEN_COUNT
+            else None
+            if given_in is None
+            else token_count(given_in)
+        )
+        output_tokens = (
+            given_out
+            if type(given_out) is int and 0 <= given_out <= MAX_TOKEN_COUNT
+            else None
+            if given_out is None
+            else token_count(given_out)
+        )
+    else:
+        input_tokens, output_tokens = read_usage(usage)
+    given = body.get("model")
+    model = (
+        given
+        if type(given) is str
+        and 0 < len(given) <= MODEL_CHARS
+        and given.isascii()
+        and given.isprintable()
+        else served_model(given)
     )
+    return decoded_reply(answers, model, input_tokens, output_tokens)
 
 
 def answer_object(raw: object, where: str) -> Mapping[object, object]:

@@ -24,10 +24,10 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
 
     __slots__ = ("_items", "_lookup")
 
+    _items: tuple[tuple[K, V_co], ...]  # made on first use by equality or hash: see _pairs
+
     def __init__(self, items: Iterable[tuple[K, V_co]] = ()) -> None:
-        lookup: dict[K, V_co] = dict(items)
-        self._lookup = lookup
-        self._items = tuple(lookup.items())
+        self._lookup: dict[K, V_co] = dict(items)
 
     @classmethod
     def adopt(cls, lookup: dict[K, V_co]) -> FrozenMap[K, V_co]:
@@ -35,8 +35,16 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
         never touches it again (the vocabulary's trusted constructors)."""
         made = cls.__new__(cls)
         made._lookup = lookup
-        made._items = tuple(lookup.items())
         return made
+
+    def _pairs(self) -> tuple[tuple[K, V_co], ...]:
+        """The items in order as a tuple (what equality and hash compare), made once."""
+        try:
+            return self._items
+        except AttributeError:
+            pairs: tuple[tuple[K, V_co], ...] = tuple(self._lookup.items())
+            self._items = pairs
+            return pairs
 
     @classmethod
     def of(cls, mapping: Mapping[K, V_co] | Iterable[tuple[K, V_co]]) -> FrozenMap[K, V_co]:
@@ -54,7 +62,7 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
         return iter(self._lookup)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._lookup)
 
     # The views are the inner dict's (read-only, as a dict's views are): the ``Mapping`` mixins
     # would walk the keys in Python and look each one up again.
@@ -75,13 +83,13 @@ class FrozenMap(Mapping[K, V_co], Generic[K, V_co]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrozenMap):
-            return self._items == other._items
+            return self._pairs() == other._pairs()
         if isinstance(other, Mapping):
             return self._lookup == dict(other.items())
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._items)
+        return hash(self._pairs())
 
     def __repr__(self) -> str:
         return f"FrozenMap({self._lookup!r})"

@@ -34,7 +34,7 @@ def _options(
             "choice options must be a mapping of option -> description or a sequence of "
             "options, not a single str"
         )
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # a dict skips the ABC
         pairs = list(value.items())
     elif isinstance(value, Sequence):
         pairs = [(key, None) for key in value]
@@ -54,7 +54,8 @@ def _options(
         if key in seen:
             raise ValueError(f"choice option keys must be unique: {key!r} appears twice")
         seen.add(key)
-        _description(f"the description of option {key!r}", description)
+        if description is not None and type(description) is not str:  # else as it is
+            _description(f"the description of option {key!r}", description)
     return FrozenMap(pairs)
 
 

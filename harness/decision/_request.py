@@ -14,6 +14,8 @@ __all__ = ["DecisionRequest"]
 
 
 def _state(value: JsonValue) -> JsonValue:
+    if type(value) is str:  # what plain_json gives for it
+        return value
     if value is None or isinstance(value, bool | int | float):
         raise ValueError(
             f"the decision state must be a string, an object or an array, not "
@@ -24,7 +26,7 @@ def _state(value: JsonValue) -> JsonValue:
 
 
 def _questions(value: Mapping[str, Question]) -> FrozenMap[str, Question]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict skips the ABC
         raise ValueError(
             f"questions must be a mapping of id -> question, not {type(value).__name__}"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import TypeVar
 
@@ -18,6 +19,8 @@ from ._request import DecisionRequest
 __all__ = ["AnswerReadError", "DecisionResponse", "checked_answers"]
 
 _A = TypeVar("_A", ChoiceAnswer, NoulAnswer, ScoreAnswer)
+
+_LARGEST_FLOAT = sys.float_info.max
 
 
 class AnswerReadError(HarnessError, LookupError):
@@ -37,6 +40,15 @@ class _CheckedAnswers(FrozenMap[str, Answer]):
     def __init__(self, request: DecisionRequest, answers: Mapping[str, Answer]) -> None:
         super().__init__(answers.items())
         self.request = request
+
+
+def decoded_answers(request: DecisionRequest, answers: dict[str, Answer]) -> FrozenMap[str, Answer]:
+    """:func:`checked_answers` for a wire codec's own ``answers`` dict, kept rather than copied:
+    the codec made it for this reply and never touches it again."""
+    made = _CheckedAnswers.__new__(_CheckedAnswers)
+    made._lookup = answers
+    made.request = request
+    return made
 
 
 def checked_answers(
@@ -71,7 +83,7 @@ def _listed(ids: Mapping[str, object]) -> str:
     return ", ".join(map(repr, ids))
 
 
-@attrs.frozen
+@attrs.frozen(init=False)  # __init__ below: a response is made on every call
 class DecisionResponse:
     """What one decision call gave: the answers by question id and what the call cost.
 
@@ -100,25 +112,79 @@ class DecisionResponse:
     """How the answers were read, when a provider says (the logprob providers: method, mass on
     the options, upstream calls); goes to the call's record and its span."""
 
+    def __init__(
+        self,
+        request: DecisionRequest,
+        answers: Mapping[str, Answer],
+        input_tokens: int | None = None,
+        model: str | None = None,
+        request_id: str | None = None,
+        latency: float = 0.0,
+        failure: str | None = None,
+        reading: Mapping[str, object] | None = None,
+    ) -> None:
+        # What attrs would generate (the same converter, the same checks), written out so
+        # that a response to the request a codec checked its answers for, with the common
+        # scalars (tokens None or an int >= 0, a finite latency >= 0, no failure), passes every
+        # check of __attrs_post_init__ without calling it; and each slot set through its own
+        # descriptor (object.__setattr__ would look every name up again).
+        if type(answers) is not _CheckedAnswers:
+            answers = _answers(answers)
+        (
+            set_request,
+            set_answers,
+            set_tokens,
+            set_model,
+            set_id,
+            set_latency,
+            set_failure,
+            set_reading,
+        ) = _SETTERS
+        set_request(self, request)
+        set_answers(self, answers)
+        set_tokens(self, input_tokens)
+        set_model(self, model)
+        set_id(self, request_id)
+        set_latency(self, latency)
+        set_failure(self, failure)
+        set_reading(self, reading)
+        if (
+            failure is None
+            and type(answers) is _CheckedAnswers
+            and answers.request is request
+            and type(request) is DecisionRequest
+            and (input_tokens is None or (type(input_tokens) is int and input_tokens >= 0))
+            and type(latency) is float
+            and 0.0 <= latency <= _LARGEST_FLOAT
+        ):
+            return
+        self.__attrs_post_init__()
+
     def __attrs_post_init__(self) -> None:
-        if not isinstance(self.request, DecisionRequest):
+        request = self.request
+        if not isinstance(request, DecisionRequest):
             raise ValueError(
-                f"request must be the DecisionRequest answered, not {type(self.request).__name__}"
+                f"request must be the DecisionRequest answered, not {type(request).__name__}"
             )
-        if self.input_tokens is not None and (
-            isinstance(self.input_tokens, bool)
-            or not isinstance(self.input_tokens, int)
-            or self.input_tokens < 0
+        # Each scalar's common value (None or an int >= 0; a finite float >= 0; no failure)
+        # passes on a comparison or two; any other gets the full check and its message.
+        tokens = self.input_tokens
+        if (
+            tokens is not None
+            and (type(tokens) is not int or tokens < 0)
+            and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0)
         ):
             raise ValueError("input_tokens must be a non-negative int, or None when unknown")
-        if (
-            isinstance(self.latency, bool)
-            or not isinstance(self.latency, (int, float))
-            or not math.isfinite(self.latency)
-        ):
-            raise ValueError("latency must be a finite number of seconds")
-        if self.latency < 0:
-            raise ValueError("latency must not be negative")
+        latency = self.latency
+        if type(latency) is not float or not 0.0 <= latency <= _LARGEST_FLOAT:
+            if (
+                isinstance(latency, bool)
+                or not isinstance(latency, (int, float))
+                or not math.isfinite(latency)
+            ):
+                raise ValueError("latency must be a finite number of seconds")
+            if latency < 0:
+                raise ValueError("latency must not be negative")
         if self.failure is not None:
             if not isinstance(self.failure, str):
                 raise ValueError(
@@ -131,9 +197,9 @@ class DecisionResponse:
                 raise ValueError("a failed response carries no answers")
             return
         answers = self.answers
-        if type(answers) is _CheckedAnswers and answers.request is self.request:
+        if type(answers) is _CheckedAnswers and answers.request is request:
             return  # a codec checked these answers against this very request
-        questions = self.request.questions
+        questions = request.questions
         for question_id, answer in self.answers.items():
             if question_id not in questions:
                 raise ValueError(
@@ -239,3 +305,9 @@ class DecisionResponse:
         if not isinstance(answer, shape):  # the constructor keeps answers in their asked shape
             raise AnswerReadError(f"question {question_id!r} holds no {shape.kind} answer")
         return answer
+
+
+_SETTERS = tuple(
+    getattr(DecisionResponse, field.name).__set__ for field in attrs.fields(DecisionResponse)
+)
+"""Each field's slot setter, in the order of ``DecisionResponse.__init__``'s parameters."""

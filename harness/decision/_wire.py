@@ -38,6 +38,7 @@ __all__ = [
     "WireNumber",
     "WireReply",
     "choice_answer",
+    "decoded_reply",
     "is_probability",
     "load_reply",
     "not_an_answer",
@@ -47,6 +48,7 @@ __all__ = [
     "served_model",
     "shown_type",
     "structure",
+    "token_count",
     "wire_text",
 ]
 
@@ -88,6 +90,25 @@ class WireReply:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+_set = object.__setattr__
+
+
+def decoded_reply(
+    answers: FrozenMap[str, Answer],
+    model: str | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+) -> WireReply:
+    """A :class:`WireReply` made without its converter, from ``answers`` that already are a
+    frozen map (a codec's checked answers): the same object the constructor makes."""
+    reply = WireReply.__new__(WireReply)
+    _set(reply, "answers", answers)
+    _set(reply, "model", model)
+    _set(reply, "input_tokens", input_tokens)
+    _set(reply, "output_tokens", output_tokens)
+    return reply
 
 
 class RequestValidationError(HarnessError, ValueError):
@@ -194,10 +215,12 @@ def read_usage(raw: object) -> tuple[int | None, int | None]:
     non-negative integer, or the whole object is not understood. Zeros are kept as reported."""
     if not isinstance(raw, Mapping):
         return None, None
-    return _token_count(raw.get("input_tokens")), _token_count(raw.get("output_tokens"))
+    return token_count(raw.get("input_tokens")), token_count(raw.get("output_tokens"))
 
 
-def _token_count(value: object) -> int | None:
+def token_count(value: object) -> int | None:
+    """A token count as reported: a non-negative integer up to ``MAX_TOKEN_COUNT``, else
+    unknown (None)."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT:
         return value
     return None

@@ -12,7 +12,7 @@ b'{"model":"jev-latest","state":"hi","questions":{"q":{"instructions":"Greeting?
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from . import _codec, _server, _wire
@@ -23,11 +23,14 @@ from ._answers import (
     ScoreAnswer,
     choice_confidence,
     score_confidence,
+    trusted_choice,
+    trusted_noul,
+    trusted_score,
 )
 from ._json import JsonValue
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
-from ._response import checked_answers
+from ._response import decoded_answers
 from ._wire import Loc, RequestValidationError, WireReply
 
 __all__ = [
@@ -50,7 +53,7 @@ it; every client reads it into the response's ``request_id``)."""
 def _encode_question(question: Question) -> dict[str, JsonValue]:
     encoded: dict[str, JsonValue] = {"instructions": question.instructions, "type": question.kind}
     if isinstance(question, Choice):
-        encoded["criteria"] = dict(question.options)
+        encoded["criteria"] = dict(question.options.items())  # a frozen map's items: no lookups
     elif isinstance(question, Score):
         encoded["criteria"] = list(question.levels)
     else:
@@ -73,45 +76,68 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
 encode_body = _codec.body_encoder("systemone", __name__, encode_request)
 
 
-def _decode_answer(question_id: str, question: Question, raw: object) -> Answer:
-    """One answer: the common well-formed shape directly, anything else the careful way (which
-    names what is wrong)."""
-    return _plain_answer(question, raw) or _checked_answer(question_id, question, raw)
-
-
 def _plain_answer(question: Question, raw: object) -> Answer | None:
     """A well-formed answer built without the converter, or None to go the careful way. It
-    accepts only what the careful way accepts unchanged, so both give the same answer."""
+    accepts only what the careful way accepts unchanged, so both give the same answer: every
+    value it passes on is checked here, so the answer is made with the trusted constructors.
+    A probability that is a float in [0, 1] is taken as it is; any other value is tested the
+    converter's way (:func:`_wire.is_probability`: an int 0 or 1 passes, as a float)."""
     if type(raw) is not dict or raw.get("type", question.kind) != question.kind:
         return None
     if isinstance(question, Noul):
         noul = raw.get("noul")
-        return NoulAnswer(float(noul)) if _wire.is_probability(noul) else None  # type: ignore[arg-type]
+        if type(noul) is float and 0.0 <= noul <= 1.0:
+            return trusted_noul(noul)
+        return trusted_noul(float(noul)) if _wire.is_probability(noul) else None  # type: ignore[arg-type]
     table = raw.get("probabilities")
     if type(table) is not dict:
         return None
-    keys = _codec.distribution_keys(question)
-    values = [table.get(key) for key in keys]
     confidence = raw.get("confidence")
-    if not all(_wire.is_probability(v) for v in values) or not (
-        confidence is None or _wire.is_probability(confidence)
-    ):
-        return None
-    numbers = [float(v) for v in values]  # type: ignore[arg-type]  # checked just above
-    sure = None if confidence is None else float(confidence)
-    if isinstance(question, Choice):
-        choice = raw.get("choice")
-        if type(choice) is not str or choice not in question.options:
+    if confidence is not None and (type(confidence) is not float or not 0.0 <= confidence <= 1.0):
+        if not _wire.is_probability(confidence):
             return None
-        if sure is None:
-            sure = choice_confidence(numbers)
-        return ChoiceAnswer(choice, dict(zip(keys, numbers, strict=True)), sure)
+        confidence = float(confidence)  # an int 0 or 1
+    if isinstance(question, Choice):
+        probabilities: dict[str, float] = {}
+        for option in question.options:
+            value = table.get(option)
+            if type(value) is not float or not 0.0 <= value <= 1.0:
+                if not _wire.is_probability(value):
+                    return None
+                value = float(value)  # type: ignore[arg-type]  # an int 0 or 1
+            probabilities[option] = value
+        choice = raw.get("choice")
+        if type(choice) is not str or choice not in probabilities:
+            return None
+        if confidence is None:
+            confidence = choice_confidence(list(probabilities.values()))
+        return trusted_choice(choice, probabilities, confidence)
+    levels = question.levels
+    numbers: list[float] = []
+    for key in _level_keys(len(levels)):
+        value = table.get(key)
+        if type(value) is not float or not 0.0 <= value <= 1.0:
+            if not _wire.is_probability(value):
+                return None
+            value = float(value)  # type: ignore[arg-type]  # an int 0 or 1
+        numbers.append(value)
     score = raw.get("score")
-    if type(score) not in (int, float) or not 0.0 <= score <= len(keys) - 1:  # type: ignore[operator]
+    if type(score) not in (int, float) or not 0.0 <= score <= len(levels) - 1:  # type: ignore[operator]
         return None
-    if sure is None:
-        sure = score_confidence(numbers)
-    return ScoreAnswer(float(score), question.levels, tuple(numbers), sure)  # type: ignore[arg-type]
+    if confidence is None:
+        confidence = score_confidence(numbers)
+    return trusted_score(float(score), levels, tuple(numbers), confidence)  # type: ignore[arg-type]
+
+
+_LEVEL_KEYS = tuple(str(index) for index in range(64))
+
+
+def _level_keys(count: int) -> Sequence[str]:
+    """A score's distribution keys on the wire, ``"0".."count-1"`` (those of the common sizes
+    made once)."""
+    if count <= len(_LEVEL_KEYS):
+        return _LEVEL_KEYS[:count]
+    return [str(index) for index in range(count)]
 
 
 def _checked_answer(question_id: str, question: Question, raw: object) -> Answer:
@@ -131,9 +157,9 @@ def _checked_answer(question_id: str, question: Question, raw: object) -> Answer
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     """The answers in a decoded reply ``payload`` to ``request``; raises
     :class:`harness.errors.NotAnAnswerError` naming what is missing or wrong (never the state)."""
-    body = _wire.reply_object(payload)
+    body = payload if type(payload) is dict else _wire.reply_object(payload)  # a dict: no ABC
     answers = body.get("answers")
-    if not isinstance(answers, Mapping):
+    if type(answers) is not dict and not isinstance(answers, Mapping):
         raise _wire.not_an_answer("the reply has no 'answers' object")
     decoded: dict[str, Answer] = {}
     for question_id, question in request.questions.items():
@@ -142,8 +168,11 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
                 f"the reply has no answer for question {question_id!r} (asked: "
                 f"{', '.join(map(repr, request.questions))})"
             )
-        decoded[question_id] = _decode_answer(question_id, question, answers[question_id])
-    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
+        raw = answers[question_id]
+        decoded[question_id] = _plain_answer(question, raw) or _checked_answer(
+            question_id, question, raw
+        )
+    return _codec.wire_reply(body, decoded_answers(request, decoded))  # not checked again
 
 
 decode_body = _codec.body_decoder("System One", __name__, decode_reply)

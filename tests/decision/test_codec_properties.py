@@ -221,6 +221,7 @@ def test_the_fast_path_decodes_exactly_what_the_careful_path_does(
         careful = None
     if fast is not None:
         assert fast == careful
+        assert repr(fast) == repr(careful)  # the same types too: an int 1 is read as 1.0
 
 
 @given(requests.flatmap(lambda r: answers_to(r).map(lambda a: (r, a))))
@@ -231,5 +232,7 @@ def test_a_server_shaped_reply_takes_the_fast_path(case: tuple[DecisionRequest, 
     )
     for qid, question in request.questions.items():
         fast = systemone._plain_answer(question, reply["answers"][qid])
+        careful = systemone._checked_answer(qid, question, reply["answers"][qid])
         assert fast is not None
-        assert fast == systemone._checked_answer(qid, question, reply["answers"][qid])
+        assert fast == careful
+        assert repr(fast) == repr(careful)
