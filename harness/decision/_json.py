@@ -67,9 +67,13 @@ def _plain(value: object, what: str, depth: int, path: set[int]) -> JsonValue:
     )
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+"""One encoder for every body: ``json.dumps`` with these options makes a new one per call."""
+
+
 def compact_json(value: JsonValue) -> str:
     """``value`` as compact, deterministic JSON text: no spaces, non-ASCII kept, keys in order."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _COMPACT.encode(value)
 
 
 def json_kind(value: object) -> str:
