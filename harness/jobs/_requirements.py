@@ -6,6 +6,7 @@ import attrs
 
 from harness.catalog import CatalogEntry, Reservation, price, reserve
 from harness.decision import DecisionRequest
+from harness.providers import wire_body
 
 __all__ = ["DecisionBinding", "Requirements", "ResolvedBinding"]
 
@@ -34,8 +35,6 @@ class DecisionBinding:
         """The body ``entry`` would receive, or ``None`` for a flat binding."""
         if self.request is None:
             return None
-        from harness.providers import wire_body
-
         return wire_body(self.request, entry)
 
     def price(self, entry: CatalogEntry) -> Reservation:
@@ -52,9 +51,8 @@ class DecisionBinding:
         :func:`harness.catalog.reserve`)."""
         if self.flat_tokens is not None:
             return Reservation(self.flat_tokens, counted_by="given")
-        body = self.wire_body(entry)
-        assert body is not None
-        return reserve(entry, body)
+        assert self.request is not None
+        return reserve(entry, wire_body(self.request, entry))
 
 
 @attrs.frozen

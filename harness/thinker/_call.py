@@ -90,10 +90,14 @@ class DecisionCall(Job[DecisionResponse]):
         the model's answers), applying the entry's calibration when it has one."""
         assert self.request is not None
         (resolved,) = context.resolved
-        client = ObservableDecisionClient(
-            calibrated(context.client_for(resolved), resolved.entry),
-            context.record,
-            counted_input_tokens=resolved.reservation.input_tokens,
-            counted_by=resolved.reservation.counted_by,
-        )
-        return await client.decide(self.request, resolved.entry, timeout=context.remaining())
+        entry = resolved.entry
+        reservation = resolved.reservation
+        client = context.dispatcher.client_for(entry)
+        if entry.calibration is not None:
+            client = calibrated(client, entry)
+        return await ObservableDecisionClient(
+            client,
+            self.record,
+            counted_input_tokens=reservation.input_tokens,
+            counted_by=reservation.counted_by,
+        ).decide(self.request, entry, timeout=context.remaining())
