@@ -526,7 +526,7 @@ class Dispatcher:
                     resolved = self._resolve(any_job)
                     held: Permit | list[Permit] | None = None
                     if resolved:
-                        if job.identity.budgets:  # refused here, before admission
+                        if job._budgets():  # refused here, before admission
                             charge_budgets(job.identity, resolved)
                         first = resolved[0].entry
                         if attempt == 0 and any_job.limit_from_entry:

@@ -64,7 +64,11 @@ class Requirements:
     @classmethod
     def none(cls) -> Requirements:
         """A job that calls no model."""
-        return cls(())
+        return _NONE if cls is Requirements else cls(())
+
+
+_NONE: Requirements = Requirements(())
+"""The requirements of every job that calls no model (a value, so one is enough)."""
 
 
 @attrs.frozen
