@@ -11,6 +11,7 @@ import pytest
 
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import systemone
+from harness.errors import BudgetExceededError
 from harness.jobs import (
     Dispatcher,
     EventKind,
@@ -231,3 +232,24 @@ async def test_the_record_made_on_read_holds_every_field_of_the_call() -> None:
     record = JobRecord()
     record.add(made)
     assert list(record) == [made]
+
+
+async def test_a_jobs_identity_is_made_on_first_read_with_the_id_drawn_when_it_was_made() -> None:
+    workflow = Workflow(budget=Budget(max_decisions=1))
+    first = DecisionCall(workflow, REQUEST)
+    second = DecisionCall(workflow, REQUEST)
+    assert int(second.identity.job_id.rsplit("-", 1)[1]) > int(
+        first.identity.job_id.rsplit("-", 1)[1]
+    )
+    assert first.identity is first.identity
+    assert first.identity.parent_id == workflow.workflow_id
+    mine = first.identity.child("mine")
+    first.identity = mine
+    assert first.identity is mine
+    assert first.describe().endswith(" mine")
+    async with Dispatcher(catalog_of(ENTRY), clients={"fake": FakeDecisionModel()}) as dispatcher:
+        await dispatcher.run(DecisionCall(workflow, REQUEST))  # charged without its identity
+        with pytest.raises(BudgetExceededError):
+            await dispatcher.run(DecisionCall(workflow, REQUEST))
+    assert workflow.account is not None
+    assert workflow.account.decisions == 1
