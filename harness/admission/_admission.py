@@ -30,6 +30,8 @@ class Permit:
     when taken, so releasing a bucket permit returns nothing to the bucket.
     """
 
+    __slots__ = ("_gate", "_released", "amount", "kind", "name")
+
     def __init__(
         self, kind: Literal["gate", "bucket"], name: str, amount: int, gate: Gate | None
     ) -> None:
@@ -86,11 +88,15 @@ class Demand:
         return self._bucket.would_wait(self.amount)
 
     def take_now(self) -> Permit | None:
-        """The whole demand taken at once when a gate has a free permit and nobody waits for it;
-        ``None``, holding nothing, otherwise (a bucket's demand: :meth:`acquire` it)."""
+        """The whole demand taken at once when it is there and nobody waits for it (a gate's
+        free permit, a bucket's tokens); ``None``, holding nothing, when :meth:`acquire` would
+        wait in line (or refuse the demand)."""
         gate = self._gate
-        if gate is not None and gate.take_now():
-            return Permit(self.kind, self.name, self.amount, gate)
+        if gate is not None:
+            return Permit(self.kind, self.name, self.amount, gate) if gate.take_now() else None
+        bucket = self._bucket
+        if bucket is not None and bucket.take_now(self.amount):
+            return Permit(self.kind, self.name, self.amount, None)
         return None
 
     async def acquire(self) -> Permit:

@@ -29,6 +29,7 @@ from harness.jobs._hooks import DISPATCHER_HOOKS
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
+from harness.jobs._requirements import resolved as made_resolved
 from harness.jobs._retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -453,28 +454,19 @@ class Dispatcher:
             if entry is None:  # refused: the message names the job
                 entry = catalog.resolve_decision(binding.pinned, asked_by=job.describe())
             reservation = binding.reserve(entry)
-            check_ceiling(entry, reservation)
-            resolved.append(ResolvedBinding(binding, entry, reservation))
+            if reservation.input_tokens + reservation.output_tokens > entry.max_context_tokens:
+                check_ceiling(entry, reservation)  # refused, naming the count and the ceiling
+            resolved.append(made_resolved(binding, entry, reservation))
         return tuple(resolved)
 
-    async def _admit(
-        self, job: Job[object], resolved: tuple[ResolvedBinding, ...]
-    ) -> Permit | list[Permit]:
-        """Take every demand or none, never waiting while holding a permit.
+    async def _admit(self, job: Job[object], resolved: tuple[ResolvedBinding, ...]) -> list[Permit]:
+        """Take every demand of several or none, never waiting while holding a permit (one
+        demand, the common case, :meth:`_execute` takes itself: nothing to order).
 
-        One demand (the common case) is taken at once when its gate has room, without waiting
-        in line. Several are taken in one global order (by kind and name). When one would
-        wait, the job gives back what it holds, waits for that one alone, and tries the rest
-        again without waiting; so two jobs with crossed demands cannot deadlock.
+        Demands are taken in one global order (by kind and name). When one would wait, the job
+        gives back what it holds, waits for that one alone, and tries the rest again without
+        waiting; so two jobs with crossed demands cannot deadlock.
         """
-        if len(resolved) == 1:  # the common case: one demand, nothing to order
-            only = self.admission.demand(resolved[0].entry, resolved[0].reservation)
-            permit = only.take_now()
-            if permit is not None:
-                return permit
-            if only.would_wait():
-                self._publish_wait(job, only)
-            return await only.acquire()
         demands = sorted(
             (self.admission.demand(item.entry, item.reservation) for item in resolved),
             key=lambda d: (d.kind, d.name),
@@ -531,7 +523,15 @@ class Dispatcher:
                         first = resolved[0].entry
                         if attempt == 0 and any_job.limit_from_entry:
                             run.limit = any_job.timeout = any_job.limit_by(first)
-                        held = await self._admit(any_job, resolved)
+                        if len(resolved) == 1:  # the common case: taken at once when free
+                            demand = self.admission.demand(first, resolved[0].reservation)
+                            held = demand.take_now()
+                            if held is None:
+                                if demand.would_wait():
+                                    self._publish_wait(any_job, demand)
+                                held = await demand.acquire()
+                        else:
+                            held = await self._admit(any_job, resolved)
                     try:
                         if attempt == 0 and self._heard and EventKind.STARTED in self._heard:
                             self._publish(EventKind.STARTED, any_job)

@@ -10,7 +10,6 @@ from harness.errors import HarnessError
 from harness.jobs import (
     DEFAULT_TIMEOUT,
     DEFAULT_UPSTREAM_RETRIES,
-    DecisionBinding,
     DefaultTimeout,
     Job,
     JobContext,
@@ -83,7 +82,7 @@ class DecisionCall(Job[DecisionResponse]):
                 f"{self.describe()} has no request: set the decision request before its "
                 "requirements are captured (they price the request)"
             )
-        return Requirements((DecisionBinding(pinned=self._pinned, request=self.request),))
+        return Requirements.decision(self.request, self._pinned)
 
     async def run(self, context: JobContext) -> DecisionResponse:
         """Send the request to the resolved entry through an observable client (which records

@@ -402,7 +402,25 @@ async def test_a_gate_demand_is_taken_at_once_only_while_its_gate_has_room_and_n
     again = demand.take_now()
     assert again is not None
     again.release()
-    assert admission.demand(_window_entry(tpm=600), Reservation(10)).take_now() is None
+
+
+async def test_a_bucket_demand_is_taken_at_once_only_while_its_tokens_are_there() -> None:
+    time = FakeTime()
+    admission = Admission(clock=time.clock, sleep=time.sleep)
+    entry = _window_entry(tpm=600, rpm=2)
+    permit = admission.demand(entry, Reservation(400)).take_now()
+    assert permit is not None
+    assert (permit.kind, permit.amount) == ("bucket", 400)
+    bucket = admission.bucket_for(entry)
+    assert bucket.level == 200
+    assert admission.demand(entry, Reservation(300)).take_now() is None  # not there: nothing taken
+    assert (bucket.level, bucket.requests_level) == (200, 1)
+    waiter = asyncio.ensure_future(admission.demand(entry, Reservation(300)).acquire())
+    await _settle()
+    assert admission.demand(entry, Reservation(100)).take_now() is None  # one waits: no overtaking
+    await time.advance(10.0)  # 100 tokens more: the waiter's turn
+    assert waiter.done()
+    assert admission.demand(entry, Reservation(1)).take_now() is None  # rpm spent
 
 
 def test_a_changed_entry_under_the_same_id_is_checked_against_its_gate_again() -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import gc
 
+import attrs
 import pytest
 
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import systemone
 from harness.errors import BudgetExceededError
 from harness.jobs import (
+    DecisionBinding,
     Dispatcher,
     EventKind,
     Job,
@@ -21,8 +23,11 @@ from harness.jobs import (
     JobRecord,
     JobSnapshot,
     ModelCall,
+    Requirements,
+    ResolvedBinding,
 )
 from harness.jobs import _dispatcher as dispatcher_module
+from harness.jobs import _requirements as requirements_module
 from harness.jobs._dispatcher import INTAKE_PER_SLICE, _Intake
 from harness.scope import Budget, Workflow
 from harness.testing import FakeDecisionModel
@@ -253,3 +258,25 @@ async def test_a_jobs_identity_is_made_on_first_read_with_the_id_drawn_when_it_w
             await dispatcher.run(DecisionCall(workflow, REQUEST))
     assert workflow.account is not None
     assert workflow.account.decisions == 1
+
+
+def test_the_fast_constructors_make_what_the_public_ones_make() -> None:
+    made = Requirements.decision(REQUEST, "fake")
+    public = Requirements((DecisionBinding(pinned="fake", request=REQUEST),))
+    assert made == public
+    assert hash(made) == hash(public)
+    assert repr(made) == repr(public)
+    assert type(made.bindings[0]) is DecisionBinding
+    assert made.bindings[0].seat == "decision"
+    assert made.bindings[0].flat_tokens is None
+    assert Requirements.decision(REQUEST) == Requirements((DecisionBinding(request=REQUEST),))
+    with pytest.raises(ValueError, match="prices a request or a flat token count"):
+        Requirements.decision(None)  # type: ignore[arg-type]  # refused as the public way does
+    reservation = DecisionBinding(request=REQUEST).reserve(ENTRY)
+    binding = made.bindings[0]
+    fast = requirements_module.resolved(binding, ENTRY, reservation)
+    assert fast == ResolvedBinding(binding, ENTRY, reservation)
+    assert (fast.binding, fast.entry, fast.reservation) == (binding, ENTRY, reservation)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast.entry = ENTRY  # type: ignore[misc]  # still frozen
+    assert reservation is DecisionBinding(request=REQUEST).reserve(ENTRY)  # one per byte length
