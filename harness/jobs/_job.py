@@ -186,6 +186,8 @@ class JobContext:
     """What a running job sees: its identity, metadata, record, progress, the model bindings the
     dispatcher resolved for this attempt, and a way to run child jobs."""
 
+    __slots__ = ("_deadline", "attempt", "dispatcher", "job", "resolved")
+
     def __init__(
         self,
         job: Job[object],

@@ -22,6 +22,8 @@ class ObservableDecisionClient:
     and counted input tokens, latency, served model, request id, and cost where the entry has a
     price. It never logs a state or a key."""
 
+    __slots__ = ("_counted", "_counted_by", "_inner", "_record")
+
     def __init__(
         self,
         inner: DecisionClient,

@@ -234,8 +234,11 @@ class EmbeddedDecisionClient(CheckedClient):
         self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None, local: bool
     ) -> DecisionResponse:
         """Answer ``request`` (checked); ``local``: some question may be answered here."""
-        settled = local_answers(request) if local else _NONE_SETTLED
-        asked = self._asked_questions(request, settled)
+        if local or self.noul_as_choice:
+            settled = local_answers(request) if local else _NONE_SETTLED
+            asked = self._asked_questions(request, settled)
+        else:  # the common case: the request's own questions (its encoded body is reused)
+            settled, asked = _NONE_SETTLED, request.questions
         wire_model_id = entry.wire_model_id
         model = _models.get(None if wire_model_id in DEFAULT_MODEL_IDS else wire_model_id)
         if model is None:
