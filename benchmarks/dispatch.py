@@ -21,7 +21,9 @@ CPU per call. ``--profile`` breaks one more stack round down by part
 
 Every call asks its own request (a distinct ticket number; ``--same`` sends one request object
 every time, which harness encodes once), built before the clock starts: the stack encodes and
-prices each one, the bare loop sends the bodies pre-encoded.
+prices each one, the bare loop sends the bodies pre-encoded (encoded before its clock starts);
+``--bare-encodes`` makes the bare loop encode each body inside its timed loop instead, as a user
+sending a distinct request per call would (the same encoder as the stack's).
 
 ``--fault-every N`` makes the server answer every Nth request 503 (``10`` is a 10 % fault
 load): the stack re-runs it through its retry policy (pauses scaled to 0), the bare loop re-sends
@@ -67,6 +69,7 @@ from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
 CONCURRENCY = 32
+MODEL = "fake-decider"
 TARGET = 0.85
 FLOOR = 0.7
 
@@ -117,7 +120,7 @@ def entry_for(port: int) -> CatalogEntry:
     return CatalogEntry(
         id="fake",
         provider="systemone",
-        wire_model_id="fake-decider",
+        wire_model_id=MODEL,
         base_url=f"http://127.0.0.1:{port}",
         max_context_tokens=65_536,
         max_concurrent=CONCURRENCY,
@@ -151,14 +154,16 @@ async def run_stack(
 
 
 async def run_bare(
-    session: aiohttp.ClientSession, url: str, bodies: Sequence[bytes]
+    session: aiohttp.ClientSession, url: str, bodies: Sequence[bytes | DecisionRequest]
 ) -> tuple[float, float]:
     """Seconds and client CPU seconds for one POST per body under a semaphore of 32, replies
-    parsed; a 503 is sent again."""
+    parsed; a 503 is sent again. A request in place of a body is encoded inside the timed loop
+    (``--bare-encodes``)."""
     gate = asyncio.Semaphore(CONCURRENCY)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
 
-    async def one(body: bytes) -> None:
+    async def one(sent: bytes | DecisionRequest) -> None:
+        body = sent if isinstance(sent, bytes) else systemone.encode_body(sent, MODEL)
         while True:
             async with gate, session.post(url, data=body, headers=headers) as reply:
                 payload = json.loads(await reply.read())
@@ -174,8 +179,25 @@ async def run_bare(
     return time.perf_counter() - started, time.process_time() - cpu
 
 
+def bare_bodies(
+    requests: Sequence[DecisionRequest], *, encodes: bool
+) -> list[bytes | DecisionRequest]:
+    """What the bare loop sends: the bodies encoded now (before its clock starts), or, with
+    ``encodes``, the requests themselves (encoded inside its timed loop)."""
+    if encodes:
+        return list(requests)
+    return [systemone.encode_body(request, MODEL) for request in requests]
+
+
 async def measure(
-    port: int, calls: int, rounds: int, profile: bool, *, same: bool, retries: int
+    port: int,
+    calls: int,
+    rounds: int,
+    profile: bool,
+    *,
+    same: bool,
+    retries: int,
+    bare_encodes: bool = False,
 ) -> tuple[tuple[float, float], tuple[float, float], dict[str, float] | None]:
     """The best stack and bare rates (calls per second) over ``rounds`` alternating rounds,
     each with its client CPU per call (seconds) in that best round; with ``profile``, the
@@ -190,12 +212,11 @@ async def measure(
         Dispatcher(catalog, pacing=Pacing.immediate()) as dispatcher,
     ):
         warm = requests_for(min(200, calls), same)
-        bodies = [systemone.encode_body(r, entry.wire_model_id) for r in warm]
+        bodies = bare_bodies(warm, encodes=bare_encodes)
         await run_bare(session, entry.url, bodies)  # warm-up: connections, caches
         await run_stack(dispatcher, warm, retries)
         for _ in range(rounds):
-            requests = requests_for(calls, same)
-            bodies = [systemone.encode_body(r, entry.wire_model_id) for r in requests]
+            bodies = bare_bodies(requests_for(calls, same), encodes=bare_encodes)
             bare_rounds.append(await run_bare(session, entry.url, bodies))
             stack_rounds.append(await run_stack(dispatcher, requests_for(calls, same), retries))
         parts = None
@@ -263,6 +284,11 @@ def main() -> None:
     parser.add_argument(
         "--same", action="store_true", help="send one request object every call (encoded once)"
     )
+    parser.add_argument(
+        "--bare-encodes",
+        action="store_true",
+        help="the bare loop encodes each body inside its timed loop (default: before it)",
+    )
     options = parser.parse_args()
     retries = 10 if options.fault_every else 0
     load = os.getloadavg()[0]
@@ -282,6 +308,7 @@ def main() -> None:
                 options.profile,
                 same=options.same,
                 retries=retries,
+                bare_encodes=options.bare_encodes,
             )
         )
         parent.send("stop")
@@ -296,6 +323,7 @@ def main() -> None:
         f"calls per way per round: {options.calls}, rounds: {options.rounds}, "
         f"max_concurrent: {CONCURRENCY}, server service time: {options.service_time:g} s, "
         f"faults: {faults}, requests: {'one shared' if options.same else 'one per call'}, "
+        f"bare loop encodes: {'inside its timed loop' if options.bare_encodes else 'before it'}, "
         f"requests served: {served}"
     )
     print(f"bare aiohttp loop : {bare:8.0f} calls/s  {bare_cpu * 1e3:6.3f} ms client CPU a call")
@@ -324,6 +352,7 @@ def main() -> None:
                 "service_time_s": options.service_time,
                 "fault_every": options.fault_every,
                 "same_request": options.same,
+                "bare_encodes": options.bare_encodes,
             },
             load,
         ),

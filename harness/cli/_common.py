@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_RECORD",
     "EXIT_FAILED",
     "EXIT_USAGE",
+    "MODEL_CHOICES",
     "CliError",
     "add_catalog_option",
     "add_input_options",
@@ -142,17 +143,22 @@ def add_catalog_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MODEL_CHOICES = (
+    "a catalog entry id, or a model string: 'embedded', 'systemone:<model>', "
+    "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables), "
+    "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' (any "
+    "OpenAI-compatible server with logprobs)"
+)
+"""Who may answer, as every command's ``--entry`` / ``--model`` help says it."""
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--catalog FILE`` and ``--entry ID``."""
     add_catalog_option(parser)
     parser.add_argument(
         "--entry",
         metavar="ID",
-        help="catalog entry id, or a model string: 'embedded', 'systemone:<model>', "
-        "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables), "
-        "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' (any "
-        "OpenAI-compatible server with logprobs); default: the catalog's decision pin, the "
-        "embedded model",
+        help=f"{MODEL_CHOICES}; default: the catalog's decision pin, the embedded model",
     )
 
 

@@ -21,6 +21,7 @@ import attrs
 
 from harness.cli._common import (
     DEFAULT_RECORD,
+    MODEL_CHOICES,
     CliError,
     add_model_options,
     catalog_from,
@@ -87,9 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         metavar="MODEL",
-        help="who answers: a catalog entry id, 'embedded', 'systemone:<model>', 'openai:<model>', "
-        "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' "
-        "(the same as --entry; default: the catalog's pin, the embedded model)",
+        help=f"who answers: {MODEL_CHOICES} (the same as --entry; default: the catalog's "
+        "pin, the embedded model)",
     )
     parser.add_argument(
         "--record",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from harness.cli._common import (
     EXIT_FAILED,
+    MODEL_CHOICES,
     CliError,
     add_catalog_option,
     add_scale_options,
@@ -45,7 +46,7 @@ _GATE_HELP = {
 DESCRIPTION: Final = (
     "harness eval MODULE:CLASS DATASET.jsonl [--model M] [--out DIR] [gates]: run the "
     "thinker on each case and report recall, precision, F1, calibration and more, each "
-    "with a 95%% bootstrap interval. harness eval compare A B [gates]: what changed "
+    "with a 95% bootstrap interval. harness eval compare A B [gates]: what changed "
     "between two evals (reports or --out folders). harness eval pack PACK.jsonl: score "
     "single labelled requests. A failed gate exits 1."
 )
@@ -63,9 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         metavar="M",
-        help="catalog entry id or model string: 'embedded', 'systemone:<model>', "
-        "'openai:<model>', 'openai-chat:<model>[@<url>]' or "
-        "'openai-completions:<model>[@<url>]'; default: the catalog's decision pin",
+        help=f"{MODEL_CHOICES}; default: the catalog's decision pin",
     )
     add_catalog_option(parser)
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")

@@ -78,23 +78,25 @@ class HttpDecisionClient(CheckedClient):
         """One round trip for the questions a model must answer; see
         :class:`~harness.providers.DecisionClient`."""
         settled = local_answers(request)
-        remote = {qid: q for qid, q in request.questions.items() if qid not in settled}
-        if not remote:
-            return DecisionResponse(
-                request=request,
-                answers=settled,
-                input_tokens=0,
-                model=entry.wire_model_id,
-                request_id=None,
-                latency=0.0,
-                failure=None,
-            )
-        asked = request if not settled else DecisionRequest(request.state, remote)
+        asked = request
+        if settled:
+            remote = {qid: q for qid, q in request.questions.items() if qid not in settled}
+            if not remote:
+                return DecisionResponse(
+                    request=request,
+                    answers=settled,
+                    input_tokens=0,
+                    model=entry.wire_model_id,
+                    request_id=None,
+                    latency=0.0,
+                    failure=None,
+                )
+            asked = DecisionRequest(request.state, remote)
         endpoint = self._shared_endpoint(entry)
-        redaction = Redaction.of(asked, key=endpoint.api_key)  # built into tables on failure only
         body = self.codec.encode_body(asked, entry.wire_model_id)
+        # ``asked``'s text and the key are redacted from any failure (built on a failure only)
         reply = await self._transport.request(
-            "POST", endpoint, entry, body, timeout=timeout, redaction=redaction
+            "POST", endpoint, entry, body, timeout=timeout, asked=asked
         )
         try:
             wire = self.codec.decode_body(
@@ -103,7 +105,7 @@ class HttpDecisionClient(CheckedClient):
         except NotAnAnswerError as error:
             # The codec's message names what is wrong without quoting the body; a body that is
             # not JSON at all is shown as the server's text, redacted before it is cut.
-            endpoint = endpoint.with_redaction(redaction)
+            endpoint = endpoint.with_redaction(Redaction.of(asked, key=endpoint.api_key))
             where = f"{self.service} at {endpoint.shown_url} answered HTTP {reply.status}"
             said = error.message
             if said.startswith("not an answer: the reply body cannot be read"):

@@ -25,6 +25,7 @@ SMOKE: dict[str, list[str]] = {
     "embedded": ["--rounds", "4", "--calls", "12", "--passes", "1", "--piece-calls", "3"],
     "dispatch": ["--calls", "24", "--rounds", "1"],
     "batch_embedded": ["--runs", "6", "--passes", "1"],
+    "floor": ["--rounds", "4", "--calls", "12", "--passes", "1"],
 }
 """Each benchmark's tiny size: every part of it runs, briefly."""
 
@@ -32,6 +33,7 @@ SIZES: dict[str, dict[str, object]] = {
     "embedded": {"rounds": 4, "calls": 12, "passes": 1},
     "dispatch": {"calls": 24, "rounds": 1},
     "batch_embedded": {"runs": 6, "passes": 1},
+    "floor": {"rounds": 4, "calls": 12, "passes": 1},
 }
 """What each benchmark must report it ran, so a size it ignored would show."""
 

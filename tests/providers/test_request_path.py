@@ -3,11 +3,14 @@ shared by every call, while each failure is still redacted for its own request."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from harness.decision import DecisionRequest, Noul
 from harness.errors import StatusError
 from harness.providers import SystemOneClient
+from harness.providers._redact import Redaction
 from harness.testing import FakeSystemOneServer, Fault
 
 FIRST_CANARY = "FIRSTSTATECANARY-81c2"
@@ -65,3 +68,31 @@ async def test_a_failure_after_a_success_is_redacted_for_its_own_request(status:
     assert SECOND_CANARY not in shown
     assert "[request text]" in shown
     assert caught.value.request_id is not None
+
+
+async def test_a_call_that_succeeds_builds_no_redaction_and_a_failure_builds_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[DecisionRequest | None] = []
+    real = Redaction.of
+
+    def counted(request: DecisionRequest | None = None, **kw: Any) -> Redaction:
+        built.append(request)
+        return real(request, **kw)
+
+    monkeypatch.setattr(Redaction, "of", staticmethod(counted))
+    async with FakeSystemOneServer() as server:
+        entry = server.entry()
+        client = SystemOneClient()
+        try:
+            for _ in range(3):
+                assert (await client.decide(_request(FIRST_CANARY), entry)).success
+            assert built == []
+            failing = _request(SECOND_CANARY)
+            server.fail_next(Fault.echo(500, "error"))
+            with pytest.raises(StatusError) as caught:
+                await client.decide(failing, entry)
+        finally:
+            await client.aclose()
+    assert built == [failing]
+    assert SECOND_CANARY not in str(caught.value)
