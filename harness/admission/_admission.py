@@ -30,6 +30,8 @@ class Permit:
     when taken, so releasing a bucket permit returns nothing to the bucket.
     """
 
+    __slots__ = ("_gate", "_released", "amount", "kind", "name")
+
     def __init__(
         self, kind: Literal["gate", "bucket"], name: str, amount: int, gate: Gate | None
     ) -> None:
@@ -85,6 +87,18 @@ class Demand:
         assert self._bucket is not None
         return self._bucket.would_wait(self.amount)
 
+    def take_now(self) -> Permit | None:
+        """The whole demand taken at once when it is there and nobody waits for it (a gate's
+        free permit, a bucket's tokens); ``None``, holding nothing, when :meth:`acquire` would
+        wait in line (or refuse the demand)."""
+        gate = self._gate
+        if gate is not None:
+            return Permit(self.kind, self.name, self.amount, gate) if gate.take_now() else None
+        bucket = self._bucket
+        if bucket is not None and bucket.take_now(self.amount):
+            return Permit(self.kind, self.name, self.amount, None)
+        return None
+
     async def acquire(self) -> Permit:
         """Wait in line and take the whole demand; a cancelled wait holds nothing."""
         if self._gate is not None:
@@ -111,6 +125,10 @@ class Admission:
         self._sleep = sleep
         self._gates: dict[str, Gate] = {}
         self._buckets: dict[str, TokenBucket] = {}
+        # A gate's demand, by entry id, with the entry it was made for: the same for every call
+        # of that entry (a demand holds nothing), so made once; another entry object under the
+        # same id is checked against its gate again.
+        self._gate_demands: dict[str, tuple[CatalogEntry, Demand]] = {}
 
     def gate_for(self, entry: CatalogEntry) -> Gate:
         """The gate of a concurrency-bounded entry: named after it, capacity ``max_concurrent``."""
@@ -132,8 +150,13 @@ class Admission:
 
     def demand(self, entry: CatalogEntry, reservation: Reservation) -> Demand:
         """What a call of ``entry`` priced at ``reservation`` must take before it is sent."""
+        made = self._gate_demands.get(entry.id)
+        if made is not None and made[0] is entry:
+            return made[1]
         if entry.max_concurrent is not None:
-            return Demand("gate", entry.id, 1, gate=self.gate_for(entry))
+            demand = Demand("gate", entry.id, 1, gate=self.gate_for(entry))
+            self._gate_demands[entry.id] = (entry, demand)
+            return demand
         bucket = self.bucket_for(entry)
         return Demand("bucket", entry.id, fitting(entry, reservation), bucket=bucket)
 

@@ -120,6 +120,11 @@ class TokenBucket:
             delay = max(delay, self._requests.delay(1, now))
         return delay
 
+    def take_now(self, tokens: int) -> bool:
+        """Take ``tokens`` (and one request under rpm) if they are there and nobody waits;
+        ``False``, taking nothing, when :meth:`acquire` would wait or refuse the demand."""
+        return 0 <= tokens <= self._tokens.capacity and not self._line and self._try_take(tokens)
+
     async def acquire(self, tokens: int) -> None:
         """Take ``tokens`` (and one request under rpm) all at once, waiting until they are there.
 

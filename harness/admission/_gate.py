@@ -61,6 +61,14 @@ class Gate:
         """Waiters in line."""
         return len(self._waiters)
 
+    def take_now(self) -> bool:
+        """Take one permit if one is free and nobody waits (the caller must :meth:`release`
+        it); ``False``, holding nothing, when :meth:`acquire` would wait in line."""
+        if not self._waiters and self._in_use < self.bound:
+            self._in_use += 1
+            return True
+        return False
+
     async def acquire(self) -> None:
         """Take one permit, waiting in line for it; the caller must :meth:`release` it."""
         if not self._waiters and self._in_use < self.bound:

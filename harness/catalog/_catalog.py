@@ -213,6 +213,15 @@ class Catalog:
             )
         return self.entry(entry_id)
 
+    def decision_entry(self, pinned_id: str | None) -> CatalogEntry | None:
+        """What :meth:`resolve_decision` resolves ``pinned_id`` to, looked up now (a pin may
+        change between calls); ``None`` where it would refuse the call (ask it for the error)."""
+        entry_id = self._pins.get(DECISION) if pinned_id is None else pinned_id
+        entry = None if entry_id is None else self._entries.get(entry_id)
+        if entry is None or entry.kind != DECISION:
+            return None
+        return entry
+
     def resolve_decision(self, pinned_id: str | None, *, asked_by: str) -> CatalogEntry:
         """The decision entry for a call: ``pinned_id`` when given, else the decision pin.
 

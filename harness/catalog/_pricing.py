@@ -134,9 +134,25 @@ def reserve(entry: CatalogEntry, body: bytes) -> Reservation:
     nothing but the ceiling needs its count, and that bound cannot pass it. Anything else is
     counted under the entry's tokenizer (:func:`price`).
     """
-    if not needs_count(entry) and len(body) <= entry.max_context_tokens:
-        return Reservation(input_tokens=len(body), counted_by="bytes")
+    size = len(body)
+    if (
+        entry.tpm is None
+        and entry.input_price_per_million is None  # needs_count(entry), inlined
+        and size <= entry.max_context_tokens
+    ):
+        made = _by_bytes.get(size)
+        if made is None:
+            made = Reservation(input_tokens=size, counted_by="bytes")
+            if size < _BY_BYTES_LENGTHS:
+                _by_bytes[size] = made
+        return made
     return price(entry, body)
+
+
+_BY_BYTES_LENGTHS: Final = 16384
+"""Byte-length reservations are made once per length below this (a reservation is a value)."""
+
+_by_bytes: dict[int, Reservation] = {}
 
 
 def check_ceiling(entry: CatalogEntry, reservation: Reservation) -> None:

@@ -29,6 +29,7 @@ from harness.jobs._hooks import DISPATCHER_HOOKS
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._requirements import ResolvedBinding
+from harness.jobs._requirements import resolved as made_resolved
 from harness.jobs._retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -46,6 +47,10 @@ _DEADLINE_SLACK = 0.001
 INTAKE_PER_SLICE: Final = 16
 """How many jobs may do their work before admission (resolve, encode, price) in one turn of the
 event loop; the rest wait their turn, first come first served."""
+
+_SWEEP_AT: Final = 64
+"""The dispatcher's set of running tasks is swept of ended ones (a job cancelled before it ever
+ran) when it reaches this size, or twice the size it had after the last sweep."""
 
 _settled: weakref.WeakSet[StatusError] = weakref.WeakSet()
 """Failures a dispatcher already applied a retry policy to: a parent job never re-runs them."""
@@ -84,6 +89,13 @@ class JobHandle(Generic[R]):
 
     def __await__(self):  # type: ignore[no-untyped-def]  # the generator type of a Task is private
         return self._task.__await__()
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """A failed job's done callback: its failure is delivered through its result and the
+    events, never reported as "exception never retrieved"."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _release(permits: list[Permit]) -> None:
@@ -158,17 +170,44 @@ class _Intake:
             self._schedule(self._loop)
 
 
-class _Limit:
-    """One attempt's time limit: its task, when it ends on the loop's clock, whether it was
-    reached, and how many cancellations the task carried when the attempt started."""
+class _Run:
+    """One job's running state, made once when the job is submitted: its task, its time limit
+    spent on the dispatcher's clock over its attempts and pauses (admission does not count), and
+    the running attempt's limit on the loop's clock (kept by :class:`_Deadlines`: when it ends,
+    whether it was reached, and how many cancellations the task carried when it started)."""
 
-    __slots__ = ("cancelling", "expired", "task", "when")
+    __slots__ = ("_clock", "_since", "cancelling", "expired", "limit", "task", "used", "when")
 
-    def __init__(self, task: asyncio.Task[Any], when: float) -> None:
-        self.task = task
-        self.when = when
-        self.cancelling = task.cancelling()
+    task: asyncio.Task[Any]
+
+    def __init__(self, limit: float | None, clock: Callable[[], float]) -> None:
+        self.limit = limit
+        self.used = 0.0
+        self._clock = clock
+        self._since: float | None = None
+        self.when = math.inf
+        self.cancelling = 0
         self.expired = False
+
+    def start(self) -> float:
+        """Start spending (a pause begins); the time now."""
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        return now
+
+    def stop(self) -> None:
+        """Stop spending: add the time since :meth:`start`."""
+        if self._since is not None:
+            self.used += max(0.0, self._clock() - self._since)
+            self._since = None
+
+    def left(self) -> float | None:
+        """Seconds left (spending included up to now), ``None`` without a limit."""
+        if self.limit is None:
+            return None
+        running = 0.0 if self._since is None else max(0.0, self._clock() - self._since)
+        return max(0.0, self.limit - self.used - running)
 
 
 class _Deadlines:
@@ -186,13 +225,13 @@ class _Deadlines:
     __slots__ = ("_limits", "_loop", "_timer", "_when")
 
     def __init__(self) -> None:
-        self._limits: set[_Limit] = set()
+        self._limits: set[_Run] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._when = math.inf
 
-    def start(self, loop: asyncio.AbstractEventLoop, left: float) -> _Limit:
-        """Limit the current task's attempt to ``left`` seconds from now."""
+    def start(self, loop: asyncio.AbstractEventLoop, run: _Run, left: float) -> None:
+        """Limit ``run``'s attempt (running in its task) to ``left`` seconds from now."""
         if loop is not self._loop:  # a dispatcher used again under a new loop starts afresh
             if self._timer is not None:
                 self._timer.cancel()
@@ -200,19 +239,18 @@ class _Deadlines:
             self._limits = set()
             self._timer = None
             self._when = math.inf
-        task = asyncio.current_task(loop)
-        assert task is not None  # an attempt runs in its job's task
-        limit = _Limit(task, loop.time() + left)
-        self._limits.add(limit)
-        if limit.when < self._when:
-            self._arm(loop, limit.when)
-        return limit
+        run.when = when = loop.time() + left
+        run.cancelling = run.task.cancelling()
+        run.expired = False
+        self._limits.add(run)
+        if when < self._when:
+            self._arm(loop, when)
 
-    def stop(self, limit: _Limit) -> bool:
+    def stop(self, run: _Run) -> bool:
         """The attempt ended: forget its limit; whether the limit's own cancellation (and no
         other) is what the task carries, so a ``CancelledError`` it ended with is its timeout."""
-        self._limits.discard(limit)
-        return limit.expired and limit.task.uncancel() <= limit.cancelling
+        self._limits.discard(run)
+        return run.expired and run.task.uncancel() <= run.cancelling
 
     def _arm(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
         if self._timer is not None:
@@ -236,38 +274,6 @@ class _Deadlines:
                 earliest = limit.when
         if earliest < math.inf:
             self._arm(loop, earliest)
-
-
-class _Budget:
-    """A job's time limit, spent on the dispatcher's clock over its attempts and pauses."""
-
-    __slots__ = ("_clock", "_since", "limit", "used")
-
-    def __init__(self, limit: float | None, clock: Callable[[], float]) -> None:
-        self.limit = limit
-        self.used = 0.0
-        self._clock = clock
-        self._since: float | None = None
-
-    def start(self) -> float:
-        """Start spending (an attempt was admitted, or a pause begins); the time now."""
-        now = self._clock()
-        if self._since is None:
-            self._since = now
-        return now
-
-    def stop(self) -> None:
-        """Stop spending: add the time since :meth:`start`."""
-        if self._since is not None:
-            self.used += max(0.0, self._clock() - self._since)
-            self._since = None
-
-    def left(self) -> float | None:
-        """Seconds left (spending included up to now), ``None`` without a limit."""
-        if self.limit is None:
-            return None
-        running = 0.0 if self._since is None else max(0.0, self._clock() - self._since)
-        return max(0.0, self.limit - self.used - running)
 
 
 ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
@@ -334,6 +340,7 @@ class Dispatcher:
         self._subscriptions: list[Subscription] = []
         self._heard: frozenset[EventKind] = frozenset()  # kinds some subscription may take
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
+        self._sweep_at = _SWEEP_AT
         self._intake = _Intake(INTAKE_PER_SLICE)
         self._deadlines = _Deadlines()
         self._closed = False
@@ -413,49 +420,53 @@ class Dispatcher:
 
     def submit(self, job: Job[R]) -> JobHandle[R]:
         """Schedule ``job`` on the running loop and return its handle."""
+        return JobHandle(job, self._start(job))
+
+    def _start(self, job: Job[R]) -> asyncio.Task[R]:
+        """``job``'s task, made on the running loop: one task a job."""
         if self._closed:
             raise RuntimeError("the dispatcher is closed: create a new Dispatcher")
-        task: asyncio.Task[R] = asyncio.get_running_loop().create_task(self._execute(job))
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)  # one callback a job: forget it, retrieve it
+        loop = asyncio.get_running_loop()
+        run = _Run(job.timeout, self.clock)
+        task: asyncio.Task[R] = loop.create_task(self._execute(job, run, loop))
+        run.task = task
+        tasks = self._tasks
+        if len(tasks) >= self._sweep_at:  # a job cancelled before it started never ran its end
+            tasks = self._tasks = {t for t in tasks if not t.done()}
+            self._sweep_at = max(_SWEEP_AT, 2 * len(tasks))
+        tasks.add(task)  # the job takes itself out when it ends
         if self._heard and EventKind.SCHEDULED in self._heard:  # no hash when none listen
             self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
-        return JobHandle(job, task)
-
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        # A failure is delivered through result() and the events; never "exception never
-        # retrieved".
-        if not task.cancelled():
-            task.exception()
+        return task
 
     async def run(self, job: Job[R]) -> R:
         """Submit ``job`` and wait for its result."""
-        return await self.submit(job).result()
+        return await self._start(job)
 
     def _resolve(self, job: Job[object]) -> tuple[ResolvedBinding, ...]:
+        bindings = job.requirements().bindings
+        if not bindings:
+            return ()
+        catalog = self.catalog
         resolved = []
-        for binding in job.requirements().bindings:
-            entry = self.catalog.resolve_decision(binding.pinned, asked_by=job.describe())
+        for binding in bindings:
+            entry = catalog.decision_entry(binding.pinned)
+            if entry is None:  # refused: the message names the job
+                entry = catalog.resolve_decision(binding.pinned, asked_by=job.describe())
             reservation = binding.reserve(entry)
-            check_ceiling(entry, reservation)
-            resolved.append(ResolvedBinding(binding, entry, reservation))
+            if reservation.input_tokens + reservation.output_tokens > entry.max_context_tokens:
+                check_ceiling(entry, reservation)  # refused, naming the count and the ceiling
+            resolved.append(made_resolved(binding, entry, reservation))
         return tuple(resolved)
 
     async def _admit(self, job: Job[object], resolved: tuple[ResolvedBinding, ...]) -> list[Permit]:
-        """Take every demand or none, never waiting while holding a permit.
+        """Take every demand of several or none, never waiting while holding a permit (one
+        demand, the common case, :meth:`_execute` takes itself: nothing to order).
 
         Demands are taken in one global order (by kind and name). When one would wait, the job
         gives back what it holds, waits for that one alone, and tries the rest again without
         waiting; so two jobs with crossed demands cannot deadlock.
         """
-        if len(resolved) <= 1:  # the common case: one demand (or none), nothing to order
-            if not resolved:
-                return []
-            only = self.admission.demand(resolved[0].entry, resolved[0].reservation)
-            if only.would_wait():
-                self._publish_wait(job, only)
-            return [await only.acquire()]
         demands = sorted(
             (self.admission.demand(item.entry, item.reservation) for item in resolved),
             key=lambda d: (d.kind, d.name),
@@ -488,79 +499,89 @@ class Dispatcher:
             message=f"waiting for {demand.amount} on the {demand.kind} {demand.name!r}",
         )
 
-    def _prepare(
-        self, job: Job[object], entries: list[CatalogEntry]
-    ) -> tuple[ResolvedBinding, ...]:
-        """Resolve and price ``job``'s bindings and charge its budgets (refused here, before
-        admission); ``entries`` gets the resolved entries (for the retry policy)."""
-        resolved = self._resolve(job)
-        if resolved:
-            if job.identity.budgets:
-                charge_budgets(job.identity, resolved)
-            entries[:] = [item.entry for item in resolved]
-        return resolved
-
-    async def _execute(self, job: Job[R]) -> R:
+    async def _execute(self, job: Job[R], run: _Run, loop: asyncio.AbstractEventLoop) -> R:
         """Run ``job`` to its end: each attempt waits its turn at the intake, is resolved,
         priced, charged and admitted, then runs under the job's time limit; a retry signal
         pauses and runs it again, within its retry policy. One coroutine a job: the attempt is
-        inlined here, so every resumption of the job passes through one frame fewer."""
+        inlined here, so every resumption of the job passes through one frame fewer. The job's
+        clock (``run``) runs once an attempt is admitted and while it pauses."""
         any_job: Job[object] = job  # type: ignore[assignment]
         attempt = 0
-        budget = _Budget(job.timeout, self.clock)  # running and pausing count; admission not
         intake = self._intake
+        clock = self.clock
         try:
             while True:
-                entries: list[CatalogEntry] = []
+                first: CatalogEntry | None = None  # the resolved entry (for the retry policy)
                 try:
-                    loop = asyncio.get_running_loop()
                     if not intake.passes(loop):
                         await intake.wait(loop)
-                    resolved = self._prepare(any_job, entries)
-                    if attempt == 0 and any_job.limit_from_entry and entries:
-                        budget.limit = any_job.timeout = any_job.limit_by(entries[0])
-                    permits = await self._admit(any_job, resolved)
+                    resolved = self._resolve(any_job)
+                    held: Permit | list[Permit] | None = None
+                    if resolved:
+                        if job._budgets():  # refused here, before admission
+                            charge_budgets(job.identity, resolved)
+                        first = resolved[0].entry
+                        if attempt == 0 and any_job.limit_from_entry:
+                            run.limit = any_job.timeout = any_job.limit_by(first)
+                        if len(resolved) == 1:  # the common case: taken at once when free
+                            demand = self.admission.demand(first, resolved[0].reservation)
+                            held = demand.take_now()
+                            if held is None:
+                                if demand.would_wait():
+                                    self._publish_wait(any_job, demand)
+                                held = await demand.acquire()
+                        else:
+                            held = await self._admit(any_job, resolved)
                     try:
                         if attempt == 0 and self._heard and EventKind.STARTED in self._heard:
                             self._publish(EventKind.STARTED, any_job)
-                        started = budget.start()  # the job's clock runs once admitted
-                        left = budget.left()
-                        deadline = None if left is None else started + left
-                        context = JobContext(any_job, self, resolved, attempt, deadline)
-                        limit = None
+                        started = clock()  # the job's clock runs once admitted
+                        limit = run.limit
+                        deadline = None
                         try:
-                            if left is None:
+                            if limit is None:
+                                context = JobContext(any_job, self, resolved, attempt, None)
                                 result = await job.run(context)
                             else:
-                                limit = self._deadlines.start(loop, left)
+                                left = limit - run.used
+                                if left < 0.0:
+                                    left = 0.0
+                                deadline = started + left
+                                context = JobContext(any_job, self, resolved, attempt, deadline)
+                                self._deadlines.start(loop, run, left)
                                 try:
                                     result = await job.run(context)
                                 except BaseException as error:
-                                    if self._deadlines.stop(limit) and isinstance(
+                                    if self._deadlines.stop(run) and isinstance(
                                         error, asyncio.CancelledError
                                     ):
                                         raise TimeoutError from error  # as asyncio.timeout
                                     raise
-                                self._deadlines.stop(limit)
-                        except TimeoutError as error:
-                            if limit is not None and limit.expired:
+                                self._deadlines.stop(run)
+                        except BaseException as error:
+                            run.used += max(0.0, clock() - started)  # spent: a re-run has less
+                            if isinstance(error, TimeoutError):
+                                if deadline is not None and run.expired:
+                                    raise _timeout_of(job) from error
+                            elif (
+                                isinstance(error, RetryableError)
+                                and deadline is not None
+                                and clock() >= deadline - _DEADLINE_SLACK
+                            ):
+                                # A client given the job's remaining time (aiohttp's total) can
+                                # hit it in the same loop tick as the limit: with no time left,
+                                # that is the timeout.
                                 raise _timeout_of(job) from error
                             raise
-                        except RetryableError as error:
-                            # A client given the job's remaining time (aiohttp's total) can hit
-                            # it in the same loop tick as the scope above: with no time left,
-                            # that is the timeout.
-                            if deadline is not None and self.clock() >= deadline - _DEADLINE_SLACK:
-                                raise _timeout_of(job) from error
-                            raise
-                        finally:
-                            budget.stop()
                     finally:
-                        if permits:
-                            _release(permits)
+                        if held is not None:
+                            if isinstance(held, list):
+                                _release(held)
+                            else:
+                                held.release()
                 except StatusError as error:
-                    policy = self.pacing.policy(job.retry_policy(entries[0] if entries else None))
-                    wait = self._pause_for(job, error, attempt, budget, policy)
+                    policy = self.pacing.policy(job.retry_policy(first))
+                    wait = self._pause_for(job, error, attempt, run, policy)
                     self._publish(
                         EventKind.RETRY,
                         any_job,
@@ -570,7 +591,7 @@ class Dispatcher:
                         error=error,
                     )
                     log.info("re-running %s in %.3f s: %s", job.describe(), wait, error.message)
-                    await self._pause(job, wait, budget)
+                    await self._pause(job, wait, run)
                     attempt += 1
                     continue
                 if self._heard and EventKind.COMPLETED in self._heard:
@@ -580,6 +601,7 @@ class Dispatcher:
             # A child's timeout fails its parent; only the job whose clock ran out timed out.
             kind = EventKind.TIMED_OUT if error.job_id == job.identity.job_id else EventKind.FAILED
             self._publish(kind, any_job, message=error.message, error=error)
+            run.task.add_done_callback(_retrieve)
             raise
         except asyncio.CancelledError:
             self._publish(EventKind.CANCELLED, any_job)
@@ -588,9 +610,12 @@ class Dispatcher:
             if isinstance(error, StatusError):
                 _settled.add(error)  # a parent job never re-runs what this one settled
             self._publish(EventKind.FAILED, any_job, message=str(error), error=error)
+            run.task.add_done_callback(_retrieve)
             raise
+        finally:
+            self._tasks.discard(run.task)
 
-    async def _pause(self, job: Job[Any], wait: float, budget: _Budget) -> None:
+    async def _pause(self, job: Job[Any], wait: float, budget: _Run) -> None:
         """Wait ``wait`` seconds before a re-run, on the job's clock and never past its limit."""
         budget.start()
         try:
@@ -611,7 +636,7 @@ class Dispatcher:
         job: Job[Any],
         error: StatusError,
         attempt: int,
-        budget: _Budget,
+        budget: _Run,
         policy: RetryPolicy,
     ) -> float:
         """The pause before re-running ``job`` after ``error``, or the failure to raise instead

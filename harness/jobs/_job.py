@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, Generic, TypeVar
 from harness.jobs._record import JobRecord
 from harness.jobs._requirements import Requirements, ResolvedBinding
 from harness.jobs._retry import RetryPolicy
-from harness.scope import Identifiable, Identity, new_job_id
+from harness.scope import BudgetAccount, Identifiable, Identity, new_job_id
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -74,7 +74,11 @@ class Job(Generic[R], abc.ABC):
             raise ValueError(f"upstream_retries must be >= 0, got {upstream_retries}")
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
-        self.identity: Identity = parent.identity.child(new_job_id(self.kind))
+        # The identity is made on first read (events, errors, budgets, a child's parent); its
+        # job id is drawn now, so ids follow the order jobs were made in.
+        self._parent: Identity = parent.identity
+        self._job_id = new_job_id(self.kind)
+        self._identity: Identity | None = None
         self.timeout: float | None = (
             self.default_timeout if isinstance(timeout, DefaultTimeout) else timeout
         )
@@ -93,8 +97,38 @@ class Job(Generic[R], abc.ABC):
             retry = parent.job.retry
         self.retry: RetryPolicy | None = retry
         """The job's own retry policy, ``None`` to take its catalog entry's."""
-        self.metadata: dict[str, str] = {}
+        self._metadata: dict[str, str] | None = None
         self._record: JobRecord | None = None
+
+    @property
+    def identity(self) -> Identity:
+        """Who the job acts for: its own id, its parent's, its workflow's and its user's, and the
+        budgets it spends against (its parent's)."""
+        identity = self._identity
+        if identity is None:
+            identity = self._identity = self._parent.child(self._job_id)
+        return identity
+
+    @identity.setter
+    def identity(self, identity: Identity) -> None:
+        self._identity = identity
+
+    def _budgets(self) -> tuple[BudgetAccount, ...]:
+        """The accounts the job spends against (its identity's), without making its identity."""
+        identity = self._identity
+        return (self._parent if identity is None else identity).budgets
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The job's metadata (made on first use); events carry it."""
+        metadata = self._metadata
+        if metadata is None:
+            metadata = self._metadata = {}
+        return metadata
+
+    @metadata.setter
+    def metadata(self, metadata: dict[str, str]) -> None:
+        self._metadata = metadata
 
     def limit_by(self, entry: CatalogEntry) -> float | None:
         """The time limit this job takes from ``entry`` when :attr:`limit_from_entry` (the
@@ -151,6 +185,8 @@ class Job(Generic[R], abc.ABC):
 class JobContext:
     """What a running job sees: its identity, metadata, record, progress, the model bindings the
     dispatcher resolved for this attempt, and a way to run child jobs."""
+
+    __slots__ = ("_deadline", "attempt", "dispatcher", "job", "resolved")
 
     def __init__(
         self,

@@ -22,6 +22,8 @@ class ObservableDecisionClient:
     and counted input tokens, latency, served model, request id, and cost where the entry has a
     price. It never logs a state or a key."""
 
+    __slots__ = ("_counted", "_counted_by", "_inner", "_record")
+
     def __init__(
         self,
         inner: DecisionClient,
@@ -51,59 +53,77 @@ class ObservableDecisionClient:
                     str(error) or type(error).__name__
                 )
             request_id = getattr(error, "request_id", None)
-            self._add(
-                entry, None, reason, latency, request_id if isinstance(request_id, str) else None
+            self._record._add_made(
+                _model_call,
+                entry,
+                None,
+                reason,
+                latency,
+                request_id if isinstance(request_id, str) else None,
+                self._counted,
+                self._counted_by,
             )
             log.info("decision on %s failed after %.3f s: %s", entry.id, latency, reason)
             raise
-        self._add(entry, response, response.failure, response.latency, response.request_id)
-        log.debug(
-            "decision on %s answered in %.3f s (model %s)",
-            entry.id,
+        self._record._add_made(
+            _model_call,
+            entry,
+            response,
+            response.failure,
             response.latency,
-            response.model,
+            response.request_id,
+            self._counted,
+            self._counted_by,
         )
-        return response
-
-    def _add(
-        self,
-        entry: CatalogEntry,
-        response: DecisionResponse | None,
-        reason: str | None,
-        latency: float,
-        request_id: str | None,
-    ) -> None:
-        billed = response.input_tokens if response is not None else None
-        answered = response is not None and response.success
-        calibrated = response if isinstance(response, CalibratedResponse) else None
-        # A call is priced by what the server billed, else by harness's own count of the body it
-        # answered; a call that failed is never priced.
-        tokens = billed if billed is not None else self._counted
-        cost = entry.cost(tokens) if answered and tokens is not None else None
-        self._record.add(
-            ModelCall(
-                entry_id=entry.id,
-                provider=entry.provider,
-                success=answered,
-                answers=(
-                    calibrated.raw_answers
-                    if calibrated is not None
-                    else response.answers
-                    if response is not None
-                    else MappingProxyType({})
-                ),
-                reason=reason,
-                input_tokens=billed,
-                counted_input_tokens=self._counted,
-                latency=latency,
-                model=response.model if response is not None else None,
-                request_id=request_id,
-                cost=cost,
-                counted_by=self._counted_by,
-                reading=response.reading if response is not None else None,
-                calibrated=calibrated.answers if calibrated is not None else None,
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "decision on %s answered in %.3f s (model %s)",
+                entry.id,
+                response.latency,
+                response.model,
             )
-        )
+        return response
 
     async def aclose(self) -> None:
         """The inner client belongs to the dispatcher: nothing to close here."""
+
+
+def _model_call(
+    entry: CatalogEntry,
+    response: DecisionResponse | None,
+    reason: str | None,
+    latency: float,
+    request_id: str | None,
+    counted: int | None,
+    counted_by: str | None,
+) -> ModelCall:
+    """The record of one call (made when the record is read: everything here is a value)."""
+    billed = response.input_tokens if response is not None else None
+    answered = response is not None and response.success
+    calibrated = response if isinstance(response, CalibratedResponse) else None
+    # A call is priced by what the server billed, else by harness's own count of the body it
+    # answered; a call that failed is never priced.
+    tokens = billed if billed is not None else counted
+    cost = entry.cost(tokens) if answered and tokens is not None else None
+    return ModelCall(
+        entry_id=entry.id,
+        provider=entry.provider,
+        success=answered,
+        answers=(
+            calibrated.raw_answers
+            if calibrated is not None
+            else response.answers
+            if response is not None
+            else MappingProxyType({})
+        ),
+        reason=reason,
+        input_tokens=billed,
+        counted_input_tokens=counted,
+        latency=latency,
+        model=response.model if response is not None else None,
+        request_id=request_id,
+        cost=cost,
+        counted_by=counted_by,
+        reading=response.reading if response is not None else None,
+        calibrated=calibrated.answers if calibrated is not None else None,
+    )

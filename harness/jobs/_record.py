@@ -5,7 +5,7 @@ recording wrapper the thinker puts around a provider's client) writes it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
@@ -60,22 +60,45 @@ class ModelCall:
 
 
 class JobRecord:
-    """The model calls of one job, in the order they were made (retries included)."""
+    """The model calls of one job, in the order they were made (retries included).
+
+    A call may be added as what makes its :class:`ModelCall` (``_add_made``, the recording
+    client's way): it is made when the record is first read, from values that cannot change,
+    so a record nobody reads costs no ``ModelCall``; read, it holds the same calls."""
+
+    __slots__ = ("_calls", "_unmade")
 
     def __init__(self) -> None:
-        self._calls: list[ModelCall] = []
+        self._calls: list[ModelCall | tuple[Callable[..., ModelCall], tuple[object, ...]]] = []
+        self._unmade = False
 
     def add(self, call: ModelCall) -> None:
         """Append a call to the record."""
         self._calls.append(call)
 
+    def _add_made(self, make: Callable[..., ModelCall], *args: object) -> None:
+        """Append the call ``make(*args)`` makes, made when the record is read (``make`` must
+        be pure and ``args`` unchanging)."""
+        self._calls.append((make, args))
+        self._unmade = True
+
+    def _made(self) -> list[ModelCall]:
+        calls = self._calls
+        if self._unmade:
+            for index, call in enumerate(calls):
+                if isinstance(call, tuple):
+                    make, args = call
+                    calls[index] = make(*args)
+            self._unmade = False
+        return calls  # type: ignore[return-value]  # every call is made now
+
     @property
     def calls(self) -> tuple[ModelCall, ...]:
         """Every call so far."""
-        return tuple(self._calls)
+        return tuple(self._made())
 
     def __len__(self) -> int:
         return len(self._calls)
 
     def __iter__(self) -> Iterator[ModelCall]:
-        return iter(tuple(self._calls))
+        return iter(tuple(self._made()))

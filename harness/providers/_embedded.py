@@ -33,6 +33,7 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
 from harness.decision import (
@@ -49,7 +50,7 @@ from harness.decision import (
 )
 from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientError
 
-from ._client import CheckedClient, local_answers
+from ._client import CheckedClient, check_limits, local_answers
 from ._redact import Redaction
 
 if TYPE_CHECKING:
@@ -127,6 +128,37 @@ def _load(entry_id: str, wire_model_id: str) -> _Decider:
         return model
 
 
+_NONE_SETTLED: Final[Mapping[str, Answer]] = MappingProxyType({})
+
+
+def _scan(request: DecisionRequest, entry: CatalogEntry, *, limits: bool) -> bool:
+    """One pass over the questions: refuse what the entry (``limits``: its ``max_options`` /
+    ``max_levels``, :func:`check_limits`) or sparrow (at most :data:`SPARROW_MAX_LEVELS`
+    levels) cannot take, with the errors of those checks, in their order; whether some choice
+    has one option (answered here, :func:`local_answers`)."""
+    max_options = entry.max_options if limits else None
+    max_levels = entry.max_levels if limits else None
+    most_levels = (
+        SPARROW_MAX_LEVELS if max_levels is None or max_levels > SPARROW_MAX_LEVELS else max_levels
+    )
+    local = False
+    for question in request.questions.values():
+        if isinstance(question, Choice):
+            count = len(question.options)
+            if max_options is not None and count > max_options:
+                break
+            if count == 1:
+                local = True
+        elif isinstance(question, Score) and len(question.levels) > most_levels:
+            break
+    else:
+        return local
+    if limits:
+        check_limits(request, entry)
+    _check_levels(request, entry)
+    raise AssertionError("a question past a limit was not refused")  # pragma: no cover
+
+
 def _check_levels(request: DecisionRequest, entry: CatalogEntry) -> None:
     for question_id, question in request.questions.items():
         if isinstance(question, Score) and len(question.levels) > SPARROW_MAX_LEVELS:
@@ -184,25 +216,44 @@ class EmbeddedDecisionClient(CheckedClient):
             return _as_choice(question)
         return question
 
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        """Answer ``request`` with the entry's sparrow model; see :class:`DecisionClient`. The
+        entry's limits (:func:`~harness.providers.check_limits`) and sparrow's own are checked
+        in the same pass over the questions that finds those answered here."""
+        return await self._answer(request, entry, timeout, _scan(request, entry, limits=True))
+
     async def answer(
         self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
     ) -> DecisionResponse:
         """Answer ``request`` with the entry's sparrow model; see :class:`DecisionClient`."""
-        _check_levels(request, entry)
-        settled = local_answers(request)
-        asked = self._asked_questions(request, settled)
-        model = _models.get(_model_key(entry.wire_model_id))
-        loop = asyncio.get_running_loop()
+        return await self._answer(request, entry, timeout, _scan(request, entry, limits=False))
+
+    async def _answer(
+        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None, local: bool
+    ) -> DecisionResponse:
+        """Answer ``request`` (checked); ``local``: some question may be answered here."""
+        if local or self.noul_as_choice:
+            settled = local_answers(request) if local else _NONE_SETTLED
+            asked = self._asked_questions(request, settled)
+        else:  # the common case: the request's own questions (its encoded body is reused)
+            settled, asked = _NONE_SETTLED, request.questions
+        wire_model_id = entry.wire_model_id
+        model = _models.get(None if wire_model_id in DEFAULT_MODEL_IDS else wire_model_id)
         if model is None:
-            model = await self._loaded(entry, loop)
+            model = await self._loaded(entry, asyncio.get_running_loop())
         if not asked:
             return DecisionResponse(request, settled, input_tokens=0, model=model.name)
         same = asked is request.questions
         wire_request = request if same else DecisionRequest(request.state, asked)
-        body = systemone.encode_request(wire_request, entry.wire_model_id)
+        body = systemone.encode_request(wire_request, wire_model_id)
+        inline = self.inline_bytes
         started = time.perf_counter()
         try:
-            if self._inline(wire_request, entry):
+            # Whether the request is small enough to answer on the loop's thread (its encoded
+            # body was made when the call was priced).
+            if inline and len(systemone.encode_body(wire_request, wire_model_id)) <= inline:
                 if timeout is not None and timeout <= 0:
                     raise TransientError(
                         f"the embedded model of entry {entry.id!r} gave no answer within "
@@ -210,6 +261,7 @@ class EmbeddedDecisionClient(CheckedClient):
                     )
                 reply = _ask(model, entry, body)
             else:
+                loop = asyncio.get_running_loop()
                 work = loop.run_in_executor(self._executor(entry), _ask, model, entry, body)
                 try:
                     reply = await asyncio.wait_for(work, timeout)
@@ -236,7 +288,7 @@ class EmbeddedDecisionClient(CheckedClient):
             request,
             answers,
             input_tokens=None,  # sparrow reports zeros: the billed count is unknown
-            model=wire.model or entry.wire_model_id,
+            model=wire.model or wire_model_id,
             request_id=None,
             latency=latency,
         )
@@ -262,12 +314,6 @@ class EmbeddedDecisionClient(CheckedClient):
             for qid, question in request.questions.items()
             if qid not in settled
         }
-
-    def _inline(self, request: DecisionRequest, entry: CatalogEntry) -> bool:
-        """Whether ``request`` is small enough to answer on the loop's thread."""
-        if self.inline_bytes == 0:
-            return False
-        return len(systemone.encode_body(request, entry.wire_model_id)) <= self.inline_bytes
 
     async def _loaded(self, entry: CatalogEntry, loop: asyncio.AbstractEventLoop) -> _Decider:
         """The entry's model: from the process's cache, else loaded on the worker pool."""

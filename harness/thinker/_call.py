@@ -10,7 +10,6 @@ from harness.errors import HarnessError
 from harness.jobs import (
     DEFAULT_TIMEOUT,
     DEFAULT_UPSTREAM_RETRIES,
-    DecisionBinding,
     DefaultTimeout,
     Job,
     JobContext,
@@ -83,17 +82,21 @@ class DecisionCall(Job[DecisionResponse]):
                 f"{self.describe()} has no request: set the decision request before its "
                 "requirements are captured (they price the request)"
             )
-        return Requirements((DecisionBinding(pinned=self._pinned, request=self.request),))
+        return Requirements.decision(self.request, self._pinned)
 
     async def run(self, context: JobContext) -> DecisionResponse:
         """Send the request to the resolved entry through an observable client (which records
         the model's answers), applying the entry's calibration when it has one."""
         assert self.request is not None
         (resolved,) = context.resolved
-        client = ObservableDecisionClient(
-            calibrated(context.client_for(resolved), resolved.entry),
-            context.record,
-            counted_input_tokens=resolved.reservation.input_tokens,
-            counted_by=resolved.reservation.counted_by,
-        )
-        return await client.decide(self.request, resolved.entry, timeout=context.remaining())
+        entry = resolved.entry
+        reservation = resolved.reservation
+        client = context.dispatcher.client_for(entry)
+        if entry.calibration is not None:
+            client = calibrated(client, entry)
+        return await ObservableDecisionClient(
+            client,
+            self.record,
+            counted_input_tokens=reservation.input_tokens,
+            counted_by=reservation.counted_by,
+        ).decide(self.request, entry, timeout=context.remaining())

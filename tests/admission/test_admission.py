@@ -378,3 +378,56 @@ def test_changed_limits_under_a_running_admission_are_refused() -> None:
     admission.bucket_for(_window_entry("remote", tpm=600))
     with pytest.raises(AdmissionError, match=r"tpm = 700 .* opened with 600"):
         admission.bucket_for(_window_entry("remote", tpm=700))
+
+
+async def test_a_gate_demand_is_taken_at_once_only_while_its_gate_has_room_and_no_line() -> None:
+    admission = Admission()
+    entry = _gate_entry(capacity=1)
+    demand = admission.demand(entry, Reservation(1))
+    assert admission.demand(entry, Reservation(5)) is demand  # one demand per entry
+    permit = demand.take_now()
+    assert permit is not None
+    assert (permit.kind, permit.name, permit.amount, permit.released) == ("gate", "local", 1, False)
+    assert demand.take_now() is None  # full: nothing taken
+    waiter = asyncio.ensure_future(demand.acquire())
+    await _settle()
+    permit.release()
+    await _settle()
+    assert waiter.done()
+    assert demand.take_now() is None  # the permit went to the waiter, not to a newcomer
+    waited = waiter.result()
+    waited.release()
+    gate = admission.gate_for(entry)
+    assert (gate.in_use, gate.waiting) == (0, 0)
+    again = demand.take_now()
+    assert again is not None
+    again.release()
+
+
+async def test_a_bucket_demand_is_taken_at_once_only_while_its_tokens_are_there() -> None:
+    time = FakeTime()
+    admission = Admission(clock=time.clock, sleep=time.sleep)
+    entry = _window_entry(tpm=600, rpm=2)
+    permit = admission.demand(entry, Reservation(400)).take_now()
+    assert permit is not None
+    assert (permit.kind, permit.amount) == ("bucket", 400)
+    bucket = admission.bucket_for(entry)
+    assert bucket.level == 200
+    assert admission.demand(entry, Reservation(300)).take_now() is None  # not there: nothing taken
+    assert (bucket.level, bucket.requests_level) == (200, 1)
+    waiter = asyncio.ensure_future(admission.demand(entry, Reservation(300)).acquire())
+    await _settle()
+    assert admission.demand(entry, Reservation(100)).take_now() is None  # one waits: no overtaking
+    await time.advance(10.0)  # 100 tokens more: the waiter's turn
+    assert waiter.done()
+    assert admission.demand(entry, Reservation(1)).take_now() is None  # rpm spent
+
+
+def test_a_changed_entry_under_the_same_id_is_checked_against_its_gate_again() -> None:
+    admission = Admission()
+    admission.demand(_gate_entry("local", capacity=2), Reservation(1))
+    same = _gate_entry("local", capacity=2)  # an equal entry, another object: the same gate
+    assert admission.demand(same, Reservation(1)).take_now() is not None
+    assert admission.gate_for(same).in_use == 1
+    with pytest.raises(AdmissionError, match=r"max_concurrent = 3 .* opened with 2"):
+        admission.demand(_gate_entry("local", capacity=3), Reservation(1))

@@ -338,3 +338,15 @@ decision = "slow-llm"
     assert isinstance(entry.decision_timeout_s, float)
     with pytest.raises(CatalogError, match="decision_timeout_s has the wrong type"):
         load_catalog(_write(tmp_path, text.replace("= 900", '= "15 min"')))
+
+
+def test_decision_entry_is_what_resolve_decision_resolves_or_none_where_it_refuses() -> None:
+    catalog = Catalog([_entry("a"), _entry("b"), _entry("chatty", kind="chat")], {"chat": "chatty"})
+    assert catalog.decision_entry(None) is None  # no decision pin: resolve_decision refuses
+    assert catalog.decision_entry("chatty") is None  # not a decision entry
+    assert catalog.decision_entry("nope") is None  # unknown
+    assert catalog.decision_entry("b") is catalog.resolve_decision("b", asked_by="job-1")
+    catalog.pin("decision", "a")
+    assert catalog.decision_entry(None) is catalog.resolve_decision(None, asked_by="job-1")
+    catalog.pin("decision", "b")  # a pin changed between calls is followed
+    assert catalog.decision_entry(None) is catalog.entry("b")

@@ -11,7 +11,7 @@ import pytest
 from sparrow_decider import Decider
 
 from harness.catalog import CatalogEntry
-from harness.decision import Choice, DecisionRequest, Noul, Score, systemone
+from harness.decision import Choice, ChoiceAnswer, DecisionRequest, Noul, Score, systemone
 from harness.errors import ExternalServiceError, InvalidInputError, TransientError
 from harness.providers import DecisionClient, _embedded
 from harness.providers._embedded import INLINE_BYTES, NOUL_AS_CHOICE, EmbeddedDecisionClient
@@ -267,3 +267,26 @@ async def test_a_spent_deadline_is_a_transient_signal_and_close_is_idempotent() 
     again = await embedded.decide(request, entry())  # a closed client starts a new pool
     assert 0 <= again.noul("refund").probability <= 1
     await embedded.aclose()
+
+
+async def test_limits_are_refused_in_the_order_of_the_checks_whatever_the_questions_order(
+    client: EmbeddedDecisionClient,
+) -> None:
+    # The entry's limits (any question) are refused before sparrow's own (any question).
+    wide = Score("How much?", [str(n) for n in range(12)])
+    options = Choice("Which?", {"a": None, "b": None, "c": None})
+    request = DecisionRequest(STATE, {"wide": wide, "pick": options})
+    with pytest.raises(InvalidInputError, match=r"'pick' 3: entry 'embedded' accepts at most 2"):
+        await client.decide(request, entry(max_options=2))
+    with pytest.raises(InvalidInputError, match=r"'wide' 12: .*at most 10 levels"):
+        await client.decide(request, entry(max_options=3))
+    with pytest.raises(InvalidInputError, match=r"'wide' 12: entry 'embedded' accepts at most 11"):
+        await client.decide(request, entry(max_levels=11))
+    # answer() is the provider's own step: sparrow's limit, not the entry's.
+    with pytest.raises(InvalidInputError, match=r"'wide' 12: .*at most 10 levels"):
+        await client.answer(request, entry(max_options=2), None)
+    only = DecisionRequest(STATE, {"only": Choice("Which?", {"a": None}), "pick": options})
+    answered = await client.answer(only, entry(max_options=2), None)
+    assert answered.answers["only"] == ChoiceAnswer(
+        choice="a", probabilities={"a": 1.0}, confidence=1.0
+    )
