@@ -243,8 +243,8 @@ def tool_types(cls: type) -> tuple[type[Artifact], type[Artifact]]:
     input_type, output_type = (
         _check(cls, role, tp) for role, tp in zip(_ROLES, found, strict=True)
     )
-    _cache[cls] = (input_type, output_type)
-    return input_type, output_type
+    types = _cache[cls] = (input_type, output_type)
+    return types  # the cached pair itself, from the first call on
 
 
 def _type_words(tp: object) -> str:

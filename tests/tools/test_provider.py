@@ -169,6 +169,11 @@ def test_types_never_come_from_the_inherited_orig_bases() -> None:
 def test_types_are_cached_per_class() -> None:
     assert tool_types(Triage) is tool_types(Triage)
 
+    class Fresh(Thinkerish[Note, Verdict]):  # never looked up before: the first call misses
+        pass
+
+    assert tool_types(Fresh) is tool_types(Fresh)
+
 
 @pytest.mark.parametrize(
     ("cls", "pattern"),
