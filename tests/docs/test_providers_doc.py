@@ -3,17 +3,46 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 TEXT = DOC.read_text(encoding="utf-8")
+
+
+@contextlib.contextmanager
+def the_page_s_ports() -> Iterator[None]:
+    """The page's bash blocks serve on fixed ports (8799, 8796), as a reader would: one block at a
+    time on this machine, whichever pytest-xdist worker runs it."""
+    with (Path(tempfile.gettempdir()) / "harness-providers-doc-ports.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            _until_closed(8799, 8796)  # the ended servers let go of their ports first
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _until_closed(*ports: int, within: float = 10.0) -> None:
+    give_up = time.monotonic() + within
+    for port in ports:
+        while time.monotonic() < give_up:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            except OSError:
+                break  # nobody listens
+            time.sleep(0.1)
 
 
 def blocks(language: str) -> list[str]:
@@ -63,20 +92,21 @@ def test_the_python_example_runs_and_prints_both_readings(tmp_path: Path) -> Non
 @pytest.mark.parametrize("number", [0, 1, 2])
 def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
     code = blocks("bash")[number]
-    process = subprocess.Popen(
-        ["bash", "-euo", "pipefail", "-c", code],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=environment(),
-        start_new_session=True,  # its background servers share the group: ended below
-    )
-    try:
-        out, err = process.communicate(timeout=240)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+    with the_page_s_ports():
+        process = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", code],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=environment(),
+            start_new_session=True,  # its background servers share the group: ended below
+        )
+        try:
+            out, err = process.communicate(timeout=240)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
     done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     if number == 0:
