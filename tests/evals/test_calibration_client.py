@@ -23,7 +23,6 @@ from harness.catalog import (
     sigmoid,
 )
 from harness.decision import (
-    Answer,
     Choice,
     ChoiceAnswer,
     DecisionRequest,
@@ -31,7 +30,6 @@ from harness.decision import (
     Noul,
     NoulAnswer,
     Score,
-    ScoreAnswer,
 )
 from harness.decision._internal import checked_answers
 from harness.jobs import Dispatcher, ModelCall
@@ -40,6 +38,7 @@ from harness.providers._calibrated import _calibrated_response
 from harness.testing import FakeDecisionModel, RandomPolicy, choose, rate, yes
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
+from tests.catalog.test_calibration_maps import as_public
 
 ENTRY = """
 [pins]
@@ -319,7 +318,7 @@ def test_the_maps_keep_every_answers_shape_so_the_calibrated_answers_pass_every_
             assert answer.choice == raw.choice
         # made by the trusted constructors: the public ones accept the same values and make
         # the same answer
-        public = _public(answer)
+        public = as_public(answer)
         assert public == answer
         assert repr(public) == repr(answer)
         assert hash(public) == hash(answer)
@@ -340,17 +339,6 @@ def test_the_maps_keep_every_answers_shape_so_the_calibrated_answers_pass_every_
     assert type(made.raw_answers) is type(public_response.raw_answers)
     assert list(made.raw_answers.items()) == list(public_response.raw_answers.items())
     assert list(made.answers.items()) == list(public_response.answers.items())
-
-
-def _public(answer: Answer) -> Answer:
-    """``answer`` made again by its public constructor, from its own fields."""
-    if isinstance(answer, ChoiceAnswer):
-        return ChoiceAnswer(answer.choice, dict(answer.probabilities), answer.confidence)
-    if isinstance(answer, ScoreAnswer):
-        return ScoreAnswer(answer.score, answer.levels, answer.probabilities, answer.confidence)
-    if isinstance(answer, NoulAnswer):
-        return NoulAnswer(answer.probability)
-    return answer
 
 
 def test_the_calibrated_response_is_read_only_and_keeps_the_models_answers() -> None:
