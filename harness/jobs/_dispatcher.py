@@ -176,7 +176,18 @@ class _Run:
     the running attempt's limit on the loop's clock (kept by :class:`_Deadlines`: when it ends,
     whether it was reached, and how many cancellations the task carried when it started)."""
 
-    __slots__ = ("_clock", "_since", "cancelling", "expired", "limit", "task", "used", "when")
+    __slots__ = (
+        "_clock",
+        "_since",
+        "cancelling",
+        "closing",
+        "expired",
+        "inline",
+        "limit",
+        "task",
+        "used",
+        "when",
+    )
 
     task: asyncio.Task[Any]
 
@@ -188,6 +199,10 @@ class _Run:
         self.when = math.inf
         self.cancelling = 0
         self.expired = False
+        self.inline = False
+        """The job runs in the task that awaits it (:meth:`Dispatcher.run`), not its own."""
+        self.closing = False
+        """:meth:`Dispatcher.aclose` cancelled the task an inline job runs in."""
 
     def start(self) -> float:
         """Start spending (a pause begins); the time now."""
@@ -340,6 +355,9 @@ class Dispatcher:
         self._subscriptions: list[Subscription] = []
         self._heard: frozenset[EventKind] = frozenset()  # kinds some subscription may take
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
+        self._inline: set[_Run] = set()  # jobs running in the tasks that await them
+        self._closing: set[_Run] = set()  # of those, the ones aclose cancelled
+        self._drained: asyncio.Future[None] | None = None  # set when the last of those ends
         self._sweep_at = _SWEEP_AT
         self._intake = _Intake(INTAKE_PER_SLICE)
         self._deadlines = _Deadlines()
@@ -440,8 +458,27 @@ class Dispatcher:
         return task
 
     async def run(self, job: Job[R]) -> R:
-        """Submit ``job`` and wait for its result."""
-        return await self._start(job)
+        """Submit ``job`` and wait for its result.
+
+        A job that :attr:`~harness.jobs.Job.runs_inline` (a decision call) runs in the awaiting
+        task rather than a task of its own: no task to make and no turns of the loop to hand
+        its result over. Its time limit cancels that task as ``asyncio.timeout`` would, and
+        :meth:`aclose` cancels it as it cancels a job's own task."""
+        if not job.runs_inline:
+            return await self._start(job)
+        if self._closed:
+            raise RuntimeError("the dispatcher is closed: create a new Dispatcher")
+        loop = asyncio.get_running_loop()
+        host = asyncio.current_task(loop)
+        if host is None:  # driven outside any task: the job gets one of its own
+            return await self._start(job)
+        run = _Run(job.timeout, self.clock)
+        run.task = host
+        run.inline = True
+        self._inline.add(run)
+        if self._heard and EventKind.SCHEDULED in self._heard:
+            self._publish(EventKind.SCHEDULED, job)  # type: ignore[arg-type]
+        return await self._execute(job, run, loop)
 
     def _resolve(self, job: Job[object]) -> tuple[ResolvedBinding, ...]:
         bindings = job.requirements().bindings
@@ -601,19 +638,30 @@ class Dispatcher:
             # A child's timeout fails its parent; only the job whose clock ran out timed out.
             kind = EventKind.TIMED_OUT if error.job_id == job.identity.job_id else EventKind.FAILED
             self._publish(kind, any_job, message=error.message, error=error)
-            run.task.add_done_callback(_retrieve)
+            if not run.inline:
+                run.task.add_done_callback(_retrieve)
             raise
         except asyncio.CancelledError:
             self._publish(EventKind.CANCELLED, any_job)
+            if run.closing:  # the host task carries on as a job's awaiter would: uncancelled
+                run.task.uncancel()
             raise
         except Exception as error:
             if isinstance(error, StatusError):
                 _settled.add(error)  # a parent job never re-runs what this one settled
             self._publish(EventKind.FAILED, any_job, message=str(error), error=error)
-            run.task.add_done_callback(_retrieve)
+            if not run.inline:
+                run.task.add_done_callback(_retrieve)
             raise
         finally:
-            self._tasks.discard(run.task)
+            if run.inline:
+                self._inline.discard(run)
+                if run.closing:
+                    self._closing.discard(run)
+                    if not self._closing and self._drained is not None:
+                        self._drained.set_result(None)
+            else:
+                self._tasks.discard(run.task)
 
     async def _pause(self, job: Job[Any], wait: float, budget: _Run) -> None:
         """Wait ``wait`` seconds before a re-run, on the job's clock and never past its limit."""
@@ -684,8 +732,17 @@ class Dispatcher:
         tasks = [t for t in self._tasks if not t.done()]
         for task in tasks:
             task.cancel()
+        here = asyncio.current_task()
+        closing = self._closing = {run for run in self._inline if run.task is not here}
+        if closing:  # cancelled in the tasks they run in, and waited for as a job's own task
+            self._drained = asyncio.get_running_loop().create_future()
+            for run in closing:
+                run.closing = True
+                run.task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        if self._drained is not None and not self._drained.done():
+            await asyncio.shield(self._drained)
         owned = list(self._owned.values())
         self._owned.clear()
         for client in owned:

@@ -61,6 +61,11 @@ class Job(Generic[R], abc.ABC):
     """When true, a job built without a ``timeout`` takes its limit from the first catalog entry
     it resolves to (:meth:`limit_by`): a decision's from its entry's ``decision_timeout_s``."""
     kind: ClassVar[str] = "job"
+    runs_inline: ClassVar[bool] = False
+    """When true, :meth:`Dispatcher.run` and :meth:`JobContext.run` run the job in the task that
+    awaits it instead of a task of its own (:meth:`Dispatcher.submit` still makes one): for a
+    job that sets no context variable and whose caller waits for it anyway, a decision call.
+    Its timeout, events, record, retries and cancellation behave as in a task of its own."""
 
     def __init__(
         self,
@@ -244,5 +249,6 @@ class JobContext:
         return self.dispatcher.client_for(resolved.entry)
 
     async def run(self, job: Job[R2]) -> R2:
-        """Run a child job through the dispatcher and return its result."""
-        return await self.dispatcher.submit(job).result()
+        """Run a child job through the dispatcher and return its result (in this task when the
+        job :attr:`~Job.runs_inline`)."""
+        return await self.dispatcher.run(job)

@@ -66,6 +66,13 @@ class RecordingDispatcher(Dispatcher):
             self.decisions.append(job)
         return super().submit(job)
 
+    async def run(self, job: Job[R]) -> R:
+        """Keep ``job`` when it is a decision call, then run it as the dispatcher does (a
+        thinker's decisions come here: they run in the thinker's task)."""
+        if isinstance(job, DecisionCall):
+            self.decisions.append(job)
+        return await super().run(job)
+
     async def run_top(
         self, job: Job[R], on_progress: Callable[[JobEvent], None] | None = None
     ) -> tuple[R | None, Exception | None]:

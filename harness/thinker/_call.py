@@ -47,6 +47,7 @@ class DecisionCall(Job[DecisionResponse]):
     default_timeout: ClassVar[float | None] = DECISION_TIMEOUT
     timeout_from_entry: ClassVar[bool] = True
     kind: ClassVar[str] = "decision"
+    runs_inline: ClassVar[bool] = True
 
     def __init__(
         self,
