@@ -12,7 +12,7 @@ from harness.decision import DecisionRequest, DecisionResponse
 from harness.jobs._record import JobRecord, ModelCall
 from harness.providers import CalibratedResponse, DecisionClient, Redaction
 
-__all__ = ["ObservableDecisionClient"]
+__all__ = ["ObservableDecisionClient", "record_answered", "record_failed"]
 
 log = logging.getLogger("harness.jobs")
 
@@ -45,47 +45,77 @@ class ObservableDecisionClient:
         try:
             response = await self._inner.decide(request, entry, timeout=timeout)
         except BaseException as error:
-            latency = time.perf_counter() - start
-            if isinstance(error, asyncio.CancelledError):
-                reason = "cancelled before an answer (the job timed out or was cancelled)"
-            else:  # our clients redact at the source; any other client's text is redacted here
-                reason = Redaction.of(request, key=entry.api_key).apply(
-                    str(error) or type(error).__name__
-                )
-            request_id = getattr(error, "request_id", None)
-            self._record._add_made(
-                _model_call,
+            record_failed(
+                self._record,
                 entry,
-                None,
-                reason,
-                latency,
-                request_id if isinstance(request_id, str) else None,
+                request,
+                error,
+                time.perf_counter() - start,
                 self._counted,
                 self._counted_by,
             )
-            log.info("decision on %s failed after %.3f s: %s", entry.id, latency, reason)
             raise
-        self._record._add_made(
-            _model_call,
-            entry,
-            response,
-            response.failure,
-            response.latency,
-            response.request_id,
-            self._counted,
-            self._counted_by,
-        )
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "decision on %s answered in %.3f s (model %s)",
-                entry.id,
-                response.latency,
-                response.model,
-            )
+        record_answered(self._record, entry, response, self._counted, self._counted_by)
         return response
 
     async def aclose(self) -> None:
         """The inner client belongs to the dispatcher: nothing to close here."""
+
+
+def record_failed(
+    record: JobRecord,
+    entry: CatalogEntry,
+    request: DecisionRequest,
+    error: BaseException,
+    latency: float,
+    counted: int | None,
+    counted_by: str | None,
+) -> None:
+    """Put a call that raised ``error`` after ``latency`` seconds on ``record``, its reason
+    redacted (our clients redact at the source; any other client's text is redacted here)."""
+    if isinstance(error, asyncio.CancelledError):
+        reason = "cancelled before an answer (the job timed out or was cancelled)"
+    else:
+        reason = Redaction.of(request, key=entry.api_key).apply(str(error) or type(error).__name__)
+    request_id = getattr(error, "request_id", None)
+    record._add_made(
+        _model_call,
+        entry,
+        None,
+        reason,
+        latency,
+        request_id if isinstance(request_id, str) else None,
+        counted,
+        counted_by,
+    )
+    log.info("decision on %s failed after %.3f s: %s", entry.id, latency, reason)
+
+
+def record_answered(
+    record: JobRecord,
+    entry: CatalogEntry,
+    response: DecisionResponse,
+    counted: int | None,
+    counted_by: str | None,
+) -> None:
+    """Put the call ``response`` answered (or refused) on ``record``."""
+    record._add_made(
+        _model_call,
+        entry,
+        response,
+        response.failure,
+        response.latency,
+        response.request_id,
+        counted,
+        counted_by,
+    )
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug(
+            "decision on %s answered in %.3f s (model %s)",
+            entry.id,
+            response.latency,
+            response.model,
+        )
 
 
 def _model_call(

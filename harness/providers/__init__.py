@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.providers._calibrated import CalibratedDecisionClient as CalibratedDecisionClient
 from harness.providers._calibrated import CalibratedResponse as CalibratedResponse
+from harness.providers._calibrated import calibrate as calibrate
 from harness.providers._calibrated import calibrated as calibrated
 from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._client import DecisionClient as DecisionClient

@@ -21,7 +21,7 @@ from harness.decision import Answer, DecisionRequest, DecisionResponse
 from harness.decision._internal import checked_answers
 from harness.providers._client import DecisionClient
 
-__all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrated"]
+__all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrate", "calibrated"]
 
 
 def _frozen(answers: Mapping[str, Answer]) -> Mapping[str, Answer]:
@@ -79,6 +79,23 @@ def _calibrated_response(
     return made
 
 
+def calibrate(response: DecisionResponse, entry: CatalogEntry) -> DecisionResponse:
+    """``response`` with ``entry.calibration`` applied: a :class:`CalibratedResponse` holding
+    the calibrated answers and the model's own, or ``response`` itself when the entry has no
+    calibration, the call failed, or the answer came from another model than the one the
+    calibration was fitted on (its ``model``)."""
+    calibration = entry.calibration
+    if calibration is None or not response.success:
+        return response
+    if not calibration.applies_to(response.model):
+        return response  # fitted on another model: its maps say nothing about this one
+    asked = response.request
+    # the maps keep each checked answer's kind, options and levels: not checked again
+    return _calibrated_response(
+        response, checked_answers(asked, calibration.apply(asked, response.answers))
+    )
+
+
 class CalibratedDecisionClient:
     """A decision client applying ``entry.calibration`` (when the entry has one) to the inner
     client's answers; a failed call, an entry without one, or an answer from another model than
@@ -91,17 +108,7 @@ class CalibratedDecisionClient:
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
     ) -> DecisionResponse:
         """Ask the inner client, then calibrate its answers with the entry's maps."""
-        response = await self.inner.decide(request, entry, timeout=timeout)
-        calibration = entry.calibration
-        if calibration is None or not response.success:
-            return response
-        if not calibration.applies_to(response.model):
-            return response  # fitted on another model: its maps say nothing about this one
-        asked = response.request
-        # the maps keep each checked answer's kind, options and levels: not checked again
-        return _calibrated_response(
-            response, checked_answers(asked, calibration.apply(asked, response.answers))
-        )
+        return calibrate(await self.inner.decide(request, entry, timeout=timeout), entry)
 
     async def aclose(self) -> None:
         """The inner client belongs to whoever made it: nothing to close here."""

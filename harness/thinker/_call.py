@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import ClassVar, Final
 
 from harness.catalog import DEFAULT_DECISION_TIMEOUT, CatalogEntry
@@ -13,11 +14,11 @@ from harness.jobs import (
     DefaultTimeout,
     Job,
     JobContext,
-    ObservableDecisionClient,
     Requirements,
     RetryPolicy,
 )
-from harness.providers import calibrated
+from harness.jobs._internal import record_answered, record_failed
+from harness.providers import calibrate
 from harness.tools import Identifiable
 
 __all__ = ["DECISION_TIMEOUT", "DecisionCall", "MissingRequestError"]
@@ -86,18 +87,33 @@ class DecisionCall(Job[DecisionResponse]):
         return Requirements.decision(self.request, self._pinned)
 
     async def run(self, context: JobContext) -> DecisionResponse:
-        """Send the request to the resolved entry through an observable client (which records
-        the model's answers), applying the entry's calibration when it has one."""
-        assert self.request is not None
+        """Send the request to the resolved entry's client, apply the entry's calibration when
+        it has one, and put the call on the job's record, answered or failed (what
+        :class:`~harness.jobs.ObservableDecisionClient` around
+        :class:`~harness.providers.CalibratedDecisionClient` does, in one frame)."""
+        request = self.request
+        assert request is not None
         (resolved,) = context.resolved
         entry = resolved.entry
         reservation = resolved.reservation
         client = context.dispatcher.client_for(entry)
-        if entry.calibration is not None:
-            client = calibrated(client, entry)
-        return await ObservableDecisionClient(
-            client,
-            self.record,
-            counted_input_tokens=reservation.input_tokens,
-            counted_by=reservation.counted_by,
-        ).decide(self.request, entry, timeout=context.remaining())
+        start = perf_counter()
+        try:
+            response = await client.decide(request, entry, timeout=context.remaining())
+            if entry.calibration is not None:
+                response = calibrate(response, entry)
+        except BaseException as error:
+            record_failed(
+                self.record,
+                entry,
+                request,
+                error,
+                perf_counter() - start,
+                reservation.input_tokens,
+                reservation.counted_by,
+            )
+            raise
+        record_answered(
+            self.record, entry, response, reservation.input_tokens, reservation.counted_by
+        )
+        return response
