@@ -1,7 +1,8 @@
 """What the packages above use of the wire's machinery and is not part of the vocabulary users
 see: compact JSON (the canonical body), the bounded reply reader and its byte limit,
 :func:`checked_answers` (answers already checked against their request, for the calibration),
-and the answers' trusted constructors (values their caller has checked; see ``_answers.py``).
+the answers' trusted constructors (values their caller has checked; see ``_answers.py``), and
+:func:`wire_questions` (a request's System One questions, made once and shared).
 The one module of this package that other harness packages may import besides its public face."""
 
 from harness.decision._answers import trusted_choice as trusted_choice
@@ -11,6 +12,7 @@ from harness.decision._json import compact_json as compact_json
 from harness.decision._response import checked_answers as checked_answers
 from harness.decision._wire import MAX_REPLY_BYTES as MAX_REPLY_BYTES
 from harness.decision._wire import load_reply as load_reply
+from harness.decision.systemone import wire_questions as wire_questions
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -20,4 +22,5 @@ __all__ = [
     "trusted_choice",
     "trusted_noul",
     "trusted_score",
+    "wire_questions",
 ]

@@ -68,6 +68,11 @@ class DecisionRequest:
     _bodies: dict[tuple[str, str | None], bytes] = attrs.field(
         factory=dict, init=False, repr=False, eq=False, hash=False
     )
+    # The questions in a wire's shape, by wire (the embedded model reads them as they are, with
+    # no body around them): made once, shared, never changed. Not part of the value either.
+    _wire_questions: dict[str, Mapping[str, object]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False, hash=False
+    )
 
     def encoded(
         self, wire: str, model: str | None, encode: Callable[[DecisionRequest, str | None], bytes]

@@ -67,6 +67,19 @@ def _encode_question(question: Question) -> dict[str, JsonValue]:
     return encoded
 
 
+def wire_questions(request: DecisionRequest) -> Mapping[str, object]:
+    """The request's questions as :func:`encode_request` puts them in its body, made once per
+    request and shared: read them, never change them (the embedded model reads them as they
+    are)."""
+    forms = request._wire_questions
+    questions = forms.get("systemone")
+    if questions is None:
+        questions = forms["systemone"] = {
+            qid: _encode_question(q) for qid, q in request.questions.items()
+        }
+    return questions
+
+
 def encode_request(request: DecisionRequest, model: str | None) -> dict[str, JsonValue]:
     """The request body: ``model`` (left out only when None), ``state``, ``questions`` in order."""
     questions = {qid: _encode_question(q) for qid, q in request.questions.items()}

@@ -32,7 +32,7 @@ import asyncio
 import concurrent.futures
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
@@ -48,6 +48,7 @@ from harness.decision import (
     Score,
     systemone,
 )
+from harness.decision._internal import wire_questions
 from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientError
 
 from ._client import CheckedClient, check_limits, local_answers
@@ -216,13 +217,21 @@ class EmbeddedDecisionClient(CheckedClient):
             return _as_choice(question)
         return question
 
-    async def decide(
+    def decide(
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
+    ) -> Coroutine[None, None, DecisionResponse]:
         """Answer ``request`` with the entry's sparrow model; see :class:`DecisionClient`. The
         entry's limits (:func:`~harness.providers.check_limits`) and sparrow's own are checked
-        in the same pass over the questions that finds those answered here."""
-        return await self._answer(request, entry, timeout, _scan(request, entry, limits=True))
+        in the same pass over the questions that finds those answered here.
+
+        A coroutine, as an ``async def`` gives (awaited, it answers or raises; a refusal of the
+        limits is raised when it is awaited, never when it is made), made without a frame of
+        its own around the answer's."""
+        try:
+            local = _scan(request, entry, limits=True)
+        except Exception as refused:
+            return _raised(refused)
+        return self._answer(request, entry, timeout, local)
 
     async def answer(
         self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
@@ -247,7 +256,8 @@ class EmbeddedDecisionClient(CheckedClient):
             return DecisionResponse(request, settled, input_tokens=0, model=model.name)
         same = asked is request.questions
         wire_request = request if same else DecisionRequest(request.state, asked)
-        body = systemone.encode_request(wire_request, wire_model_id)
+        # what sparrow reads of encode_request's body, its questions made once per request
+        body = {"state": wire_request.state, "questions": wire_questions(wire_request)}
         inline = self.inline_bytes
         started = time.perf_counter()
         try:
@@ -329,6 +339,11 @@ class EmbeddedDecisionClient(CheckedClient):
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
+
+
+async def _raised(error: Exception) -> DecisionResponse:
+    """A coroutine that raises ``error`` when awaited."""
+    raise error
 
 
 def _ask(model: _Decider, entry: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:

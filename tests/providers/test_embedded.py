@@ -168,6 +168,48 @@ async def test_limits_are_refused_before_asking(client: EmbeddedDecisionClient) 
         await client.decide(DecisionRequest(STATE, {"wide": eleven}), entry())
 
 
+async def test_a_refusal_of_the_limits_is_raised_when_decide_is_awaited_as_an_async_def_would(
+    client: EmbeddedDecisionClient,
+) -> None:
+    options = Choice("Which?", {"a": None, "b": None, "c": None, "d": None})
+    asked = client.decide(DecisionRequest(STATE, {"pick": options}), entry(max_options=3))
+    assert asyncio.iscoroutine(asked)  # made without raising: gather() may take it
+    outcomes = await asyncio.gather(asked, return_exceptions=True)
+    assert isinstance(outcomes[0], InvalidInputError)
+    assert "accepts at most 3 options" in str(outcomes[0])
+
+
+async def test_the_model_reads_the_questions_of_encode_request_made_once_per_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    request = DecisionRequest(
+        STATE,
+        {
+            "pick": Choice("Which?", {"a": "the first", "b": None}),
+            "yes": Noul("Sure?", when_true="it is"),
+            "rate": Score("How much?", ["1", "2", "3"]),
+        },
+    )
+    read: list[Mapping[str, object]] = []
+    real = _embedded._ask
+
+    def ask(model: Decider, chosen: CatalogEntry, body: Mapping[str, object]) -> dict[str, object]:
+        read.append(body)
+        return real(model, chosen, body)  # type: ignore[arg-type]  # sparrow's own model
+
+    monkeypatch.setattr(_embedded, "_ask", ask)
+    fresh = EmbeddedDecisionClient(noul_as_choice=False)
+    try:
+        first = await fresh.decide(request, entry())
+        second = await fresh.decide(request, entry())
+    finally:
+        await fresh.aclose()
+    body = systemone.encode_request(request, "sparrow-decider")
+    assert [dict(b) for b in read] == [{"state": body["state"], "questions": body["questions"]}] * 2
+    assert read[0]["questions"] is read[1]["questions"]  # made once, for this request
+    assert first.answers == second.answers
+
+
 async def test_an_unknown_model_fails_naming_the_entry_and_the_fix(
     client: EmbeddedDecisionClient,
 ) -> None:
