@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 PATHS = ("embedded", "stack", "bare")
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 WARM = 100
 
 
@@ -126,7 +127,9 @@ def counted(path: str, calls: int) -> int:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     command = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     command += [sys.executable, __file__, "--inner", path, "--calls", str(calls)]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    # numpy's BLAS threads (sparrow-decider's model) spin while they wait for work, for as long
+    # as the scheduler lets them: counted, they moved a count by 10-20 %. One thread: none.
+    env = {**os.environ, "PYTHONHASHSEED": "0", **dict.fromkeys(_BLAS_THREADS, "1")}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or found is None:

@@ -86,7 +86,16 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
     return _codec.request_body(model, state=request.state, questions=questions)
 
 
-encode_body = _codec.body_encoder("systemone", __name__, encode_request)
+def _shared_request(request: DecisionRequest, model: str | None) -> dict[str, JsonValue]:
+    """:func:`encode_request`'s body around the request's shared questions
+    (:func:`wire_questions`): only for :func:`encode_body`, which serializes it at once and
+    keeps nothing of it. Pricing a request encodes its body first, so the questions the
+    embedded model reads are made then, once."""
+    questions: JsonValue = wire_questions(request)  # type: ignore[assignment]  # JSON values, read-only
+    return _codec.request_body(model, state=request.state, questions=questions)
+
+
+encode_body = _codec.body_encoder("systemone", __name__, _shared_request)
 
 
 def _plain_answer(question: Question, raw: object) -> Answer | None:
