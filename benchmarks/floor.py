@@ -8,7 +8,10 @@ script answers that with a **floor path**: the same small request (a three-optio
 through the least code that does what the contract requires of every call, written by hand in
 plain asyncio for this one request and entry, with nothing general about it:
 
-* one task per call, awaited (a job can be awaited and cancelled on its own);
+* a call submitted among many runs as a task of its own (a job can be awaited and cancelled
+  on its own: the throughput path); a call awaited alone runs in the awaiting task, which
+  cancels it by being cancelled (the latency path; harness's ``Dispatcher.run`` does the same
+  with a decision call since issue 26's fourth round: before it, this path made a task too);
 * an identity (a job id) and a context variable naming the running job, set and reset
   (traceable);
 * the call priced: the body's length reserved against the entry's ceiling (the body encoded
@@ -185,8 +188,9 @@ class Floor:
             _job.reset(token)
 
     async def call(self) -> dict[str, tuple[str, dict[str, float], float]]:
-        """One call as its own task, awaited."""
-        return await asyncio.get_running_loop().create_task(self.job())
+        """One call awaited: in the awaiting task, as harness runs an awaited decision call
+        (``Job.runs_inline``); cancelling the awaiter cancels it."""
+        return await self.job()
 
 
 def _confidence(values: list[float]) -> float:
