@@ -6,7 +6,7 @@ promise a job in its own task keeps: its time limit, its events, cancellation fr
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import pytest
 
@@ -20,6 +20,8 @@ from harness.thinker import DecisionCall
 from harness.tools import Identifiable, Workflow
 
 from .stack import REQUEST, catalog_of, eventually
+
+R = TypeVar("R")
 
 
 def _entry() -> CatalogEntry:
@@ -56,7 +58,7 @@ class _Parent(Job[list[asyncio.Task[object] | None]]):
         return [await context.run(_Inline(context)), await context.run(_Waits(context))]
 
 
-def _kinds(events: list[JobEvent], job: Job[object]) -> list[EventKind]:
+def _kinds(events: list[JobEvent], job: Job[R]) -> list[EventKind]:
     return [e.kind for e in events if e.job.job_id == job.identity.job_id]
 
 
@@ -172,7 +174,8 @@ async def test_inline_jobs_back_to_back_still_give_the_loop_a_turn() -> None:
 
 async def test_a_recording_dispatcher_keeps_decisions_run_inline() -> None:
     model = FakeDecisionModel()
-    async with RecordingDispatcher(catalog_of(_entry()), clients={"local": model}) as dispatcher:
+    dispatcher = RecordingDispatcher(catalog_of(_entry()), clients={"local": model})
+    async with dispatcher:
         first = DecisionCall(Workflow(), REQUEST)
         await dispatcher.run(first)
         second = DecisionCall(Workflow(), REQUEST)
