@@ -658,8 +658,9 @@ class Dispatcher:
                 self._inline.discard(run)
                 if run.closing:
                     self._closing.discard(run)
-                    if not self._closing and self._drained is not None:
-                        self._drained.set_result(None)
+                    drained = self._drained
+                    if not self._closing and drained is not None and not drained.done():
+                        drained.set_result(None)
             else:
                 self._tasks.discard(run.task)
 
@@ -733,11 +734,13 @@ class Dispatcher:
         for task in tasks:
             task.cancel()
         here = asyncio.current_task()
-        closing = self._closing = {run for run in self._inline if run.task is not here}
-        if closing:  # cancelled in the tasks they run in, and waited for as a job's own task
-            self._drained = asyncio.get_running_loop().create_future()
-            for run in closing:
+        fresh = [run for run in self._inline if run.task is not here and not run.closing]
+        if fresh:  # cancelled in the tasks they run in, and waited for as a job's own task
+            if self._drained is None or self._drained.done():
+                self._drained = asyncio.get_running_loop().create_future()
+            for run in fresh:
                 run.closing = True
+                self._closing.add(run)
                 run.task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -181,3 +181,24 @@ async def test_a_recording_dispatcher_keeps_decisions_run_inline() -> None:
         second = DecisionCall(Workflow(), REQUEST)
         await dispatcher.submit(second).result()
     assert dispatcher.decisions == [first, second]
+
+
+async def test_aclose_twice_at_once_cancels_an_inline_job_once() -> None:
+    dispatcher = Dispatcher(catalog_of(_entry()))
+    job = _Inline(Workflow(), 30.0)
+    seen: list[int] = []
+
+    async def awaiter() -> None:
+        try:
+            await dispatcher.run(job)
+        except asyncio.CancelledError:
+            here = asyncio.current_task()
+            assert here is not None
+            seen.append(here.cancelling())
+
+    waiting = asyncio.ensure_future(awaiter())
+    await asyncio.sleep(0.02)
+    await asyncio.wait_for(asyncio.gather(dispatcher.aclose(), dispatcher.aclose()), 10)
+    await waiting
+    assert job.ended
+    assert seen == [0]
