@@ -154,6 +154,29 @@ class _Scripts:
         self.limit_grow: AsyncScript = client.register_script(_LIMIT_GROW)
 
 
+class _Cancellation:
+    """Whether the running task was asked to cancel since this was made. redis-py's asyncio
+    client can swallow a ``CancelledError`` delivered during a command (seen with redis 8.1:
+    ``asyncio.wait_for`` around a waiting acquire never returned, as the wait went on polling);
+    the request stays counted on the task (``Task.cancelling``), so a loop that asks Redis
+    checks it after each command and ends as the cancellation would have ended it."""
+
+    __slots__ = ("_before", "_task")
+
+    def __init__(self) -> None:
+        self._task = asyncio.current_task()
+        self._before = 0 if self._task is None else self._task.cancelling()
+
+    def requested(self) -> bool:
+        """Whether a cancellation was asked for since this was made."""
+        return self._task is not None and self._task.cancelling() > self._before
+
+    def check(self) -> None:
+        """Raise ``CancelledError`` when a cancellation was asked for since this was made."""
+        if self.requested():
+            raise asyncio.CancelledError
+
+
 class RedisPermit(Permit):
     """A permit held in Redis: a gate's lease is renewed while held and removed on release."""
 
@@ -170,12 +193,14 @@ class RedisPermit(Permit):
 
     async def _renew(self) -> None:
         every = self._admission.lease / 3
+        cancelled = _Cancellation()
         while True:
             await asyncio.sleep(every)
             try:
                 await self._admission._renew(self._entry, self._token)
             except AdmissionUnavailableError:
                 return  # the lease runs out by itself: nobody keeps a permit it cannot renew
+            cancelled.check()  # released while Redis was asked
 
     def release(self) -> None:
         """Give the permit back (a gate's lease is removed in Redis; tokens stay spent)."""
@@ -286,6 +311,7 @@ class RedisAdmission(Admission):
         scripts = self._on_loop()
         token = secrets.token_hex(8)
         lease_ms = int(self.lease * 1000)
+        cancelled = _Cancellation()
         while True:
             try:
                 if kind == "gate":
@@ -306,6 +332,10 @@ class RedisAdmission(Admission):
                     wait = min(max(wait_ms / 1000, 0.001), 1.0)
             except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
                 raise self._unavailable(error) from None
+            if cancelled.requested():  # the wait was cancelled while Redis was asked
+                if int(got) == 1 and kind == "gate":
+                    self._give_back(entry, token)  # a bucket's tokens stay spent, as always
+                raise asyncio.CancelledError
             if int(got) == 1:
                 self.busy.discard(entry.id)
                 return RedisPermit(self, entry, kind, amount, token)

@@ -198,6 +198,59 @@ async def test_a_killed_workers_permits_come_back_within_their_lease(
             await holder.wait()
 
 
+async def test_a_cancelled_wait_for_a_redis_permit_always_ends(redis_url: str) -> None:
+    """redis-py can swallow a cancellation that lands during a command; the wait still ends
+    (before the fix, one of the first few dozen cancellations left it polling for ever), and
+    a permit it took as it was cancelled goes back."""
+    entry = CatalogEntry(
+        id="full",
+        provider="systemone",
+        wire_model_id="m",
+        base_url="http://127.0.0.1:9",
+        max_context_tokens=10_000,
+        max_concurrent=2,
+    )
+    holder = RedisAdmission(redis_url, lease=4.0)
+    held = [await holder.demand(entry, Reservation(1, 0)).acquire() for _ in range(2)]
+    other = RedisAdmission(redis_url, lease=4.0, poll=0.005)
+    for attempt in range(150):
+        waiting = asyncio.ensure_future(other.demand(entry, Reservation(1, 0)).acquire())
+        await asyncio.sleep(0.001 * (attempt % 11))
+        waiting.cancel()
+        done, _ = await asyncio.wait({waiting}, timeout=2.0)
+        assert done, f"cancelled wait {attempt} was still polling Redis 2 s later"
+        assert waiting.cancelled()
+    for permit in held:
+        permit.release()
+    taken = await asyncio.wait_for(other.demand(entry, Reservation(1, 0)).acquire(), 5)
+    second = await asyncio.wait_for(other.demand(entry, Reservation(1, 0)).acquire(), 5)
+    for permit in (taken, second):  # both free: no cancelled wait kept one
+        permit.release()
+    await holder.aclose()
+    await other.aclose()
+
+
+async def test_a_released_permit_stops_renewing_its_lease(redis_url: str) -> None:
+    entry = CatalogEntry(
+        id="renewed",
+        provider="systemone",
+        wire_model_id="m",
+        base_url="http://127.0.0.1:9",
+        max_context_tokens=10_000,
+        max_concurrent=1,
+    )
+    admission = RedisAdmission(redis_url, lease=0.03)  # renewed every 10 ms
+    for attempt in range(60):
+        permit = await admission.demand(entry, Reservation(1, 0)).acquire()
+        renewing = permit._renewing  # type: ignore[attr-defined]  # the permit's renewal task
+        assert isinstance(renewing, asyncio.Task)
+        await asyncio.sleep(0.001 * (attempt % 13))
+        permit.release()
+        done, _ = await asyncio.wait({renewing}, timeout=2.0)
+        assert done, f"permit {attempt} went on renewing its lease after its release"
+    await admission.aclose()
+
+
 async def test_redis_down_fails_calls_by_name_and_runs_nothing(tmp_path: Path) -> None:
     entry = CatalogEntry(
         id="gone",
