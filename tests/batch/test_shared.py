@@ -198,18 +198,23 @@ async def test_a_killed_workers_permits_come_back_within_their_lease(
             await holder.wait()
 
 
-async def test_a_cancelled_wait_for_a_redis_permit_always_ends(redis_url: str) -> None:
-    """redis-py can swallow a cancellation that lands during a command; the wait still ends
-    (before the fix, one of the first few dozen cancellations left it polling for ever), and
-    a permit it took as it was cancelled goes back."""
-    entry = CatalogEntry(
-        id="full",
+def _gated(entry_id: str, max_concurrent: int) -> CatalogEntry:
+    """An entry with a gate of ``max_concurrent`` (its server is never asked)."""
+    return CatalogEntry(
+        id=entry_id,
         provider="systemone",
         wire_model_id="m",
         base_url="http://127.0.0.1:9",
         max_context_tokens=10_000,
-        max_concurrent=2,
+        max_concurrent=max_concurrent,
     )
+
+
+async def test_a_cancelled_wait_for_a_redis_permit_always_ends(redis_url: str) -> None:
+    """redis-py can swallow a cancellation that lands during a command; the wait still ends
+    (before the fix, one of the first few dozen cancellations left it polling for ever), and
+    a permit it took as it was cancelled goes back."""
+    entry = _gated("full", 2)
     holder = RedisAdmission(redis_url, lease=4.0)
     held = [await holder.demand(entry, Reservation(1, 0)).acquire() for _ in range(2)]
     other = RedisAdmission(redis_url, lease=4.0, poll=0.005)
@@ -231,14 +236,7 @@ async def test_a_cancelled_wait_for_a_redis_permit_always_ends(redis_url: str) -
 
 
 async def test_a_released_permit_stops_renewing_its_lease(redis_url: str) -> None:
-    entry = CatalogEntry(
-        id="renewed",
-        provider="systemone",
-        wire_model_id="m",
-        base_url="http://127.0.0.1:9",
-        max_context_tokens=10_000,
-        max_concurrent=1,
-    )
+    entry = _gated("renewed", 1)
     admission = RedisAdmission(redis_url, lease=0.03)  # renewed every 10 ms
     for attempt in range(60):
         permit = await admission.demand(entry, Reservation(1, 0)).acquire()
