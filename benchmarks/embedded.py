@@ -12,6 +12,10 @@ one run, interleaved so the machine's load falls on both alike:
 * **throughput**: ``--calls`` calls (default 500) submitted at once through the dispatcher
   against the same number of direct calls in a plain loop, alternating, best of ``--passes``.
   Target: at least 0.95 of the model's own serial rate.
+* **warmth**: harness's whole path with the model's answer canned, ``--rounds`` calls back to
+  back and as many each right after the model ran: the model's run leaves the CPU's caches
+  holding its own code and data, and harness's part of a real call pays for fetching its own
+  again (about 2.5 times its time with warm caches on this machine).
 * **pieces**: what each step of harness's path costs on this request (``timeit``), so the
   difference above can be read.
 
@@ -27,13 +31,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import os
 import statistics
 import sys
 import time
 import timeit
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -208,6 +213,45 @@ class _Instant:
         return None
 
 
+@contextlib.contextmanager
+def canned(reply: Mapping[str, object]) -> Iterator[None]:
+    """The embedded client's model answers ``reply`` at once while the block runs."""
+    from harness.providers import _embedded
+
+    real = _embedded._ask
+    _embedded._ask = lambda model, entry, body: dict(reply)
+    try:
+        yield
+    finally:
+        _embedded._ask = real
+
+
+async def warmth(request: DecisionRequest, rounds: int) -> tuple[float, float]:
+    """Median microseconds of a whole harness call with the model's answer canned: back to back
+    (the CPU's caches hold harness's code and data), and each call right after the model ran
+    (untimed), so the caches are as the model leaves them, as in a real call. The difference is
+    what the model's run costs harness's own code: the reason harness's own time in a real call
+    is larger than its canned path's."""
+    ask = direct_call(request)
+    reply = {"model": "sparrow", "answers": ask(), "usage": {"input_tokens": 0}}
+    workflow = Workflow()
+    medians = []
+    with canned(reply):
+        async with Dispatcher(default_catalog()) as dispatcher:
+            for _ in range(min(200, rounds)):
+                await dispatcher.run(DecisionCall(workflow, request))
+            for after_model in (False, True):
+                times = []
+                for _ in range(rounds):
+                    if after_model:
+                        ask()
+                    started = time.perf_counter()
+                    await dispatcher.run(DecisionCall(workflow, request))
+                    times.append(time.perf_counter() - started)
+                medians.append(statistics.median(times) * 1e6)
+    return medians[0], medians[1]
+
+
 async def paths(
     request: DecisionRequest, reply: Mapping[str, object], number: int = 2000
 ) -> list[tuple[str, float]]:
@@ -216,10 +260,8 @@ async def paths(
     from harness.providers import _embedded
 
     entry = default_catalog().resolve_decision(None, asked_by="benchmark")
-    real = _embedded._ask
-    _embedded._ask = lambda model, entry, body: dict(reply)
     out = []
-    try:
+    with canned(reply):
         client = _embedded.EmbeddedDecisionClient()
         for _ in range(min(200, number)):
             await client.decide(request, entry)
@@ -228,8 +270,6 @@ async def paths(
             await client.decide(request, entry)
         out.append(("embedded client, model canned", (time.perf_counter() - started) / number))
         await client.aclose()
-    finally:
-        _embedded._ask = real
     async with Dispatcher(default_catalog(), clients={entry.id: _Instant(reply)}) as dispatcher:
         workflow = Workflow()
         for _ in range(min(200, number)):
@@ -272,6 +312,7 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
         )
         if options.profile:
             parts, cpu_us = await profiled(dispatcher, request, options.calls)
+    hot, after_model = await warmth(request, options.rounds)
     own = harness - direct
     own_cpu = harness_cpu - direct_cpu
     print(f"load average: {load:.2f} on {os.cpu_count()} CPUs")
@@ -291,6 +332,9 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
     print(f"  sparrow-decider in a loop: {rate_direct:8.0f} decisions/s")
     print(f"  dispatcher, all at once  : {rate_harness:8.0f} decisions/s")
     print(f"  ratio                    : {ratio:8.2f} ({verdict} >= {THROUGHPUT_TARGET})")
+    print(f"harness's path, the model's answer canned, median of {options.rounds} calls:")
+    print(f"  back to back (caches warm)       : {hot:8.1f} µs")
+    print(f"  each right after the model ran   : {after_model:8.1f} µs = {after_model / hot:.2f}x")
     if parts is not None:
         print_breakdown("harness calls, one after another", parts, cpu_us)
     return {
@@ -312,6 +356,8 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             "own_cpu_ms": round(own_cpu * 1e3, 4),
             "model_rate_per_s": round(rate_direct, 2),
             "dispatcher_rate_per_s": round(rate_harness, 2),
+            "canned_warm_us": round(hot, 3),
+            "canned_after_model_us": round(after_model, 3),
         },
         "targets": [
             target(

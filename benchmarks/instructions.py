@@ -11,7 +11,16 @@ valgrind does not follow):
 * ``embedded``: ``DecisionCall`` jobs one after another through a ``Dispatcher`` on the embedded
   entry, the model's answer canned (harness's own path: job, dispatcher, client, decoding);
 * ``stack``: ``benchmarks/dispatch.py``'s whole stack, a distinct request per call;
-* ``bare``: ``benchmarks/dispatch.py``'s bare aiohttp loop.
+* ``bare``: ``benchmarks/dispatch.py``'s bare aiohttp loop;
+* ``real``: as ``embedded`` with the model itself asked (not canned);
+* ``model``: sparrow-decider asked directly on the same request, the baseline of ``real``;
+* ``floor``: ``benchmarks/floor.py``'s floor path on the same request, the model asked.
+
+``--caches`` runs the path under ``valgrind --tool=cachegrind`` instead, with caches simulated
+at this machine's sizes (32 KiB instruction and data caches, a 1 MiB second level, each per
+core), and prints the misses a call beside the instructions: ``real`` minus ``model`` is what
+harness adds to a real call, its code and data fetched again after the model's run evicted them
+(``embedded.py``'s "warmth" measures the same in time).
 
 Run: ``python benchmarks/instructions.py stack`` (minutes: valgrind runs Python about 50 times
 slower). Needs valgrind (``apt-get install valgrind``). ``--profile`` instead runs the path
@@ -34,13 +43,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-PATHS = ("embedded", "stack", "bare")
+PATHS = ("embedded", "stack", "bare", "real", "model", "floor")
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 WARM = 100
 
 
-async def _embedded(calls: int, profiler: cProfile.Profile | None = None) -> None:
-    from embedded import SMALL
+async def _embedded(
+    calls: int, profiler: cProfile.Profile | None = None, way: str = "embedded"
+) -> None:
+    from embedded import SMALL, direct_call
 
     from harness.catalog import default_catalog
     from harness.jobs import Dispatcher
@@ -59,15 +70,32 @@ async def _embedded(calls: int, profiler: cProfile.Profile | None = None) -> Non
             canned["reply"] = real(model, entry, body)  # type: ignore[arg-type]  # sparrow's own
         return dict(canned["reply"])
 
-    _embedded._ask = ask  # the model's answer canned
+    if way == "embedded":
+        _embedded._ask = ask  # the model's answer canned
+    direct = direct_call(SMALL)
+    if way == "floor":
+        import sparrow_decider
+        from floor import Floor, _temperature
+
+        floor = Floor(sparrow_decider.Decider.load(), SMALL, _temperature())
+        for _ in range(WARM):
+            await floor.call()
+        for _ in range(calls):
+            await floor.call()
+        return
     async with Dispatcher(catalog) as dispatcher:
         workflow = Workflow()
         for _ in range(WARM):
             await dispatcher.run(DecisionCall(workflow, SMALL))
+            direct()
         if profiler is not None:
             profiler.enable()
-        for _ in range(calls):
-            await dispatcher.run(DecisionCall(workflow, SMALL))
+        if way == "model":
+            for _ in range(calls):
+                direct()
+        else:
+            for _ in range(calls):
+                await dispatcher.run(DecisionCall(workflow, SMALL))
         if profiler is not None:
             profiler.disable()
 
@@ -102,8 +130,8 @@ async def _http(port: int, calls: int, way: str, profiler: cProfile.Profile | No
 def inner(path: str, calls: int, profiler: cProfile.Profile | None = None) -> None:
     """The counted process: warm up, then ``calls`` calls of ``path`` (profiled when given a
     profiler)."""
-    if path == "embedded":
-        asyncio.run(_embedded(calls, profiler))
+    if path in ("embedded", "real", "model", "floor"):
+        asyncio.run(_embedded(calls, profiler, path))
         return
     import dispatch
 
@@ -120,21 +148,48 @@ def inner(path: str, calls: int, profiler: cProfile.Profile | None = None) -> No
         server.join(timeout=10)
 
 
-def counted(path: str, calls: int) -> int:
-    """Instructions valgrind counted in a whole run of ``calls`` calls."""
+CACHES = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64")
+"""This machine's caches (AMD EPYC, per core): cachegrind's first level and its last, which
+here stands for the second (the shared third, 32 MiB, is not simulated)."""
+_MISSES = {"I1  misses": "I1 misses", "D1  misses": "D1 misses", "LL misses": "LL misses"}
+
+
+def counted(path: str, calls: int, caches: bool = False) -> dict[str, int]:
+    """What valgrind counted in a whole run of ``calls`` calls: ``instructions``, and with
+    ``caches`` the simulated misses (see :data:`CACHES`)."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
-    command = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    if caches:
+        command = [valgrind, "--tool=cachegrind", "--cache-sim=yes", *CACHES]
+        command += ["--cachegrind-out-file=/dev/null"]
+    else:
+        command = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     command += [sys.executable, __file__, "--inner", path, "--calls", str(calls)]
     # numpy's BLAS threads (sparrow-decider's model) spin while they wait for work, for as long
     # as the scheduler lets them: counted, they moved a count by 10-20 %. One thread: none.
     env = {**os.environ, "PYTHONHASHSEED": "0", **dict.fromkeys(_BLAS_THREADS, "1")}
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or found is None:
+    if done.returncode != 0:
         raise SystemExit(f"the counted run failed:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
+    return _counts(done.stderr, caches)
+
+
+def _counts(report: str, caches: bool) -> dict[str, int]:
+    """The totals of valgrind's report (its stderr)."""
+
+    def total(label: str) -> int:
+        found = re.search(label + r"\s*:\s*([\d,]+)", report)
+        if found is None:
+            raise SystemExit(f"valgrind reported no {label!r}:\n{report[-2000:]}")
+        return int(found.group(1).replace(",", ""))
+
+    if not caches:
+        return {"instructions": total("Collected")}
+    counts = {"instructions": total("I +refs")}
+    for label, name in _MISSES.items():
+        counts[name] = total(label)
+    return counts
 
 
 def main() -> None:
@@ -145,6 +200,7 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100)
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true", help="a cProfile breakdown instead")
+    parser.add_argument("--caches", action="store_true", help="simulated cache misses as well")
     options = parser.parse_args()
     if options.inner:
         inner(options.path, options.calls)
@@ -159,10 +215,11 @@ def main() -> None:
         return
     if options.calls <= options.small:
         raise SystemExit("--calls must be more than --small")
-    small = counted(options.path, options.small)
-    large = counted(options.path, options.calls)
-    per_call = (large - small) / (options.calls - options.small)
-    print(f"{options.path}: {per_call:,.0f} instructions a call")
+    small = counted(options.path, options.small, options.caches)
+    large = counted(options.path, options.calls, options.caches)
+    calls = options.calls - options.small
+    for name, count in large.items():
+        print(f"{options.path}: {(count - small[name]) / calls:,.0f} {name} a call")
 
 
 if __name__ == "__main__":

@@ -331,7 +331,47 @@ class Calibration:
                     _ROLES.clear()
                 _ROLES[question_id] = (kind, role)
             found = roles.get(role)
-            mapped[question_id] = answer if found is None else _mapped(found, answer)
+            if found is None:
+                mapped[question_id] = answer
+            elif isinstance(found, TemperatureMap) and isinstance(answer, ChoiceAnswer):
+                # A temperature map on a choice (a shipped calibration's common case), in this
+                # frame: each function a call enters is fetched from memory again after the
+                # model's run has evicted it (docs/performance.md, round 5). The values are
+                # what the public constructors would make of the mapped ones, made by the
+                # trusted constructor as they are proved to be what it owes (see _softmax,
+                # written out here; bit-identical to TemperatureMap.distribution:
+                # tests/catalog/test_calibration_maps.py).
+                temperature = found.temperature
+                options = answer.probabilities.items()
+                logs: list[float] = []
+                top = _NEGATIVE_INFINITY
+                for _, p in options:
+                    value = _log(p if p > EPSILON else EPSILON) / temperature
+                    logs.append(value)
+                    if value > top:  # the first largest, as max() picks it
+                        top = value
+                if top == _NEGATIVE_INFINITY:  # NaN throughout: the public constructor refuses
+                    mapped[question_id] = _checked(found, answer)
+                    continue
+                weights: list[float] = []
+                for value in logs:
+                    weights.append(_exp(value - top))
+                total = sum(weights)
+                # the same options (str keys, each once) and choice; values floats in [0, 1]
+                probabilities: dict[str, float] = {}
+                for (option, _), weight in zip(options, weights):  # noqa: B905  # as many
+                    probabilities[option] = weight / total
+                count = len(weights)
+                if count == 1:
+                    confidence = 1.0
+                else:  # choice_confidence(values) written out; its max(values) is 1.0 / total
+                    uniform = 1 / count
+                    confidence = (1.0 / total - uniform) / (1 - uniform)
+                    confidence = confidence if confidence > 0.0 else 0.0
+                    confidence = confidence if confidence < 1.0 else 1.0
+                mapped[question_id] = trusted_choice(answer.choice, probabilities, confidence)
+            else:
+                mapped[question_id] = _mapped(found, answer)
         return mapped
 
     def to_table(self) -> dict[str, object]:
@@ -351,28 +391,9 @@ class Calibration:
 def _mapped(found: RoleMap, answer: Answer) -> Answer:
     """``answer`` through ``found``: the answers the public constructors would make from the
     mapped values, made by the trusted constructors where the values are proved to be what
-    those owe (see :func:`_softmax`; a noul's value is clamped), else by the public ones."""
+    those owe (see :func:`_softmax`; a noul's value is clamped), else by the public ones. A
+    temperature map on a choice answer is applied by :meth:`Calibration.apply` itself."""
     if isinstance(found, TemperatureMap):
-        if isinstance(answer, ChoiceAnswer):
-            options = answer.probabilities
-            mapped = _softmax(options.values(), found.temperature)
-            if mapped is None:  # NaN throughout: refused by the public constructor, as always
-                return _checked(found, answer)
-            weights, total = mapped
-            # the same options (str keys, each once) and choice; values floats in [0, 1]. As
-            # many weights as options (made of them); zip with no keyword takes its fast path
-            probabilities: dict[str, float] = {}
-            for option, weight in zip(options.keys(), weights):  # noqa: B905
-                probabilities[option] = weight / total
-            count = len(weights)
-            if count == 1:
-                return trusted_choice(answer.choice, probabilities, 1.0)
-            # choice_confidence(values), written out; its max(values) is 1.0 / total
-            uniform = 1 / count
-            confidence = (1.0 / total - uniform) / (1 - uniform)
-            confidence = confidence if confidence > 0.0 else 0.0
-            confidence = confidence if confidence < 1.0 else 1.0
-            return trusted_choice(answer.choice, probabilities, confidence)
         if isinstance(answer, ScoreAnswer):
             mapped = _softmax(answer.probabilities, found.temperature)
             if mapped is None:

@@ -37,32 +37,23 @@ class _CheckedAnswers(FrozenMap[str, Answer]):
 
     __slots__ = ("request",)
 
-    def __init__(self, request: DecisionRequest, answers: Mapping[str, Answer]) -> None:
-        super().__init__(answers.items())
-        self.request = request
+    request: DecisionRequest
 
 
-def decoded_answers(request: DecisionRequest, answers: dict[str, Answer]) -> FrozenMap[str, Answer]:
-    """:func:`checked_answers` for a wire codec's own ``answers`` dict, kept rather than copied:
-    the codec made it for this reply and never touches it again."""
-    made = _CheckedAnswers.__new__(_CheckedAnswers)
-    made._lookup = answers
-    made.request = request
-    return made
-
-
-def checked_answers(
-    request: DecisionRequest, answers: Mapping[str, Answer]
-) -> FrozenMap[str, Answer]:
+def checked_answers(request: DecisionRequest, answers: dict[str, Answer]) -> FrozenMap[str, Answer]:
     """``answers`` as checked answers to ``request``, so a response to the same request object
-    takes them without checking them a second time. Two callers only: the wire codecs, after
-    they checked every answer against ``request`` as :class:`DecisionResponse` would (each
+    takes them without checking them a second time. The dict is kept, not copied: the caller
+    made it for these answers and never touches it again. Two callers only: the wire codecs,
+    after they checked every answer against ``request`` as :class:`DecisionResponse` would (each
     question answered in order and in its shape, or refused); and the calibration
     (``harness.providers.calibrated``), whose answers are a checked response's answers put
     through maps that keep each one's kind, options and levels (each answer's own constructor
     checks its new probabilities; ``tests/evals/test_calibration_client.py`` holds the maps to
     it). A changed or other request, or answers from anywhere else, are checked as usual."""
-    return _CheckedAnswers(request, answers)
+    made = _CheckedAnswers.__new__(_CheckedAnswers)
+    made._lookup = answers
+    made.request = request
+    return made
 
 
 def _answers(value: Mapping[str, Answer]) -> FrozenMap[str, Answer]:

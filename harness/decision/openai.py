@@ -24,7 +24,7 @@ from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnsw
 from ._json import JsonValue, compact_json
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
-from ._response import decoded_answers
+from ._response import checked_answers
 from ._wire import Loc, RequestValidationError, WireReply
 
 __all__ = [
@@ -200,7 +200,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
                 f"{where} is not named {name!r}: answers must come in question order"
             )
         decoded[question_id] = _decode_answer(question_id, question, raw, where)
-    return _codec.wire_reply(body, decoded_answers(request, decoded))  # not checked again
+    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
 
 
 decode_body = _codec.body_decoder("OpenAI Decisions", __name__, decode_reply)

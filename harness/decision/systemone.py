@@ -30,7 +30,7 @@ from ._answers import (
 from ._json import JsonValue
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
-from ._response import decoded_answers
+from ._response import checked_answers
 from ._wire import Loc, RequestValidationError, WireReply
 
 __all__ = [
@@ -194,7 +194,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
         decoded[question_id] = _plain_answer(question, raw) or _checked_answer(
             question_id, question, raw
         )
-    return _codec.wire_reply(body, decoded_answers(request, decoded))  # not checked again
+    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
 
 
 decode_body = _codec.body_decoder("System One", __name__, decode_reply)

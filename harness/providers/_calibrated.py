@@ -85,9 +85,10 @@ def calibrate(response: DecisionResponse, entry: CatalogEntry) -> DecisionRespon
     calibration, the call failed, or the answer came from another model than the one the
     calibration was fitted on (its ``model``)."""
     calibration = entry.calibration
-    if calibration is None or not response.success:
+    if calibration is None or response.failure is not None:  # not response.success
         return response
-    if not calibration.applies_to(response.model):
+    fitted = calibration.model  # Calibration.applies_to, without a call of its own
+    if fitted is not None and response.model != fitted:
         return response  # fitted on another model: its maps say nothing about this one
     asked = response.request
     # the maps keep each checked answer's kind, options and levels: not checked again
