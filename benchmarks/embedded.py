@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import cProfile
 import os
+import random
 import statistics
 import sys
 import time
@@ -105,11 +106,36 @@ def direct_call(request: DecisionRequest) -> Callable[[], Mapping[str, object]]:
     return ask
 
 
+def own_ratio(direct: list[float], harness: list[float]) -> float:
+    """harness's own time over the model's: the difference of the two medians, over the
+    model's median."""
+    model = statistics.median(direct)
+    return (statistics.median(harness) - model) / model
+
+
+def interval(
+    direct: list[float], harness: list[float], resamples: int = 1000
+) -> tuple[float, float]:
+    """A 95 % interval of :func:`own_ratio` within this run: the rounds (a direct and a harness
+    call each) resampled with replacement (a fixed seed, so the same times give the same
+    interval). It says how well the run's rounds pin the ratio down, not how the machine will
+    be in the next run: that moves more (docs/performance.md)."""
+    pick = random.Random(0).choices
+    indices = range(len(direct))
+    ratios = []
+    for _ in range(resamples):
+        chosen = pick(indices, k=len(direct))
+        ratios.append(own_ratio([direct[i] for i in chosen], [harness[i] for i in chosen]))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+
 async def latency(
     dispatcher: Dispatcher, request: DecisionRequest, rounds: int
-) -> tuple[float, float, float, float]:
+) -> tuple[float, float, float, float, tuple[float, float]]:
     """Median seconds of one direct call and of one harness call, interleaved; then the medians
-    of their CPU seconds (``process_time``) in the same rounds."""
+    of their CPU seconds (``process_time``) in the same rounds; then the 95 % interval of the
+    own-time ratio (:func:`interval`)."""
     ask = direct_call(request)
     workflow = Workflow()
     direct: list[float] = []
@@ -138,28 +164,33 @@ async def latency(
         statistics.median(harness),
         statistics.median(direct_cpu),
         statistics.median(harness_cpu),
+        interval(direct, harness),
     )
 
 
 async def throughput(
     dispatcher: Dispatcher, request: DecisionRequest, calls: int, passes: int
-) -> tuple[float, float]:
-    """Decisions per second: direct in a plain loop, and all submitted at once to harness."""
+) -> tuple[float, float, list[float]]:
+    """Decisions per second: direct in a plain loop, and all submitted at once to harness (the
+    best pass of each); then each pass's own ratio (harness's rate over the direct rate)."""
     ask = direct_call(request)
     workflow = Workflow()
     direct = harness = float("inf")
+    ratios = []
     for _ in range(passes):
         started = time.perf_counter()
         for _ in range(calls):
             ask()
-        direct = min(direct, time.perf_counter() - started)
+        direct_s = time.perf_counter() - started
         started = time.perf_counter()
         handles = [dispatcher.submit(DecisionCall(workflow, request)) for _ in range(calls)]
         responses = await asyncio.gather(*(h.result() for h in handles))
-        harness = min(harness, time.perf_counter() - started)
+        harness_s = time.perf_counter() - started
         if not all(r.success for r in responses):
             raise SystemExit("a harness call failed: the figures are void")
-    return calls / direct, calls / harness
+        direct, harness = min(direct, direct_s), min(harness, harness_s)
+        ratios.append(direct_s / harness_s)
+    return calls / direct, calls / harness, ratios
 
 
 def pieces(request: DecisionRequest, number: int = 200) -> list[tuple[str, float]]:
@@ -304,10 +335,10 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
     request = MIXED if options.request == "mixed" else SMALL
     parts: dict[str, float] | None = None
     async with Dispatcher(default_catalog()) as dispatcher:
-        direct, harness, direct_cpu, harness_cpu = await latency(
+        direct, harness, direct_cpu, harness_cpu, (low, high) = await latency(
             dispatcher, request, options.rounds
         )
-        rate_direct, rate_harness = await throughput(
+        rate_direct, rate_harness, pass_ratios = await throughput(
             dispatcher, request, options.calls, options.passes
         )
         if options.profile:
@@ -326,12 +357,17 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
         f"({verdict} <= {LATENCY_TARGET}); CPU {own_cpu * 1e3:.3f} ms = "
         f"{own_cpu / direct_cpu:.2f}"
     )
+    print(f"  95 % interval of the ratio (these {options.rounds} rounds): {low:.3f}-{high:.3f}")
     ratio = rate_harness / rate_direct
     verdict = "meets" if ratio >= THROUGHPUT_TARGET else "misses"
     print(f"throughput, {options.calls} calls, best of {options.passes}:")
     print(f"  sparrow-decider in a loop: {rate_direct:8.0f} decisions/s")
     print(f"  dispatcher, all at once  : {rate_harness:8.0f} decisions/s")
     print(f"  ratio                    : {ratio:8.2f} ({verdict} >= {THROUGHPUT_TARGET})")
+    print(
+        f"  each pass's own ratio    : {min(pass_ratios):.2f}-{max(pass_ratios):.2f} "
+        f"({len(pass_ratios)} passes)"
+    )
     print(f"harness's path, the model's answer canned, median of {options.rounds} calls:")
     print(f"  back to back (caches warm)       : {hot:8.1f} µs")
     print(f"  each right after the model ran   : {after_model:8.1f} µs = {after_model / hot:.2f}x")
@@ -356,6 +392,10 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             "own_cpu_ms": round(own_cpu * 1e3, 4),
             "model_rate_per_s": round(rate_direct, 2),
             "dispatcher_rate_per_s": round(rate_harness, 2),
+            "pass_ratio_low": round(min(pass_ratios), 4),
+            "pass_ratio_high": round(max(pass_ratios), 4),
+            "own_ratio_interval_low": round(low, 4),
+            "own_ratio_interval_high": round(high, 4),
             "canned_warm_us": round(hot, 3),
             "canned_after_model_us": round(after_model, 3),
         },
