@@ -365,8 +365,8 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
     print(f"  dispatcher, all at once  : {rate_harness:8.0f} decisions/s")
     print(f"  ratio                    : {ratio:8.2f} ({verdict} >= {THROUGHPUT_TARGET})")
     print(
-        f"  each pass's own ratio    : {min(pass_ratios):.2f}-{max(pass_ratios):.2f} "
-        f"({len(pass_ratios)} passes)"
+        f"  each pass's own ratio    : median {statistics.median(pass_ratios):.2f}, "
+        f"{min(pass_ratios):.2f}-{max(pass_ratios):.2f} ({len(pass_ratios)} passes)"
     )
     print(f"harness's path, the model's answer canned, median of {options.rounds} calls:")
     print(f"  back to back (caches warm)       : {hot:8.1f} µs")
@@ -392,6 +392,7 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             "own_cpu_ms": round(own_cpu * 1e3, 4),
             "model_rate_per_s": round(rate_direct, 2),
             "dispatcher_rate_per_s": round(rate_harness, 2),
+            "pass_ratio_median": round(statistics.median(pass_ratios), 4),
             "pass_ratio_low": round(min(pass_ratios), 4),
             "pass_ratio_high": round(max(pass_ratios), 4),
             "own_ratio_interval_low": round(low, 4),
