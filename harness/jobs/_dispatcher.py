@@ -139,18 +139,16 @@ class _Intake:
             return True
         return False
 
-    async def wait(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Wait in line for a later slice."""
+    def wait(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """A place in line for a later slice: await it. A future, not a coroutine, so a job
+        awaits it from its own frame (most of a burst waits once: no frame made for it). A
+        cancelled ticket stays in line, done, and is skipped."""
         ticket: asyncio.Future[None] = loop.create_future()
         self._line.append(ticket)
-        self._schedule(loop)
-        await ticket  # a cancelled ticket stays in line, done, and is skipped
-
-    async def turn(self) -> None:
-        """Wait for this job's turn (at once when the current slice has room)."""
-        loop = asyncio.get_running_loop()
-        if not self.passes(loop):
-            await self.wait(loop)
+        if not self._turn_scheduled:
+            self._turn_scheduled = True
+            loop.call_soon(self._next_slice)
+        return ticket
 
     def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._turn_scheduled:
