@@ -80,8 +80,12 @@ async def _embedded(
         floor = Floor(sparrow_decider.Decider.load(), SMALL, _temperature())
         for _ in range(WARM):
             await floor.call()
+        if profiler is not None:
+            profiler.enable()
         for _ in range(calls):
             await floor.call()
+        if profiler is not None:
+            profiler.disable()
         return
     async with Dispatcher(catalog) as dispatcher:
         workflow = Workflow()
