@@ -20,7 +20,18 @@ import re
 from collections.abc import Mapping
 
 from . import _codec, _server, _wire
-from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer
+from ._answers import (
+    Answer,
+    ChoiceAnswer,
+    NoulAnswer,
+    RefusedAnswer,
+    ScoreAnswer,
+    choice_confidence,
+    score_confidence,
+    trusted_choice,
+    trusted_noul,
+    trusted_score,
+)
 from ._json import JsonValue, compact_json
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
@@ -176,10 +187,82 @@ def _refusal_reason(value: object) -> str | None:
     return shown
 
 
+def _plain_answer(question: Question, raw: Mapping[str, object]) -> Answer | None:
+    """A well-formed answer built without the converter, or None to go the careful way
+    (:func:`_decode_answer`). It accepts only what the careful way accepts unchanged, so both
+    give the same answer (``tests/decision/test_fast_paths.py``): the type asked; each
+    probability a float in [0, 1]; a distribution's values each once, of the type asked (an
+    option's name, a level's position), every one asked for there; a pick and a confidence
+    given in range or left out (then derived as the careful way derives them). Anything else,
+    a refusal included, goes the careful way, which reads it or names what is wrong."""
+    if raw.get("type") != _TYPES[question.kind]:
+        return None
+    if isinstance(question, Noul):
+        probability = raw.get("probability")
+        if type(probability) is float and 0.0 <= probability <= 1.0:
+            return trusted_noul(probability)
+        return None
+    items = raw.get("probabilities")
+    confidence = raw.get("confidence")
+    if type(items) is not list or not (
+        confidence is None or (type(confidence) is float and 0.0 <= confidence <= 1.0)
+    ):
+        return None
+    value_type = str if isinstance(question, Choice) else int
+    table: dict[object, float] = {}
+    for item in items:
+        if type(item) is not dict:
+            return None
+        value = item.get("value")
+        probability = item.get("probability")
+        if (
+            type(value) is not value_type
+            or value in table
+            or type(probability) is not float
+            or not 0.0 <= probability <= 1.0
+        ):
+            return None
+        table[value] = probability
+    if isinstance(question, Choice):
+        probabilities: dict[str, float] = {}
+        best: str | None = None
+        for option in question.options:
+            value = table.get(option)
+            if value is None:
+                return None
+            probabilities[option] = value
+            if best is None or value > probabilities[best]:  # the first most probable
+                best = option
+        choice = raw.get("choice", best)
+        if type(choice) is not str or choice not in probabilities:
+            return None
+        if confidence is None:
+            confidence = choice_confidence(list(probabilities.values()))
+        return trusted_choice(choice, probabilities, confidence)
+    levels = question.levels
+    numbers: list[float] = []
+    for level in range(len(levels)):
+        value = table.get(level)
+        if value is None:
+            return None
+        numbers.append(value)
+    if "score" in raw:
+        score = raw["score"]
+        if type(score) is not float and type(score) is not int:
+            return None
+    else:  # the expected level, as the careful way fills it in
+        score = sum(i * p for i, p in enumerate(numbers))
+    if not 0.0 <= score <= len(levels) - 1:
+        return None
+    if confidence is None:
+        confidence = score_confidence(numbers)
+    return trusted_score(float(score), levels, tuple(numbers), confidence)
+
+
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     """The answers in a decoded reply ``payload`` to ``request``, mapped back to its ids by
     position; raises :class:`harness.errors.NotAnAnswerError` naming what is missing or wrong."""
-    body = _wire.reply_object(payload)
+    body = payload if type(payload) is dict else _wire.reply_object(payload)  # a dict: no ABC
     answers = body.get("answers")
     if not isinstance(answers, list):
         raise _wire.not_an_answer("the reply has no 'answers' array")
@@ -188,13 +271,21 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     for position, (name, (question_id, question)) in enumerate(
         zip(names, request.questions.items(), strict=True)
     ):
-        where = f"answer {position} (question {question_id!r})"
         if position >= len(answers):
             raise _wire.not_an_answer(
                 f"the reply has no answer for question {question_id!r}: {len(answers)} answers "
                 f"for {len(names)} questions (asked: {', '.join(map(repr, request.questions))})"
             )
-        raw = _codec.answer_object(answers[position], where)
+        raw = answers[position]
+        if type(raw) is dict:  # the common shape: its name checked, then read fast if it can be
+            given = raw.get("name")
+            if given is None or given == name:
+                answer = _plain_answer(question, raw)
+                if answer is not None:
+                    decoded[question_id] = answer
+                    continue
+        where = f"answer {position} (question {question_id!r})"
+        raw = _codec.answer_object(raw, where)
         if raw.get("name") is not None and raw.get("name") != name:
             raise _wire.not_an_answer(
                 f"{where} is not named {name!r}: answers must come in question order"

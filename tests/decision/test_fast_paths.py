@@ -19,14 +19,19 @@ from hypothesis import strategies as st
 
 from harness.decision import (
     Choice,
+    ChoiceAnswer,
     DecisionRequest,
     DecisionResponse,
     Noul,
+    NoulAnswer,
     Score,
+    ScoreAnswer,
     WireReply,
     _codec,
     _response,
     _wire,
+    openai,
+    score_confidence,
     systemone,
 )
 from harness.decision._frozen_map import FrozenMap
@@ -321,6 +326,97 @@ def test_a_nearly_well_formed_answer_decodes_fast_exactly_as_the_careful_way(
     if fast is not None:
         assert fast == careful
         assert repr(fast) == repr(careful)  # the same types too: an int 1 is read as 1.0
+
+
+_OPENAI_TYPES = {"choice": "choice", "noul": "predicate", "score": "score"}
+
+
+@st.composite
+def _near_openai_answers(draw: st.DrawFn) -> tuple[Choice | Noul | Score, dict[str, object]]:
+    """As :func:`_near_answers`, in the OpenAI Decisions shapes: a distribution is a list of
+    ``{"value", "probability"}`` items, which may repeat a value, leave one out, carry a value
+    of another type or not be an object at all."""
+    question = draw(st.sampled_from(_QUESTIONS))
+    values: list[object] = (
+        list(question.options)
+        if isinstance(question, Choice)
+        else [0, 1, 2]
+        if isinstance(question, Score)
+        else []
+    )
+    # mostly well formed, so the fast path reads many: each oddity is drawn now and then
+    probability = st.one_of(*[st.floats(min_value=0.0, max_value=1.0)] * 4, _PROBABILITIES)
+    items: list[object] = [{"value": value, "probability": draw(probability)} for value in values]
+    odd = st.sampled_from(
+        [
+            {"value": values[0] if values else "x", "probability": 0.5},  # a value again
+            {"value": True, "probability": 0.5},
+            {"value": "1", "probability": 0.5},
+            {"value": 1, "probability": 0.5},
+            {"value": "other", "probability": 0.5},
+            {"probability": 0.5},
+            {"value": "x"},
+            "item",
+        ]
+    )
+    if items and not draw(st.integers(0, 5)):
+        items.pop(draw(st.integers(0, len(items) - 1)))
+    if not draw(st.integers(0, 3)):
+        items.insert(draw(st.integers(0, len(items))), draw(odd))
+    kind = _OPENAI_TYPES[question.kind]
+    raw: dict[str, object] = {
+        "type": draw(st.sampled_from([kind] * 6 + ["noul", "refusal", 7])),
+        "name": "q",
+        "probability": draw(probability),
+        "probabilities": items if draw(st.integers(0, 9)) else {"0": 0.5},
+        "confidence": draw(st.one_of(st.none(), probability)),
+        "choice": draw(st.sampled_from([*values, *values, *values, "other", 1, None])),
+        "score": draw(
+            st.one_of(
+                st.floats(min_value=0.0, max_value=2.0),
+                st.sampled_from([0, 2, 3, -1e-7, 2.0000001]),
+                _PROBABILITIES,
+            )
+        ),
+    }
+    left_out = draw(st.sets(st.sampled_from(sorted(raw)), max_size=3))
+    return question, {name: value for name, value in raw.items() if name not in left_out}
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_near_openai_answers())
+def test_a_nearly_well_formed_openai_answer_decodes_fast_exactly_as_the_careful_way(
+    case: tuple[Choice | Noul | Score, dict[str, object]],
+) -> None:
+    question, raw = case
+    fast = openai._plain_answer(question, raw)
+    careful = _outcome(lambda: openai._decode_answer("q", question, raw, "answer 0"))  # type: ignore[arg-type]
+    if fast is not None:
+        assert fast == careful
+        assert repr(fast) == repr(careful)  # the same types too: an int score is read as float
+
+
+def test_the_openai_fast_path_reads_the_common_shapes_itself() -> None:
+    """The shapes a server sends (every field; the choice, score and confidence left out) are
+    read fast, not handed to the careful way; a refusal is not."""
+    team, anger = _QUESTIONS[0], _QUESTIONS[3]
+    assert isinstance(anger, Score)
+    dist = [{"value": "billing", "probability": 0.25}, {"value": "tech", "probability": 0.75}]
+    levels = [{"value": i, "probability": p} for i, p in enumerate([0.25, 0.25, 0.5])]
+    assert openai._plain_answer(team, {"type": "choice", "probabilities": dist}) == (
+        ChoiceAnswer("tech", {"billing": 0.25, "tech": 0.75}, 0.5)
+    )
+    full = {"type": "choice", "choice": "billing", "probabilities": dist, "confidence": 0.1}
+    assert openai._plain_answer(team, full) == ChoiceAnswer(
+        "billing", {"billing": 0.25, "tech": 0.75}, 0.1
+    )
+    assert openai._plain_answer(anger, {"type": "score", "probabilities": levels}) == (
+        ScoreAnswer(1.25, anger.levels, (0.25, 0.25, 0.5), score_confidence([0.25, 0.25, 0.5]))
+    )
+    assert openai._plain_answer(_QUESTIONS[2], {"type": "predicate", "probability": 0.8}) == (
+        NoulAnswer(0.8)
+    )
+    assert openai._plain_answer(team, {"type": "refusal", "refusal": "no"}) is None
 
 
 def test_the_response_s_own_init_takes_what_attrs_would_generate() -> None:
