@@ -1,7 +1,7 @@
 """How much does the whole stack cost per decision, next to a bare aiohttp loop?
 
-Sends ``--calls`` (default 5,000) decision calls to the fake System One server two ways, in the
-same run, against the same server:
+Sends decision calls to the fake System One server two ways, in the same run, against the same
+server, in ``--rounds`` rounds (default 10) of ``--calls`` calls each way (default 500):
 
 * **stack**: :class:`harness.thinker.DecisionCall` jobs submitted at once to a
   :class:`harness.jobs.Dispatcher` whose catalog entry has ``max_concurrent = 32``: each call is
@@ -12,9 +12,10 @@ same run, against the same server:
   ``asyncio.Semaphore(32)``, the reply read and parsed with ``json.loads``, nothing else.
 
 The server runs in a child process (its own interpreter and event loop, on 127.0.0.1), so its
-cost does not land on either side. Each way runs ``--rounds`` times, alternating, after a
-warm-up; the best round of each is reported. Prints both rates and their ratio (the target is at
-least 0.85, never below 0.7) and the client process's CPU per call each way (``process_time``
+cost does not land on either side. The two ways alternate which goes first in a round, after a
+warm-up; each way's rate is its calls over its summed time (``benchmarks/_blocks.py``, which
+gives the ratio a 95 % interval over the rounds). Prints both rates and their ratio (the target
+is at least 0.85, never below 0.7) and the client process's CPU per call each way (``process_time``
 over the round; the server's CPU is in the other process), so the difference is harness's own
 CPU per call. ``--profile`` breaks one more stack round down by part
 (``benchmarks/_breakdown.py``); ``--json FILE`` writes the results (``benchmarks/_results.py``).
@@ -51,6 +52,7 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _blocks import Blocks
 from _breakdown import breakdown, print_breakdown
 from _results import conditions, target, write
 
@@ -198,9 +200,10 @@ async def measure(
     same: bool,
     retries: int,
     bare_encodes: bool = False,
-) -> tuple[tuple[float, float], tuple[float, float], dict[str, float] | None]:
-    """The best stack and bare rates (calls per second) over ``rounds`` alternating rounds,
-    each with its client CPU per call (seconds) in that best round; with ``profile``, the
+) -> tuple[Blocks, tuple[float, float], dict[str, float] | None]:
+    """``rounds`` rounds of ``calls`` calls each way, the two in alternating order: their
+    times (``benchmarks/_blocks.py``: the bare loop is the baseline) and the client CPU per call
+    (seconds) of the stack and of the bare loop over all rounds; with ``profile``, the
     breakdown of one more stack round."""
     entry = entry_for(port)
     catalog = Catalog([entry], {"decision": entry.id})
@@ -215,10 +218,15 @@ async def measure(
         bodies = bare_bodies(warm, encodes=bare_encodes)
         await run_bare(session, entry.url, bodies)  # warm-up: connections, caches
         await run_stack(dispatcher, warm, retries)
-        for _ in range(rounds):
+        for round_ in range(rounds):
             bodies = bare_bodies(requests_for(calls, same), encodes=bare_encodes)
-            bare_rounds.append(await run_bare(session, entry.url, bodies))
-            stack_rounds.append(await run_stack(dispatcher, requests_for(calls, same), retries))
+            stacked = requests_for(calls, same)
+            if round_ % 2 == 0:
+                bare_rounds.append(await run_bare(session, entry.url, bodies))
+                stack_rounds.append(await run_stack(dispatcher, stacked, retries))
+            else:
+                stack_rounds.append(await run_stack(dispatcher, stacked, retries))
+                bare_rounds.append(await run_bare(session, entry.url, bodies))
         parts = None
         if profile:
             profiler = cProfile.Profile()
@@ -226,9 +234,10 @@ async def measure(
             await run_stack(dispatcher, requests_for(calls, same), retries)
             profiler.disable()
             parts = breakdown(profiler, calls)
-    stack = min(stack_rounds)
-    bare = min(bare_rounds)
-    return (calls / stack[0], stack[1] / calls), (calls / bare[0], bare[1] / calls), parts
+    times = (tuple(r[0] for r in bare_rounds), tuple(r[0] for r in stack_rounds))
+    total = calls * rounds
+    cpu = (sum(r[1] for r in stack_rounds) / total, sum(r[1] for r in bare_rounds) / total)
+    return Blocks(("bare", "stack"), calls, times), cpu, parts
 
 
 def cpu_parts(calls: int, fault_every: int) -> tuple[float, float, float]:
@@ -273,8 +282,8 @@ def cpu_parts(calls: int, fault_every: int) -> tuple[float, float, float]:
 def main() -> None:
     """Parse the options, start the server process, measure, print."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=5000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", type=int, default=500, help="calls each way a round")
+    parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--service-time", type=float, default=0.0, help="server seconds a call")
     parser.add_argument("--profile", action="store_true", help="break a stack round down")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON (- : stdout)")
@@ -300,7 +309,7 @@ def main() -> None:
     server.start()
     try:
         port = parent.recv()
-        (stack, stack_cpu), (bare, bare_cpu), parts = asyncio.run(
+        rates, (stack_cpu, bare_cpu), parts = asyncio.run(
             measure(
                 port,
                 options.calls,
@@ -317,7 +326,7 @@ def main() -> None:
         server.join(timeout=10)
         if server.is_alive():
             server.terminate()
-    ratio = stack / bare
+    bare, stack, ratio = rates.rate(0), rates.rate(1), rates.ratio(1)
     faults = f"every {options.fault_every}th request 503" if options.fault_every else "none"
     print(
         f"calls per way per round: {options.calls}, rounds: {options.rounds}, "
@@ -338,7 +347,8 @@ def main() -> None:
     )
     met = "met" if ratio >= TARGET else "missed"
     floor = "held" if ratio >= FLOOR else "broken"
-    print(f"ratio stack/bare  : {ratio:8.2f}  (target {TARGET} {met}, floor {FLOOR} {floor})")
+    print(f"ratio stack/bare  : {rates.describe(1)}")
+    print(f"                    target {TARGET} {met}, floor {FLOOR} {floor}")
     if parts is not None:
         print_breakdown("stack, per call (client process)", parts, stack_cpu * 1e6)
     write(
@@ -362,6 +372,7 @@ def main() -> None:
             "bare_cpu_ms_per_call": round(bare_cpu * 1e3, 4),
             "stack_cpu_ms_per_call": round(stack_cpu * 1e3, 4),
             "own_cpu_ms_per_call": round((stack_cpu - bare_cpu) * 1e3, 4),
+            **rates.figures(1, "stack"),
             "requests_served": served,
         },
         [

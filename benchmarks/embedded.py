@@ -9,9 +9,11 @@ one run, interleaved so the machine's load falls on both alike:
   catalog (the embedded entry: resolution, pricing, admission, the worker handoff, encoding and
   decoding, validation, the job's record), in alternating order. Medians of each; harness's own
   time is the difference. Target: at most 0.2 of the model's own time.
-* **throughput**: ``--calls`` calls (default 500) submitted at once through the dispatcher
-  against the same number of direct calls in a plain loop, alternating, best of ``--passes``.
-  Target: at least 0.95 of the model's own serial rate.
+* **throughput**: ``--calls`` calls each way (default 2,000), in interleaved blocks of
+  ``--block`` (default 100): a block of direct calls in a plain loop, a block submitted at once
+  through the dispatcher, in rotating order (``benchmarks/_blocks.py``: the rates over all
+  blocks, their ratio with a 95 % interval over the rounds). Target: at least 0.95 of the
+  model's own serial rate.
 * **warmth**: harness's whole path with the model's answer canned, ``--rounds`` calls back to
   back and as many each right after the model ran: the model's run leaves the CPU's caches
   holding its own code and data, and harness's part of a real call pays for fetching its own
@@ -44,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _blocks import Blocks, interleaved
 from _breakdown import breakdown, print_breakdown
 from _results import conditions, target, write
 
@@ -169,28 +172,24 @@ async def latency(
 
 
 async def throughput(
-    dispatcher: Dispatcher, request: DecisionRequest, calls: int, passes: int
-) -> tuple[float, float, list[float]]:
-    """Decisions per second: direct in a plain loop, and all submitted at once to harness (the
-    best pass of each); then each pass's own ratio (harness's rate over the direct rate)."""
+    dispatcher: Dispatcher, request: DecisionRequest, calls: int, block: int
+) -> Blocks:
+    """Direct calls in a plain loop against the same number submitted at once through the
+    dispatcher, in interleaved blocks of ``block`` (``benchmarks/_blocks.py``)."""
     ask = direct_call(request)
     workflow = Workflow()
-    direct = harness = float("inf")
-    ratios = []
-    for _ in range(passes):
-        started = time.perf_counter()
-        for _ in range(calls):
+
+    def direct(count: int) -> None:
+        for _ in range(count):
             ask()
-        direct_s = time.perf_counter() - started
-        started = time.perf_counter()
-        handles = [dispatcher.submit(DecisionCall(workflow, request)) for _ in range(calls)]
+
+    async def submitted(count: int) -> None:
+        handles = [dispatcher.submit(DecisionCall(workflow, request)) for _ in range(count)]
         responses = await asyncio.gather(*(h.result() for h in handles))
-        harness_s = time.perf_counter() - started
         if not all(r.success for r in responses):
             raise SystemExit("a harness call failed: the figures are void")
-        direct, harness = min(direct, direct_s), min(harness, harness_s)
-        ratios.append(direct_s / harness_s)
-    return calls / direct, calls / harness, ratios
+
+    return await interleaved([("direct", direct), ("dispatcher", submitted)], calls, block)
 
 
 def pieces(request: DecisionRequest, number: int = 200) -> list[tuple[str, float]]:
@@ -338,9 +337,7 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
         direct, harness, direct_cpu, harness_cpu, (low, high) = await latency(
             dispatcher, request, options.rounds
         )
-        rate_direct, rate_harness, pass_ratios = await throughput(
-            dispatcher, request, options.calls, options.passes
-        )
+        rates = await throughput(dispatcher, request, options.calls, options.block)
         if options.profile:
             parts, cpu_us = await profiled(dispatcher, request, options.calls)
     hot, after_model = await warmth(request, options.rounds)
@@ -358,16 +355,12 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
         f"{own_cpu / direct_cpu:.2f}"
     )
     print(f"  95 % interval of the ratio (these {options.rounds} rounds): {low:.3f}-{high:.3f}")
-    ratio = rate_harness / rate_direct
+    ratio = rates.ratio(1)
     verdict = "meets" if ratio >= THROUGHPUT_TARGET else "misses"
-    print(f"throughput, {options.calls} calls, best of {options.passes}:")
-    print(f"  sparrow-decider in a loop: {rate_direct:8.0f} decisions/s")
-    print(f"  dispatcher, all at once  : {rate_harness:8.0f} decisions/s")
-    print(f"  ratio                    : {ratio:8.2f} ({verdict} >= {THROUGHPUT_TARGET})")
-    print(
-        f"  each pass's own ratio    : median {statistics.median(pass_ratios):.2f}, "
-        f"{min(pass_ratios):.2f}-{max(pass_ratios):.2f} ({len(pass_ratios)} passes)"
-    )
+    print(f"throughput, interleaved blocks of {options.block} calls each way:")
+    print(f"  sparrow-decider in a loop: {rates.rate(0):8.0f} decisions/s")
+    print(f"  dispatcher, each block at once: {rates.rate(1):8.0f} decisions/s")
+    print(f"  ratio: {rates.describe(1)}; {verdict} >= {THROUGHPUT_TARGET}")
     print(f"harness's path, the model's answer canned, median of {options.rounds} calls:")
     print(f"  back to back (caches warm)       : {hot:8.1f} µs")
     print(f"  each right after the model ran   : {after_model:8.1f} µs = {after_model / hot:.2f}x")
@@ -378,7 +371,7 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             {
                 "rounds": options.rounds,
                 "calls": options.calls,
-                "passes": options.passes,
+                "block": options.block,
                 "request": options.request,
             },
             load,
@@ -390,11 +383,9 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             "model_cpu_ms": round(direct_cpu * 1e3, 4),
             "harness_cpu_ms": round(harness_cpu * 1e3, 4),
             "own_cpu_ms": round(own_cpu * 1e3, 4),
-            "model_rate_per_s": round(rate_direct, 2),
-            "dispatcher_rate_per_s": round(rate_harness, 2),
-            "pass_ratio_median": round(statistics.median(pass_ratios), 4),
-            "pass_ratio_low": round(min(pass_ratios), 4),
-            "pass_ratio_high": round(max(pass_ratios), 4),
+            "model_rate_per_s": round(rates.rate(0), 2),
+            "dispatcher_rate_per_s": round(rates.rate(1), 2),
+            **rates.figures(1, "dispatcher"),
             "own_ratio_interval_low": round(low, 4),
             "own_ratio_interval_high": round(high, 4),
             "canned_warm_us": round(hot, 3),
@@ -431,8 +422,8 @@ def main() -> None:
     """Parse the options and measure."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--calls", type=int, default=500)
-    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=2000, help="throughput calls each way")
+    parser.add_argument("--block", type=int, default=100, help="calls a throughput block")
     parser.add_argument("--request", choices=("small", "mixed"), default="small")
     parser.add_argument("--no-pieces", dest="pieces", action="store_false")
     parser.add_argument(

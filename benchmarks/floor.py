@@ -35,8 +35,9 @@ floor misses cannot be met without giving up part of the contract.
 
 Three ways, interleaved per round in rotating order (``--rounds``, medians): sparrow-decider
 asked directly (the baseline), the floor path, and harness's ``DecisionCall`` through a
-``Dispatcher``. Then throughput: ``--calls`` calls of each submitted at once against the same
-number asked in a plain loop, best of ``--passes``.
+``Dispatcher``. Then throughput: ``--calls`` calls each way (default 2,000) in interleaved blocks of
+``--block`` (default 100; ``benchmarks/_blocks.py``): the model in a plain loop, the floor path's
+and harness's calls each block submitted at once.
 
 A script, not a test: ``python benchmarks/floor.py [--rounds 300] [--calls 500]``;
 ``--json FILE`` writes the results (``benchmarks/_results.py``).
@@ -61,6 +62,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _blocks import interleaved
 from _breakdown import breakdown, print_breakdown
 from _results import conditions, target, write
 from embedded import LATENCY_TARGET, SMALL, THROUGHPUT_TARGET
@@ -257,22 +259,23 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
         medians = [statistics.median(times) for times in wall]
         cpu_medians = [statistics.median(times) for times in cpu]
 
-        rates = [0.0, 0.0, 0.0]
-        for _ in range(options.passes):
-            started = time.perf_counter()
-            for _ in range(options.calls):
+        def loop_of_direct(count: int) -> None:
+            for _ in range(count):
                 model.ask(state, questions)
-            rates[0] = max(rates[0], options.calls / (time.perf_counter() - started))
-            started = time.perf_counter()
+
+        async def floor_at_once(count: int) -> None:
             loop = asyncio.get_running_loop()  # one task a call, as dispatcher.submit makes
-            await asyncio.gather(*[loop.create_task(floor.job()) for _ in range(options.calls)])
-            rates[1] = max(rates[1], options.calls / (time.perf_counter() - started))
-            started = time.perf_counter()
-            handles = [
-                dispatcher.submit(DecisionCall(workflow, request)) for _ in range(options.calls)
-            ]
+            await asyncio.gather(*[loop.create_task(floor.job()) for _ in range(count)])
+
+        async def harness_at_once(count: int) -> None:
+            handles = [dispatcher.submit(DecisionCall(workflow, request)) for _ in range(count)]
             await asyncio.gather(*(h.result() for h in handles))
-            rates[2] = max(rates[2], options.calls / (time.perf_counter() - started))
+
+        rates = await interleaved(
+            [("direct", loop_of_direct), ("floor", floor_at_once), ("harness", harness_at_once)],
+            options.calls,
+            options.block,
+        )
         if options.profile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -294,20 +297,18 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
         f"  own time / the model's   : floor {floor_own:.3f}, harness {harness_own:.3f} "
         f"(target <= {LATENCY_TARGET})"
     )
-    print(f"throughput, {options.calls} calls, best of {options.passes}:")
-    print(f"  sparrow-decider in a loop: {rates[0]:8.0f} decisions/s")
-    print(f"  the floor path, at once  : {rates[1]:8.0f} decisions/s = {rates[1] / rates[0]:.3f}")
-    print(
-        f"  harness, at once         : {rates[2]:8.0f} decisions/s = {rates[2] / rates[0]:.3f}"
-        f" (target >= {THROUGHPUT_TARGET})"
-    )
+    print(f"throughput, interleaved blocks of {options.block} calls each way:")
+    print(f"  sparrow-decider in a loop: {rates.rate(0):8.0f} decisions/s")
+    print(f"  the floor path, at once  : {rates.rate(1):8.0f} decisions/s = {rates.describe(1)}")
+    print(f"  harness, at once         : {rates.rate(2):8.0f} decisions/s = {rates.describe(2)}")
+    print(f"  (target >= {THROUGHPUT_TARGET})")
     if parts is not None:
         print_breakdown("the floor path, one call after another", parts, floor_cpu * 1e6)
     baseline = "sparrow-decider asked directly, interleaved"
     plain = "sparrow-decider in a plain loop"
     return {
         "conditions": conditions(
-            {"rounds": options.rounds, "calls": options.calls, "passes": options.passes}, load
+            {"rounds": options.rounds, "calls": options.calls, "block": options.block}, load
         ),
         "figures": {
             "model_us": round(model_s * 1e6, 2),
@@ -316,9 +317,11 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             "model_cpu_us": round(model_cpu * 1e6, 2),
             "floor_cpu_us": round(floor_cpu * 1e6, 2),
             "harness_cpu_us": round(harness_cpu * 1e6, 2),
-            "model_rate_per_s": round(rates[0], 2),
-            "floor_rate_per_s": round(rates[1], 2),
-            "harness_rate_per_s": round(rates[2], 2),
+            "model_rate_per_s": round(rates.rate(0), 2),
+            "floor_rate_per_s": round(rates.rate(1), 2),
+            "harness_rate_per_s": round(rates.rate(2), 2),
+            **rates.figures(1, "floor"),
+            **rates.figures(2, "harness"),
         },
         "targets": [
             target(
@@ -327,14 +330,14 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             target("harness's own time / the model's", harness_own, LATENCY_TARGET, "<=", baseline),
             target(
                 "the floor path's rate / the model's serial rate",
-                rates[1] / rates[0],
+                rates.ratio(1),
                 THROUGHPUT_TARGET,
                 ">=",
                 plain,
             ),
             target(
                 "harness's rate / the model's serial rate",
-                rates[2] / rates[0],
+                rates.ratio(2),
                 THROUGHPUT_TARGET,
                 ">=",
                 plain,
@@ -348,8 +351,8 @@ def main() -> None:
     """Parse the options and measure."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=300)
-    parser.add_argument("--calls", type=int, default=500)
-    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=2000, help="throughput calls each way")
+    parser.add_argument("--block", type=int, default=100, help="calls a throughput block")
     parser.add_argument("--profile", action="store_true", help="break the floor path down")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON (- : stdout)")
     options = parser.parse_args()

@@ -22,18 +22,18 @@ ROOT = Path(__file__).resolve().parents[2]
 SHAPES = ROOT / "benchmarks" / "shapes"
 
 SMOKE: dict[str, list[str]] = {
-    "embedded": ["--rounds", "4", "--calls", "12", "--passes", "1", "--piece-calls", "3"],
-    "dispatch": ["--calls", "24", "--rounds", "1"],
+    "embedded": ["--rounds", "4", "--calls", "12", "--block", "4", "--piece-calls", "3"],
+    "dispatch": ["--calls", "12", "--rounds", "2"],
     "batch_embedded": ["--runs", "6", "--passes", "1"],
-    "floor": ["--rounds", "4", "--calls", "12", "--passes", "1"],
+    "floor": ["--rounds", "4", "--calls", "12", "--block", "4"],
 }
 """Each benchmark's tiny size: every part of it runs, briefly."""
 
 SIZES: dict[str, dict[str, object]] = {
-    "embedded": {"rounds": 4, "calls": 12, "passes": 1},
-    "dispatch": {"calls": 24, "rounds": 1},
+    "embedded": {"rounds": 4, "calls": 12, "block": 4},
+    "dispatch": {"calls": 12, "rounds": 2},
     "batch_embedded": {"runs": 6, "passes": 1},
-    "floor": {"rounds": 4, "calls": 12, "passes": 1},
+    "floor": {"rounds": 4, "calls": 12, "block": 4},
 }
 """What each benchmark must report it ran, so a size it ignored would show."""
 

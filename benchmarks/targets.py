@@ -1,0 +1,279 @@
+"""Where issue 26's targets stand: every benchmark of the fixed cost of a call, run again and
+again in fresh processes, each target's ratios summed up with an interval across the runs.
+
+One run of a benchmark pins its ratio down well within itself (its 95 % interval), but the next
+run, in a fresh process, lands elsewhere: the model's own speed and how harness's path and the
+model share the CPU's caches move with the process's memory layout (docs/performance.md,
+rounds 5 and 6). Whether a target is met is therefore a question about the runs, not one run.
+This script runs ``embedded.py``, ``floor.py``, ``dispatch.py`` and ``batch_embedded.py``
+``--runs`` times each (default 9), in turn, each in a process of its own, and for every target
+they report prints:
+
+* the number of runs, the median ratio and the range;
+* a 95 % interval of the median ratio that assumes nothing of how the ratios spread (two of the
+  sorted runs, chosen by the binomial distribution: with 9 runs, the 2nd and the 8th, 96.1 %);
+  fewer than 6 runs give none;
+* the verdict: ``met`` when the whole interval meets the target, ``missed`` when none of it
+  does, ``undecided`` otherwise.
+
+``--tree PATH`` (repeatable) runs the benchmarks against the harness in ``PATH`` (put first on
+``PYTHONPATH``; e.g. an earlier commit exported with ``git archive REV | tar -x -C PATH``),
+the trees in alternating order within every run, so two builds meet the same machine. The
+scripts are always this checkout's. ``--load "COMMAND"`` keeps ``COMMAND`` running beside the
+benchmarks (restarted when it ends) for the figures under load, e.g.
+``--load "python -m pytest -n 2 -q -p no:cacheprovider"``. ``--quick`` runs every benchmark in
+the tiny size its test uses (seconds; the figures mean nothing). ``--json FILE`` writes the
+summary.
+
+A script, not a test: ``python benchmarks/targets.py [--runs 9] [--only embedded,floor]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+FULL: dict[str, list[str]] = {
+    "embedded": ["--rounds", "1000", "--no-pieces"],
+    "floor": ["--rounds", "1000"],
+    "dispatch": [],
+    "batch_embedded": [],
+}
+"""Each benchmark's arguments in a full run (its own defaults otherwise)."""
+
+QUICK: dict[str, list[str]] = {
+    "embedded": ["--rounds", "4", "--calls", "12", "--block", "4", "--no-pieces"],
+    "floor": ["--rounds", "4", "--calls", "12", "--block", "4"],
+    "dispatch": ["--calls", "24", "--rounds", "2"],
+    "batch_embedded": ["--runs", "6", "--passes", "1"],
+}
+"""Each benchmark's tiny size (``--quick``): every part runs, the figures mean nothing."""
+
+LEAST_RUNS = 6
+"""The fewest runs whose median gets an interval (below, the outermost runs cover < 95 %)."""
+
+
+def _rank(n: int) -> tuple[int, float]:
+    """The largest k with P(Binomial(n, 1/2) < k) <= 0.025, and that probability."""
+    k, tail = 0, 0.0
+    while tail + math.comb(n, k) / 2**n <= 0.025:
+        tail += math.comb(n, k) / 2**n
+        k += 1
+    return k, tail
+
+
+def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """A distribution-free interval of at least 95 % for the median of ``values``: the k-th
+    smallest and the k-th largest (:func:`_rank`). None below :data:`LEAST_RUNS` values."""
+    n = len(values)
+    if n < LEAST_RUNS:
+        return None
+    ordered = sorted(values)
+    k = _rank(n)[0]
+    return ordered[k - 1], ordered[n - k]
+
+
+def coverage(n: int) -> float | None:
+    """What :func:`median_interval` covers for ``n`` runs (None below :data:`LEAST_RUNS`)."""
+    return None if n < LEAST_RUNS else 1 - 2 * _rank(n)[1]
+
+
+def verdict(interval: tuple[float, float] | None, limit: float, direction: str) -> str:
+    """``met``, ``missed`` or ``undecided`` for an interval against ``direction`` ``limit``."""
+    if interval is None:
+        return f"too few runs (< {LEAST_RUNS})"
+    low, high = interval
+    if direction == ">=":
+        return "met" if low >= limit else "missed" if high < limit else "undecided"
+    return "met" if high <= limit else "missed" if low > limit else "undecided"
+
+
+class Load:
+    """``command`` kept running beside the benchmarks: started, restarted by :meth:`keep` when
+    it has ended, stopped (its whole process group) by :meth:`stop`."""
+
+    def __init__(self, command: str) -> None:
+        self.argv = shlex.split(command)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def keep(self) -> None:
+        """Start the command unless it is running."""
+        if self.process is None or self.process.poll() is not None:
+            self.process = subprocess.Popen(
+                self.argv,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            self.starts += 1
+
+    def stop(self) -> None:
+        """Stop the command and everything it started."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=30)
+
+
+@contextmanager
+def loaded(command: str | None) -> Iterator[Load | None]:
+    """A :class:`Load` of ``command`` (None: no load) for the block, stopped at its end."""
+    if command is None:
+        yield None
+        return
+    running = Load(command)
+    running.keep()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def run_one(name: str, arguments: Sequence[str], tree: str | None, out: Path) -> dict[str, object]:
+    """``benchmarks/<name>.py`` once in a process of its own; the results it wrote."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, env.get("PYTHONPATH")]))
+    command = [sys.executable, str(HERE / f"{name}.py"), *arguments, "--json", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["no output"]
+        raise SystemExit(f"benchmarks/{name}.py failed (exit {done.returncode}): {said[0]}")
+    results: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
+    return results
+
+
+def summary(
+    collected: Mapping[tuple[str, str, str], list[float]],
+    limits: Mapping[tuple[str, str], tuple[float, str]],
+    loads: Sequence[float],
+) -> dict[str, object]:
+    """Every target's runs summed up: median, range, interval, verdict."""
+    rows = []
+    for (tree, benchmark, name), ratios in collected.items():
+        limit, direction = limits[(benchmark, name)]
+        interval = median_interval(ratios)
+        covered = coverage(len(ratios))
+        rows.append(
+            {
+                "tree": tree,
+                "benchmark": benchmark,
+                "target": name,
+                "direction": direction,
+                "limit": limit,
+                "runs": len(ratios),
+                "median": round(statistics.median(ratios), 4),
+                "low": round(min(ratios), 4),
+                "high": round(max(ratios), 4),
+                "interval_low": None if interval is None else round(interval[0], 4),
+                "interval_high": None if interval is None else round(interval[1], 4),
+                "coverage": None if covered is None else round(covered, 4),
+                "verdict": verdict(interval, limit, direction),
+                "ratios": [round(r, 4) for r in ratios],
+            }
+        )
+    return {
+        "load_average_low": round(min(loads), 2) if loads else None,
+        "load_average_high": round(max(loads), 2) if loads else None,
+        "targets": rows,
+    }
+
+
+def run_all(
+    names: Sequence[str],
+    runs: int,
+    trees: Sequence[str | None],
+    quick: bool,
+    load_command: str | None,
+) -> dict[str, object]:
+    """The whole campaign: ``runs`` rounds, each running every benchmark once per tree."""
+    sizes = QUICK if quick else FULL
+    collected: dict[tuple[str, str, str], list[float]] = {}
+    limits: dict[tuple[str, str], tuple[float, str]] = {}
+    loads: list[float] = []
+    with tempfile.TemporaryDirectory() as folder, loaded(load_command) as load:
+        for run in range(runs):
+            for name in names:
+                order = list(trees) if run % 2 == 0 else list(reversed(trees))
+                for tree in order:
+                    if load is not None:
+                        load.keep()
+                    out = Path(folder) / f"{name}.json"
+                    results = run_one(name, sizes[name], tree, out)
+                    conditions = results["conditions"]
+                    assert isinstance(conditions, dict)
+                    loads += [conditions["load_average_before"], conditions["load_average_after"]]
+                    targets = results["targets"]
+                    assert isinstance(targets, list)
+                    for found in targets:
+                        key = (tree or "installed", name, found["name"])
+                        collected.setdefault(key, []).append(float(found["ratio"]))
+                        limits[(name, found["name"])] = (found["limit"], found["direction"])
+            print(f"run {run + 1} of {runs} done ({time.strftime('%H:%M:%S')})", flush=True)
+    return summary(collected, limits, loads)
+
+
+def print_summary(found: Mapping[str, object]) -> None:
+    """The summary as a table, one target a line."""
+    print(f"load average {found['load_average_low']}-{found['load_average_high']} during the runs")
+    rows = found["targets"]
+    assert isinstance(rows, list)
+    for row in rows:
+        interval = (
+            "no interval"
+            if row["interval_low"] is None
+            else f"{row['interval_low']:.3f}-{row['interval_high']:.3f} "
+            f"({row['coverage'] * 100:.1f} %)"
+        )
+        print(
+            f"{row['tree']:<10} {row['benchmark']:<15} {row['target']:<48} "
+            f"{row['direction']} {row['limit']:<5} n={row['runs']:<3} median {row['median']:.3f} "
+            f"range {row['low']:.3f}-{row['high']:.3f}; median's interval {interval}: "
+            f"{row['verdict']}"
+        )
+
+
+def main() -> None:
+    """Parse the options, run the campaign, print and write the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--only", default=",".join(FULL), help="benchmarks to run, comma-separated")
+    parser.add_argument("--tree", action="append", metavar="PATH", help="a harness tree to run")
+    parser.add_argument("--load", metavar="COMMAND", help="keep COMMAND running beside")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (figures mean nothing)")
+    parser.add_argument("--json", metavar="FILE", help="write the summary as JSON (- : stdout)")
+    options = parser.parse_args()
+    names = [name for name in options.only.split(",") if name]
+    unknown = sorted(set(names) - set(FULL))
+    if unknown:
+        raise SystemExit(
+            f"unknown benchmark {unknown[0]!r}: choose among {', '.join(FULL)} (--only)"
+        )
+    if options.runs < 1:
+        raise SystemExit("--runs must be at least 1")
+    trees: list[str | None] = list(options.tree) if options.tree else [None]
+    found = run_all(names, options.runs, trees, options.quick, options.load)
+    print_summary(found)
+    if options.json == "-":
+        json.dump(found, sys.stdout, indent=2)
+        print()
+    elif options.json is not None:
+        Path(options.json).write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

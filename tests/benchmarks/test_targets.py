@@ -1,0 +1,146 @@
+"""``benchmarks/targets.py`` sums up runs as it says, and ``benchmarks/_blocks.py`` interleaves
+and compares the ways it is given."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "targets.py"
+
+sys.path.insert(0, str(SCRIPT.parent))
+
+import targets  # noqa: E402  # the benchmark script, from its folder
+from _blocks import Blocks, interleaved  # noqa: E402  # the benchmarks' own helper
+
+
+def test_the_median_interval_is_the_pair_of_runs_the_binomial_picks() -> None:
+    values = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.6, 0.4, 0.5]  # nine runs
+    assert targets.median_interval(values) == (0.2, 0.8)  # the 2nd and the 8th of nine
+    assert targets.coverage(9) == pytest.approx(1 - 2 * 10 / 512)  # 96.1 %
+    assert targets.median_interval([0.3, 0.1, 0.2, 0.6, 0.5, 0.4]) == (0.1, 0.6)  # 96.9 %
+    assert targets.coverage(6) == pytest.approx(1 - 2 / 64)
+    assert targets.median_interval([0.1, 0.2, 0.3, 0.4, 0.5]) is None  # 5 runs: < 95 %
+    assert targets.coverage(5) is None
+    twenty = [i / 20 for i in range(20)]
+    low, high = targets.median_interval(twenty) or (0.0, 0.0)
+    assert (low, high) == (twenty[5], twenty[14])  # the 6th and the 15th of twenty
+    assert (targets.coverage(20) or 0) >= 0.95
+
+
+@pytest.mark.parametrize(
+    ("interval", "limit", "direction", "expected"),
+    [
+        ((0.10, 0.18), 0.2, "<=", "met"),
+        ((0.21, 0.30), 0.2, "<=", "missed"),
+        ((0.15, 0.25), 0.2, "<=", "undecided"),
+        ((0.96, 1.10), 0.95, ">=", "met"),
+        ((0.70, 0.90), 0.95, ">=", "missed"),
+        ((0.90, 1.00), 0.95, ">=", "undecided"),
+        (None, 0.95, ">=", "too few runs (< 6)"),
+    ],
+)
+def test_a_verdict_needs_the_whole_interval_on_one_side(
+    interval: tuple[float, float] | None, limit: float, direction: str, expected: str
+) -> None:
+    assert targets.verdict(interval, limit, direction) == expected
+
+
+def test_blocks_compare_summed_times_and_resample_rounds() -> None:
+    blocks = Blocks(("base", "way"), 10, ((1.0, 2.0, 1.0), (2.0, 2.0, 1.0)))
+    assert blocks.rate(0) == pytest.approx(30 / 4.0)
+    assert blocks.ratio(1) == pytest.approx(4.0 / 5.0)
+    assert blocks.block_ratios(1) == [0.5, 1.0, 1.0]
+    low, high = blocks.interval(1)
+    assert 0.5 <= low <= blocks.ratio(1) <= high <= 1.0
+    assert blocks.interval(1) == (low, high)  # a fixed seed: the same times, the same interval
+    figures = blocks.figures(1, "way")
+    assert figures["way_ratio"] == pytest.approx(0.8)
+    assert (figures["way_block_ratio_low"], figures["way_block_ratio_high"]) == (0.5, 1.0)
+
+
+def test_interleaved_rotates_the_ways_and_times_whole_blocks() -> None:
+    ran: list[tuple[str, int]] = []
+
+    def plain(count: int) -> None:
+        ran.append(("plain", count))
+        time.sleep(0.001)
+
+    async def waited(count: int) -> None:
+        ran.append(("waited", count))
+        await asyncio.sleep(0.002)
+
+    blocks = asyncio.run(interleaved([("plain", plain), ("waited", waited)], 10, 3))
+    order = [name for name, _ in ran]
+    assert order == ["plain", "waited", "waited", "plain", "plain", "waited"]
+    assert {count for _, count in ran} == {3}
+    assert [len(t) for t in blocks.times] == [3, 3]  # 10 calls: 3 whole blocks of 3
+    assert blocks.ratio(1) < 1.0  # the way that sleeps longer is the slower one
+    with pytest.raises(ValueError, match="block must be >= 1"):
+        asyncio.run(interleaved([("plain", plain)], 10, 0))
+
+
+def test_a_load_is_restarted_when_it_ends_and_stopped_with_its_children() -> None:
+    ends = targets.Load(f"{sys.executable} -c pass")
+    ends.keep()
+    assert ends.process is not None
+    ends.process.wait(timeout=30)
+    ends.keep()  # it ended: started again
+    assert ends.starts == 2
+    ends.stop()
+    lasting = targets.Load(f"{sys.executable} -c 'import time; time.sleep(60)'")
+    lasting.keep()
+    lasting.keep()  # running: not started twice
+    assert lasting.starts == 1
+    lasting.stop()
+    assert lasting.process is not None
+    assert lasting.process.returncode is not None  # stopped, not left behind
+
+
+@pytest.mark.slow
+def test_a_quick_campaign_sums_up_every_target_of_the_benchmarks_run(tmp_path: Path) -> None:
+    out = tmp_path / "summary.json"
+    command = [sys.executable, str(SCRIPT), "--quick", "--runs", "2", "--only", "embedded"]
+    command += ["--tree", str(ROOT), "--json", str(out)]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(out.read_text(encoding="utf-8"))
+    rows = found["targets"]
+    assert {row["target"] for row in rows} == {
+        "harness's own time / the model's",
+        "harness's own CPU / the model's",
+        "dispatcher rate / the model's serial rate",
+    }
+    for row in rows:
+        assert row["tree"] == str(ROOT)
+        assert row["benchmark"] == "embedded"
+        assert row["runs"] == 2
+        assert len(row["ratios"]) == 2
+        assert row["low"] <= row["median"] <= row["high"]
+        assert row["interval_low"] is None  # two runs give no interval
+        assert row["verdict"] == "too few runs (< 6)"
+    assert "run 2 of 2 done" in done.stdout
+
+
+def test_an_unknown_benchmark_is_named_with_the_choices() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--only", "embeded"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "unknown benchmark 'embeded': choose among embedded, floor, dispatch, batch_embedded "
+        "(--only)"
+    ]
