@@ -37,7 +37,9 @@ Three ways, interleaved per round in rotating order (``--rounds``, medians): spa
 asked directly (the baseline), the floor path, and harness's ``DecisionCall`` through a
 ``Dispatcher``. Then throughput: ``--calls`` calls each way (default 2,000) in interleaved blocks of
 ``--block`` (default 100; ``benchmarks/_blocks.py``): the model in a plain loop, the floor path's
-and harness's calls each block submitted at once.
+and harness's calls each block submitted at once, and the model asked in a bare task a call
+(``create_task`` and ``gather``, nothing else of the contract): what the task per submitted job
+alone costs.
 
 A script, not a test: ``python benchmarks/floor.py [--rounds 300] [--calls 500]``;
 ``--json FILE`` writes the results (``benchmarks/_results.py``).
@@ -263,6 +265,13 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             for _ in range(count):
                 model.ask(state, questions)
 
+        async def asked(_: int) -> None:
+            model.ask(state, questions)
+
+        async def tasks_at_once(count: int) -> None:
+            loop = asyncio.get_running_loop()  # a task a call and nothing else of the contract
+            await asyncio.gather(*[loop.create_task(asked(0)) for _ in range(count)])
+
         async def floor_at_once(count: int) -> None:
             loop = asyncio.get_running_loop()  # one task a call, as dispatcher.submit makes
             await asyncio.gather(*[loop.create_task(floor.job()) for _ in range(count)])
@@ -272,7 +281,12 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             await asyncio.gather(*(h.result() for h in handles))
 
         rates = await interleaved(
-            [("direct", loop_of_direct), ("floor", floor_at_once), ("harness", harness_at_once)],
+            [
+                ("direct", loop_of_direct),
+                ("floor", floor_at_once),
+                ("harness", harness_at_once),
+                ("tasks", tasks_at_once),
+            ],
             options.calls,
             options.block,
         )
@@ -301,6 +315,7 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
     print(f"  sparrow-decider in a loop: {rates.rate(0):8.0f} decisions/s")
     print(f"  the floor path, at once  : {rates.rate(1):8.0f} decisions/s = {rates.describe(1)}")
     print(f"  harness, at once         : {rates.rate(2):8.0f} decisions/s = {rates.describe(2)}")
+    print(f"  a bare task a call       : {rates.rate(3):8.0f} decisions/s = {rates.describe(3)}")
     print(f"  (target >= {THROUGHPUT_TARGET})")
     if parts is not None:
         print_breakdown("the floor path, one call after another", parts, floor_cpu * 1e6)
@@ -322,6 +337,8 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             "harness_rate_per_s": round(rates.rate(2), 2),
             **rates.figures(1, "floor"),
             **rates.figures(2, "harness"),
+            "tasks_rate_per_s": round(rates.rate(3), 2),
+            **rates.figures(3, "tasks"),
         },
         "targets": [
             target(
@@ -338,6 +355,13 @@ async def measure(options: argparse.Namespace) -> dict[str, object]:
             target(
                 "harness's rate / the model's serial rate",
                 rates.ratio(2),
+                THROUGHPUT_TARGET,
+                ">=",
+                plain,
+            ),
+            target(
+                "a bare task a call: rate / the model's serial rate",
+                rates.ratio(3),
                 THROUGHPUT_TARGET,
                 ">=",
                 plain,
