@@ -111,6 +111,16 @@ def body_encoder(wire: str, module: str, encode_request: RequestEncoder) -> Body
     def encode(request: DecisionRequest, model: str | None) -> bytes:
         return compact_json(encode_request(request, model)).encode("utf-8")
 
+    return made_body_encoder(wire, module, encode)
+
+
+def made_body_encoder(
+    wire: str, module: str, encode: Callable[[DecisionRequest, str | None], bytes]
+) -> BodyEncoder:
+    """The ``encode_body`` of the codec ``module`` for ``wire`` from ``encode``, which makes the
+    body's bytes itself (as :func:`body_encoder`'s would be): made once per request, wire and
+    model."""
+
     def encode_body(request: DecisionRequest, model: str | None) -> bytes:
         return request.encoded(wire, model, encode)
 

@@ -27,7 +27,7 @@ from ._answers import (
     trusted_noul,
     trusted_score,
 )
-from ._json import JsonValue
+from ._json import JsonValue, compact_json
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
 from ._response import checked_answers
@@ -69,14 +69,12 @@ def _encode_question(question: Question) -> dict[str, JsonValue]:
 
 def wire_questions(request: DecisionRequest) -> Mapping[str, object]:
     """The request's questions as :func:`encode_request` puts them in its body, made once per
-    request and shared: read them, never change them (the embedded model reads them as they
-    are)."""
+    questions mapping and shared (:func:`_shared_questions`): read them, never change them (the
+    embedded model reads them as they are)."""
     forms = request._wire_questions
     questions = forms.get("systemone")
     if questions is None:
-        questions = forms["systemone"] = {
-            qid: _encode_question(q) for qid, q in request.questions.items()
-        }
+        questions = forms["systemone"] = _shared_questions(request.questions)[1]
     return questions
 
 
@@ -86,16 +84,43 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
     return _codec.request_body(model, state=request.state, questions=questions)
 
 
-def _shared_request(request: DecisionRequest, model: str | None) -> dict[str, JsonValue]:
-    """:func:`encode_request`'s body around the request's shared questions
-    (:func:`wire_questions`): only for :func:`encode_body`, which serializes it at once and
-    keeps nothing of it. Pricing a request encodes its body first, so the questions the
-    embedded model reads are made then, once."""
-    questions: JsonValue = wire_questions(request)  # type: ignore[assignment]  # JSON values, read-only
-    return _codec.request_body(model, state=request.state, questions=questions)
+_SHARED_KEPT: Final = 256
+"""Questions mappings whose wire forms are kept (all are let go when one more comes)."""
+
+_shared: dict[int, tuple[Mapping[str, Question], Mapping[str, object], str]] = {}
 
 
-encode_body = _codec.body_encoder("systemone", __name__, _shared_request)
+def _shared_questions(
+    questions: Mapping[str, Question],
+) -> tuple[Mapping[str, Question], Mapping[str, object], str]:
+    """``questions`` (a request's own mapping), their wire forms and those forms' compact JSON
+    text, made once per mapping object: requests asking the same questions of other states
+    (``DecisionRequest(state, other.questions)``, a batch's or an eval's items) share them, so
+    each request's body encodes only its state. Keyed by the mapping's identity; the entry holds
+    the mapping, so the id cannot be reused while it is kept."""
+    found = _shared.get(id(questions))
+    if found is not None and found[0] is questions:
+        return found
+    forms = {qid: _encode_question(q) for qid, q in questions.items()}
+    made = (questions, forms, compact_json(forms))
+    if len(_shared) >= _SHARED_KEPT:
+        _shared.clear()
+    _shared[id(questions)] = made
+    return made
+
+
+def _body(request: DecisionRequest, model: str | None) -> bytes:
+    """:func:`encode_request`'s body as compact JSON (``compact_json`` of it, byte for byte),
+    with the questions' text shared by every request asking the same mapping: the state is the
+    only part encoded per request."""
+    questions = _shared_questions(request.questions)[2]
+    state = compact_json(request.state)
+    if model is None:
+        return f'{{"state":{state},"questions":{questions}}}'.encode()
+    return f'{{"model":{compact_json(model)},"state":{state},"questions":{questions}}}'.encode()
+
+
+encode_body = _codec.made_body_encoder("systemone", __name__, _body)
 
 
 def _plain_answer(question: Question, raw: object) -> Answer | None:

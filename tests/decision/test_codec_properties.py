@@ -236,3 +236,32 @@ def test_a_server_shaped_reply_takes_the_fast_path(case: tuple[DecisionRequest, 
         assert fast is not None
         assert fast == careful
         assert repr(fast) == repr(careful)
+
+
+@PROPERTY
+@given(request=requests, others=st.lists(states, min_size=1, max_size=3), model=texts)
+def test_systemone_encode_body_is_the_compact_json_of_encode_request(
+    request: DecisionRequest, others: list[object], model: str
+) -> None:
+    # The body is put together from parts (the questions' text shared by every request asking
+    # the same mapping); it must be byte for byte the compact JSON of the body as a whole, for
+    # every request sharing the questions, with a model named or none.
+    for state in [request.state, *others]:
+        asked = DecisionRequest(state, request.questions)  # type: ignore[arg-type]  # JSON
+        assert asked.questions is request.questions  # the mapping itself: shared
+        for served in (model, None):
+            whole = compact_json(systemone.encode_request(asked, served)).encode("utf-8")
+            assert systemone.encode_body(asked, served) == whole
+        assert systemone.wire_questions(asked) == systemone.encode_request(asked, None)["questions"]
+
+
+def test_systemone_keeps_a_bounded_number_of_shared_questions() -> None:
+    made = [DecisionRequest("the same state", {f"q{n}": Noul(f"Is it {n}?")}) for n in range(300)]
+    bodies = [systemone.encode_body(r, "m") for r in made]
+    assert len(systemone._shared) <= systemone._SHARED_KEPT
+    for n, body in enumerate(bodies):  # what was let go is made again, the same
+        assert json.loads(body)["questions"] == {
+            f"q{n}": {"instructions": f"Is it {n}?", "type": "noul"}
+        }
+        fresh = DecisionRequest("the same state", made[n].questions)
+        assert systemone.encode_body(fresh, "m") == body
