@@ -84,8 +84,10 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
     return _codec.request_body(model, state=request.state, questions=questions)
 
 
-_SHARED_KEPT: Final = 256
-"""Questions mappings whose wire forms are kept (all are let go when one more comes)."""
+_SHARED_KEPT: Final = 32
+"""Questions mappings whose wire forms are kept (all are let go when one more comes): a batch or
+an eval asks one or a few; a thinker's turns ask new ones each time, and each entry holds its
+questions three times over (the mapping, the forms, the text), so few are kept."""
 
 _shared: dict[int, tuple[Mapping[str, Question], Mapping[str, object], str]] = {}
 
