@@ -20,7 +20,7 @@ they report prints:
 ``PYTHONPATH``; e.g. an earlier commit exported with ``git archive REV | tar -x -C PATH``),
 the trees in alternating order within every run, so two builds meet the same machine. The
 scripts are always this checkout's. ``--load "COMMAND"`` keeps ``COMMAND`` running beside the
-benchmarks (restarted when it ends) for the figures under load, e.g.
+benchmarks (restarted when it ends; run in the current folder) for the figures under load, e.g.
 ``--load "python -m pytest -n 2 -q -p no:cacheprovider"``. ``--quick`` runs every benchmark in
 the tiny size its test uses (seconds; the figures mean nothing). ``--json FILE`` writes the
 summary.
@@ -62,6 +62,9 @@ QUICK: dict[str, list[str]] = {
     "batch_embedded": ["--runs", "6", "--passes", "1"],
 }
 """Each benchmark's tiny size (``--quick``): every part runs, the figures mean nothing."""
+
+LOAD_SHORTEST = 2.0
+"""Seconds a load command must run at least (see :meth:`Load.keep`)."""
 
 LEAST_RUNS = 6
 """The fewest runs whose median gets an interval (below, the outermost runs cover < 95 %)."""
@@ -109,11 +112,21 @@ class Load:
     def __init__(self, command: str) -> None:
         self.argv = shlex.split(command)
         self.process: subprocess.Popen[bytes] | None = None
+        self.started = 0.0
         self.starts = 0
 
     def keep(self) -> None:
-        """Start the command unless it is running."""
+        """Start the command unless it is running. A command that ended within
+        :data:`LOAD_SHORTEST` seconds of its start loads nothing (a wrong folder, a typo): that
+        stops the campaign, which would otherwise report idle figures as loaded ones."""
         if self.process is None or self.process.poll() is not None:
+            if self.process is not None and time.monotonic() - self.started < LOAD_SHORTEST:
+                raise SystemExit(
+                    f"the load command ended {time.monotonic() - self.started:.1f} s after it "
+                    f"started (exit {self.process.returncode}): run it by hand from this folder "
+                    "to see why (--load)"
+                )
+            self.started = time.monotonic()
             self.process = subprocess.Popen(
                 self.argv,
                 stdout=subprocess.DEVNULL,

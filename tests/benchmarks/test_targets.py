@@ -88,10 +88,11 @@ def test_interleaved_rotates_the_ways_and_times_whole_blocks() -> None:
 
 
 def test_a_load_is_restarted_when_it_ends_and_stopped_with_its_children() -> None:
-    ends = targets.Load(f"{sys.executable} -c pass")
+    ends = targets.Load(f"{sys.executable} -c 'import time; time.sleep(0.2)'")
     ends.keep()
     assert ends.process is not None
     ends.process.wait(timeout=30)
+    ends.started -= targets.LOAD_SHORTEST  # as if it had run its while
     ends.keep()  # it ended: started again
     assert ends.starts == 2
     ends.stop()
@@ -144,3 +145,12 @@ def test_an_unknown_benchmark_is_named_with_the_choices() -> None:
         "unknown benchmark 'embeded': choose among embedded, floor, dispatch, batch_embedded "
         "(--only)"
     ]
+
+
+def test_a_load_that_ends_at_once_stops_the_campaign_with_its_exit_code() -> None:
+    broken = targets.Load(f"{sys.executable} -c 'raise SystemExit(4)'")
+    broken.keep()
+    assert broken.process is not None
+    broken.process.wait(timeout=30)
+    with pytest.raises(SystemExit, match=r"the load command ended .* \(exit 4\): run it by hand"):
+        broken.keep()
