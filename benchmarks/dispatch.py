@@ -1,7 +1,8 @@
 """How much does the whole stack cost per decision, next to a bare aiohttp loop?
 
-Sends decision calls to the fake System One server two ways, in the same run, against the same
-server, in ``--rounds`` rounds (default 10) of ``--calls`` calls each way (default 500):
+Sends decision calls to the fake System One server three ways, in the same run, against the same
+server, in ``--rounds`` rounds (default 10) of ``--calls`` calls each way (default 500), the
+ways in rotating order:
 
 * **stack**: :class:`harness.thinker.DecisionCall` jobs submitted at once to a
   :class:`harness.jobs.Dispatcher` whose catalog entry has ``max_concurrent = 32``: each call is
@@ -9,10 +10,14 @@ server, in ``--rounds`` rounds (default 10) of ``--calls`` calls each way (defau
   entry's gate, sent by the pooled :class:`harness.providers.SystemOneClient`, decoded into a
   :class:`harness.decision.DecisionResponse` and put on its job's record;
 * **bare**: the same body POSTed by one ``aiohttp.ClientSession`` under an
-  ``asyncio.Semaphore(32)``, the reply read and parsed with ``json.loads``, nothing else.
+  ``asyncio.Semaphore(32)``, the reply read and parsed with ``json.loads``, nothing else;
+* **floor**: the bare loop plus the least a call must do to keep the contract (its own
+  request encoded and priced, an id in a context variable, a deadline, the reply checked into
+  answers, a record): what any implementation keeping the contract pays over the bare loop
+  (``run_floor``; ``floor.py`` is the same for the embedded model).
 
 The server runs in a child process (its own interpreter and event loop, on 127.0.0.1), so its
-cost does not land on either side. The two ways alternate which goes first in a round, after a
+cost does not land on either side. The ways take turns going first in a round, after a
 warm-up; each way's rate is its calls over its summed time (``benchmarks/_blocks.py``, which
 gives the ratio a 95 % interval over the rounds). Prints both rates and their ratio (the target
 is at least 0.85, never below 0.7) and the client process's CPU per call each way (``process_time``
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import cProfile
 import json
 import multiprocessing
@@ -181,6 +187,54 @@ async def run_bare(
     return time.perf_counter() - started, time.process_time() - cpu
 
 
+async def run_floor(
+    session: aiohttp.ClientSession, url: str, requests: Sequence[DecisionRequest]
+) -> tuple[float, float]:
+    """Seconds and client CPU seconds for the contract's least over the bare loop: each call a
+    task (as ``gather`` makes of the bare loop's too) with an id in a context variable, its
+    request encoded and priced by the byte length (harness's encoder, the cheapest there is),
+    a deadline kept in a set, admitted by the semaphore, the reply checked into answers by the
+    System One decoder (``decode_body``: what a call must not pass on unchecked), and a record
+    appended. No retries, events, catalog or error messages: ``floor.py``'s rules, over HTTP."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    deadlines: set[float] = set()
+    records: list[tuple[int, int, object, float]] = []
+    ids = iter(range(1, 1 << 62))
+
+    async def one(request: DecisionRequest) -> None:
+        token = _floor_job.set(next(ids))
+        try:
+            body = systemone.encode_body(request, MODEL)
+            if len(body) > 65_536:
+                raise SystemExit("over the ceiling")
+            deadline = time.monotonic() + 60.0
+            deadlines.add(deadline)
+            try:
+                async with gate, session.post(url, data=body, headers=headers) as reply:
+                    started = time.perf_counter()
+                    payload = await reply.read()
+                    latency = time.perf_counter() - started
+            finally:
+                deadlines.discard(deadline)
+            if reply.status != 200:
+                raise SystemExit(f"the floor got HTTP {reply.status}: the figures are void")
+            answers = systemone.decode_body(request, payload).answers
+            records.append((_floor_job.get(), len(body), answers, latency))
+        finally:
+            _floor_job.reset(token)
+
+    cpu = time.process_time()
+    started = time.perf_counter()
+    await asyncio.gather(*(one(request) for request in requests))
+    if len(records) != len(requests):
+        raise SystemExit("a floor call was not recorded: the figures are void")
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+_floor_job: contextvars.ContextVar[int] = contextvars.ContextVar("dispatch_floor_job")
+
+
 def bare_bodies(
     requests: Sequence[DecisionRequest], *, encodes: bool
 ) -> list[bytes | DecisionRequest]:
@@ -200,15 +254,16 @@ async def measure(
     same: bool,
     retries: int,
     bare_encodes: bool = False,
-) -> tuple[Blocks, tuple[float, float], dict[str, float] | None]:
-    """``rounds`` rounds of ``calls`` calls each way, the two in alternating order: their
-    times (``benchmarks/_blocks.py``: the bare loop is the baseline) and the client CPU per call
-    (seconds) of the stack and of the bare loop over all rounds; with ``profile``, the
-    breakdown of one more stack round."""
+) -> tuple[Blocks, tuple[float, ...], dict[str, float] | None]:
+    """``rounds`` rounds of ``calls`` calls each way, the three in rotating order: their
+    times (``benchmarks/_blocks.py``: the bare loop is the baseline, then the stack, then the
+    floor) and the client CPU per call (seconds) of the stack, the bare loop and the floor over
+    all rounds; with ``profile``, the breakdown of one more stack round."""
     entry = entry_for(port)
     catalog = Catalog([entry], {"decision": entry.id})
     stack_rounds: list[tuple[float, float]] = []
     bare_rounds: list[tuple[float, float]] = []
+    floor_rounds: list[tuple[float, float]] = []
     connector = aiohttp.TCPConnector(limit=0)
     async with (
         aiohttp.ClientSession(connector=connector) as session,
@@ -218,15 +273,19 @@ async def measure(
         bodies = bare_bodies(warm, encodes=bare_encodes)
         await run_bare(session, entry.url, bodies)  # warm-up: connections, caches
         await run_stack(dispatcher, warm, retries)
+        await run_floor(session, entry.url, warm)
         for round_ in range(rounds):
             bodies = bare_bodies(requests_for(calls, same), encodes=bare_encodes)
             stacked = requests_for(calls, same)
-            if round_ % 2 == 0:
-                bare_rounds.append(await run_bare(session, entry.url, bodies))
-                stack_rounds.append(await run_stack(dispatcher, stacked, retries))
-            else:
-                stack_rounds.append(await run_stack(dispatcher, stacked, retries))
-                bare_rounds.append(await run_bare(session, entry.url, bodies))
+            floored = requests_for(calls, same)
+            for offset in range(3):  # the order rotates: none always follows the same way
+                way = (round_ + offset) % 3
+                if way == 0:
+                    bare_rounds.append(await run_bare(session, entry.url, bodies))
+                elif way == 1:
+                    stack_rounds.append(await run_stack(dispatcher, stacked, retries))
+                else:
+                    floor_rounds.append(await run_floor(session, entry.url, floored))
         parts = None
         if profile:
             profiler = cProfile.Profile()
@@ -234,10 +293,10 @@ async def measure(
             await run_stack(dispatcher, requests_for(calls, same), retries)
             profiler.disable()
             parts = breakdown(profiler, calls)
-    times = (tuple(r[0] for r in bare_rounds), tuple(r[0] for r in stack_rounds))
+    times = tuple(tuple(r[0] for r in way) for way in (bare_rounds, stack_rounds, floor_rounds))
     total = calls * rounds
-    cpu = (sum(r[1] for r in stack_rounds) / total, sum(r[1] for r in bare_rounds) / total)
-    return Blocks(("bare", "stack"), calls, times), cpu, parts
+    cpu = tuple(sum(r[1] for r in way) / total for way in (stack_rounds, bare_rounds, floor_rounds))
+    return Blocks(("bare", "stack", "floor"), calls, times), cpu, parts
 
 
 def cpu_parts(calls: int, fault_every: int) -> tuple[float, float, float]:
@@ -309,7 +368,7 @@ def main() -> None:
     server.start()
     try:
         port = parent.recv()
-        rates, (stack_cpu, bare_cpu), parts = asyncio.run(
+        rates, (stack_cpu, bare_cpu, floor_cpu), parts = asyncio.run(
             measure(
                 port,
                 options.calls,
@@ -337,6 +396,9 @@ def main() -> None:
     )
     print(f"bare aiohttp loop : {bare:8.0f} calls/s  {bare_cpu * 1e3:6.3f} ms client CPU a call")
     print(f"whole stack       : {stack:8.0f} calls/s  {stack_cpu * 1e3:6.3f} ms client CPU a call")
+    floor_rate = rates.rate(2)
+    floor_ms = floor_cpu * 1e3
+    print(f"the floor         : {floor_rate:8.0f} calls/s  {floor_ms:6.3f} ms client CPU a call")
     print(f"harness's own CPU : {(stack_cpu - bare_cpu) * 1e3:6.3f} ms a call (stack - bare)")
     counted, bounded, decoded = cpu_parts(options.calls, options.fault_every)
     before, now = (counted + decoded) * 1e3, (bounded + decoded) * 1e3
@@ -348,6 +410,7 @@ def main() -> None:
     met = "met" if ratio >= TARGET else "missed"
     floor = "held" if ratio >= FLOOR else "broken"
     print(f"ratio stack/bare  : {rates.describe(1)}")
+    print(f"ratio floor/bare  : {rates.describe(2)}")
     print(f"                    target {TARGET} {met}, floor {FLOOR} {floor}")
     if parts is not None:
         print_breakdown("stack, per call (client process)", parts, stack_cpu * 1e6)
@@ -373,10 +436,20 @@ def main() -> None:
             "stack_cpu_ms_per_call": round(stack_cpu * 1e3, 4),
             "own_cpu_ms_per_call": round((stack_cpu - bare_cpu) * 1e3, 4),
             **rates.figures(1, "stack"),
+            "floor_calls_per_s": round(floor_rate, 2),
+            "floor_cpu_ms_per_call": round(floor_cpu * 1e3, 4),
+            **rates.figures(2, "floor"),
             "requests_served": served,
         },
         [
             target("stack / bare aiohttp loop", ratio, TARGET, ">=", "a bare aiohttp loop"),
+            target(
+                "the floor over HTTP / bare aiohttp loop",
+                rates.ratio(2),
+                TARGET,
+                ">=",
+                "a bare aiohttp loop",
+            ),
             target(
                 "stack CPU / bare CPU (inverse)",
                 bare_cpu / stack_cpu,
