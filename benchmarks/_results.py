@@ -19,9 +19,19 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["Target", "conditions", "target", "write"]
+__all__ = ["TINY", "Target", "conditions", "target", "write"]
 
 Target = dict[str, object]
+
+TINY: dict[str, list[str]] = {
+    "embedded": ["--rounds", "4", "--calls", "12", "--block", "4", "--piece-calls", "3"],
+    "dispatch": ["--calls", "12", "--rounds", "2"],
+    "batch_embedded": ["--runs", "6", "--passes", "1"],
+    "floor": ["--rounds", "4", "--calls", "12", "--block", "4"],
+}
+"""Each benchmark's tiny size: every part of it runs, briefly (seconds; the figures mean
+nothing). The structure test (``tests/benchmarks/test_results.py``) and ``targets.py --quick``
+both run it."""
 
 
 def conditions(sizes: Mapping[str, object], load_before: float) -> dict[str, object]:

@@ -45,6 +45,7 @@ import argparse
 import asyncio
 import contextvars
 import cProfile
+import itertools
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -200,7 +201,7 @@ async def run_floor(
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     deadlines: set[float] = set()
     records: list[tuple[int, int, object, float]] = []
-    ids = iter(range(1, 1 << 62))
+    ids = itertools.count(1)
 
     async def one(request: DecisionRequest) -> None:
         token = _floor_job.set(next(ids))
@@ -211,9 +212,10 @@ async def run_floor(
             deadline = time.monotonic() + 60.0
             deadlines.add(deadline)
             try:
-                async with gate, session.post(url, data=body, headers=headers) as reply:
-                    started = time.perf_counter()
-                    payload = await reply.read()
+                async with gate:
+                    started = time.perf_counter()  # the round trip, once admitted
+                    async with session.post(url, data=body, headers=headers) as reply:
+                        payload = await reply.read()
                     latency = time.perf_counter() - started
             finally:
                 deadlines.discard(deadline)
@@ -257,8 +259,8 @@ async def measure(
 ) -> tuple[Blocks, tuple[float, ...], dict[str, float] | None]:
     """``rounds`` rounds of ``calls`` calls each way, the three in rotating order: their
     times (``benchmarks/_blocks.py``: the bare loop is the baseline, then the stack, then the
-    floor) and the client CPU per call (seconds) of the stack, the bare loop and the floor over
-    all rounds; with ``profile``, the breakdown of one more stack round."""
+    floor) and each way's client CPU per call (seconds) over all rounds, in the same order;
+    with ``profile``, the breakdown of one more stack round."""
     entry = entry_for(port)
     catalog = Catalog([entry], {"decision": entry.id})
     stack_rounds: list[tuple[float, float]] = []
@@ -295,7 +297,7 @@ async def measure(
             parts = breakdown(profiler, calls)
     times = tuple(tuple(r[0] for r in way) for way in (bare_rounds, stack_rounds, floor_rounds))
     total = calls * rounds
-    cpu = tuple(sum(r[1] for r in way) / total for way in (stack_rounds, bare_rounds, floor_rounds))
+    cpu = tuple(sum(r[1] for r in way) / total for way in (bare_rounds, stack_rounds, floor_rounds))
     return Blocks(("bare", "stack", "floor"), calls, times), cpu, parts
 
 
@@ -368,7 +370,7 @@ def main() -> None:
     server.start()
     try:
         port = parent.recv()
-        rates, (stack_cpu, bare_cpu, floor_cpu), parts = asyncio.run(
+        rates, (bare_cpu, stack_cpu, floor_cpu), parts = asyncio.run(
             measure(
                 port,
                 options.calls,

@@ -46,6 +46,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _results import TINY  # noqa: E402  # the benchmarks' own helper, from their folder
 
 FULL: dict[str, list[str]] = {
     "embedded": ["--rounds", "1000", "--no-pieces"],
@@ -55,13 +58,6 @@ FULL: dict[str, list[str]] = {
 }
 """Each benchmark's arguments in a full run (its own defaults otherwise)."""
 
-QUICK: dict[str, list[str]] = {
-    "embedded": ["--rounds", "4", "--calls", "12", "--block", "4", "--no-pieces"],
-    "floor": ["--rounds", "4", "--calls", "12", "--block", "4"],
-    "dispatch": ["--calls", "24", "--rounds", "2"],
-    "batch_embedded": ["--runs", "6", "--passes", "1"],
-}
-"""Each benchmark's tiny size (``--quick``): every part runs, the figures mean nothing."""
 
 LOAD_SHORTEST = 2.0
 """Seconds a load command must run at least (see :meth:`Load.keep`)."""
@@ -214,7 +210,7 @@ def run_all(
     load_command: str | None,
 ) -> dict[str, object]:
     """The whole campaign: ``runs`` rounds, each running every benchmark once per tree."""
-    sizes = QUICK if quick else FULL
+    sizes = TINY if quick else FULL
     collected: dict[tuple[str, str, str], list[float]] = {}
     limits: dict[tuple[str, str], tuple[float, str]] = {}
     loads: list[float] = []

@@ -21,13 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHAPES = ROOT / "benchmarks" / "shapes"
 
-SMOKE: dict[str, list[str]] = {
-    "embedded": ["--rounds", "4", "--calls", "12", "--block", "4", "--piece-calls", "3"],
-    "dispatch": ["--calls", "12", "--rounds", "2"],
-    "batch_embedded": ["--runs", "6", "--passes", "1"],
-    "floor": ["--rounds", "4", "--calls", "12", "--block", "4"],
-}
-"""Each benchmark's tiny size: every part of it runs, briefly."""
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _results import TINY as SMOKE  # noqa: E402  # each benchmark's tiny size
 
 SIZES: dict[str, dict[str, object]] = {
     "embedded": {"rounds": 4, "calls": 12, "block": 4},

@@ -7,7 +7,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -71,11 +70,10 @@ def test_interleaved_rotates_the_ways_and_times_whole_blocks() -> None:
 
     def plain(count: int) -> None:
         ran.append(("plain", count))
-        time.sleep(0.001)
 
     async def waited(count: int) -> None:
         ran.append(("waited", count))
-        await asyncio.sleep(0.002)
+        await asyncio.sleep(0.03)  # far longer than a plain block: which way is slower is sure
 
     blocks = asyncio.run(interleaved([("plain", plain), ("waited", waited)], 10, 3))
     order = [name for name, _ in ran]
