@@ -269,6 +269,8 @@ def _estimate_json(estimate: Estimate) -> dict[str, object]:
         "n": estimate.n,
         "cases": estimate.cases,
         "undefined": estimate.undefined,
+        "bias": _round(estimate.bias),
+        "note": estimate.note,
     }
 
 
@@ -342,6 +344,7 @@ def _estimate(data: Mapping[str, object]) -> Estimate:
         n=int(data["n"]),  # type: ignore[call-overload]  # a JSON integer
         cases=int(data["cases"]),  # type: ignore[call-overload]  # a JSON integer
         undefined=None if undefined is None else str(undefined),
+        bias=number("bias"),
     )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from harness.evals import metrics as m
+from harness.evals.metrics import _resampler as resampler_module
 
 RNG = random.Random(11)
 P = [RNG.random() for _ in range(40)]
@@ -186,19 +187,22 @@ def test_bootstrap_of_an_undefined_figure_says_why() -> None:
     assert single.undefined == "fewer than two cases to resample"
 
 
-def test_the_metrics_module_imports_nothing_of_harness_but_its_error_base() -> None:
-    """Pure: only ``harness.errors`` (the bottom layer, itself importing nothing of harness), so
-    an undefined figure is a ``HarnessError`` like every other error harness raises."""
+def test_the_metrics_modules_import_nothing_of_harness_but_their_error_base() -> None:
+    """Pure: only ``harness.errors`` (the bottom layer, itself importing nothing of harness),
+    ``harness._public`` (which imports nothing) and each other, so an undefined figure is a
+    ``HarnessError`` like every other error harness raises."""
     import ast
     from pathlib import Path
 
-    source = Path(m.__file__).read_text(encoding="utf-8")
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom):
-            assert node.level == 0
-            assert node.module == "harness.errors" or not (node.module or "").startswith("harness")
-        elif isinstance(node, ast.Import):
-            assert not any(alias.name.startswith("harness") for alias in node.names)
+    allowed = ("harness.errors", "harness._public", "harness.evals.metrics")
+    for path in Path(m.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                assert node.level == 0
+                assert module.startswith(allowed) or not module.startswith("harness"), path
+            elif isinstance(node, ast.Import):
+                assert not any(alias.name.startswith("harness") for alias in node.names)
 
 
 def test_the_resampler_computes_each_resample_as_the_pure_functions_would() -> None:
@@ -277,6 +281,115 @@ def test_the_resampler_gives_the_same_figures_in_small_blocks(
     y = [rng.random() < q for q in p]
     whole = m.Resampler(30, resamples=120, seed=1)
     found = (whole.ece(case_of, p, y, strategy="mass"), whole.auc(case_of, p, y))
-    monkeypatch.setattr(m, "BLOCK_CELLS", 7 * len(p))  # 7 resamples a block
+    monkeypatch.setattr(resampler_module, "BLOCK_CELLS", 7 * len(p))  # 7 resamples a block
     blocked = m.Resampler(30, resamples=120, seed=1)
     assert (blocked.ece(case_of, p, y, strategy="mass"), blocked.auc(case_of, p, y)) == found
+
+
+def test_one_distinct_probability_gives_both_eces_the_plain_gap() -> None:
+    p = [0.458] * 18
+    y = [True] * 5 + [False] * 13
+    gap = abs(0.458 - 5 / 18)
+    assert m.ece(p, y, strategy="width") == pytest.approx(gap)
+    assert m.ece(p, y, strategy="mass") == pytest.approx(gap)
+    assert [b.count for b in m.reliability(p, y, strategy="mass")] == [18]
+    cases = list(range(18))
+    drawn = m.Resampler(18, resamples=50, seed=3)
+    assert drawn.ece(cases, p, y, strategy="mass").value == pytest.approx(gap)
+
+
+def test_equal_mass_bins_never_split_a_run_of_equal_probabilities() -> None:
+    rng = random.Random(21)
+    for _ in range(60):
+        levels = [round(rng.random(), 2) for _ in range(rng.randint(1, 6))]
+        p = [rng.choice(levels) for _ in range(rng.randint(1, 50))]
+        y = [rng.random() < q for q in p]
+        groups = m.binned(p, y, bins=rng.randint(1, 12), strategy="mass")
+        assert sorted(i for group in groups for i in group) == list(range(len(p)))
+        seen = [{p[i] for i in group} for group in groups]
+        for a, b in itertools.combinations(seen, 2):
+            assert not a & b, f"a probability in two bins: {sorted(a)} / {sorted(b)}"
+        by_value = [[i for i in range(len(p)) if p[i] == v] for v in sorted(set(p))]
+        if len(set(p)) == 1:
+            assert m.ece(p, y, strategy="mass") == pytest.approx(_ece_by_hand(p, y, by_value))
+
+
+def test_the_resampler_keeps_ties_in_one_bin_as_the_pure_function_does() -> None:
+    rng = random.Random(6)
+    levels = [0.2, 0.45, 0.45001, 0.7]
+    cases = [
+        [(rng.choice(levels), rng.random() < 0.5) for _ in range(rng.randint(1, 4))]
+        for _ in range(20)
+    ]
+    case_of = [i for i, c in enumerate(cases) for _ in c]
+    p = [d[0] for c in cases for d in c]
+    y = [d[1] for c in cases for d in c]
+    drawn = m.Resampler(len(cases), resamples=30, seed=5)
+    assert drawn.ece(case_of, p, y, strategy="mass").value == pytest.approx(
+        m.ece(p, y, strategy="mass")
+    )
+    for r in range(30):
+        expanded = [d for i, c in enumerate(cases) for d in c * int(drawn.weights[r, i])]
+        one = m.Resampler(len(cases), resamples=1)
+        one.weights = drawn.weights[r : r + 1]
+        found = one.ece(case_of, p, y, strategy="mass").low
+        assert found == pytest.approx(
+            m.ece([d[0] for d in expanded], [d[1] for d in expanded], strategy="mass")
+        )
+
+
+def _drawn_cases(rng: random.Random) -> list[list[tuple[float, bool]]]:
+    """Cases of a few decisions each, probabilities from a few levels (ties) or continuous, the
+    outcomes drawn from them or from a miscalibrated rate."""
+    tied = rng.random() < 0.5
+    levels = [rng.random() for _ in range(rng.randint(1, 4))]
+    skew = rng.random()
+    cases = []
+    for _ in range(rng.randint(2, 25)):
+        decisions = []
+        for _ in range(rng.randint(1, 4)):
+            q = rng.choice(levels) if tied else rng.random()
+            decisions.append((q, rng.random() < (q if rng.random() < 0.5 else skew)))
+        cases.append(decisions)
+    return cases
+
+
+def test_every_estimate_lies_within_its_interval_or_says_why() -> None:
+    rng = random.Random(33)
+    outside = 0
+    for trial in range(80):
+        cases = _drawn_cases(rng)
+        case_of = [i for i, c in enumerate(cases) for _ in c]
+        p = [d[0] for c in cases for d in c]
+        y = [d[1] for c in cases for d in c]
+        drawn = m.Resampler(len(cases), resamples=200, seed=trial)
+        found = [
+            drawn.ece(case_of, p, y, strategy="width"),
+            drawn.ece(case_of, p, y, strategy="mass"),
+            drawn.auc(case_of, p, y),
+            drawn.ratio(
+                [float(sum(d[1] for d in c)) for c in cases], [len(c) for c in cases], undefined="-"
+            ),
+            m.bootstrap(
+                cases,
+                lambda s: m.ece(
+                    [d[0] for c in s for d in c], [d[1] for c in s for d in c], strategy="mass"
+                ),
+                resamples=200,
+                seed=trial,
+            ),
+        ]
+        for estimate in found:
+            if estimate.value is None or estimate.low is None or estimate.high is None:
+                continue
+            assert estimate.bias is not None
+            if estimate.low - 1e-9 <= estimate.value <= estimate.high + 1e-9:
+                assert estimate.note is None
+                continue
+            outside += 1
+            assert estimate.note is not None
+            side = "below" if estimate.value < estimate.low else "above"
+            assert f"estimate {side} its interval" in estimate.note
+            assert f"{estimate.bias:+.3f}" in estimate.note
+            assert estimate.note in str(estimate)
+    assert outside > 0  # biased figures (ECE of a calibrated model) do land outside
