@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from harness.evals._report import EvalReport
+from harness.evals.metrics import reason_of
 
 if TYPE_CHECKING:
     from harness.evals._compare import Comparison
@@ -93,7 +94,8 @@ def check_gates(
                         bound,
                         None,
                         False,
-                        f"{gate}: {name} is undefined ({estimate.undefined})",
+                        f"{gate}: {name} undefined {'>=' if side == 'min' else '<='} "
+                        f"{bound:g}: FAILED (undefined: {reason_of(estimate.undefined or '')})",
                     )
                 )
                 continue

@@ -12,30 +12,62 @@ import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from harness.evals._compare import Comparison
 from harness.evals._gates import GateResult
 from harness.evals._report import EvalReport
-from harness.evals.metrics import Bin, Estimate
+from harness.evals.metrics import Bin, Estimate, reason_of
 
 __all__ = ["render_comparison", "render_html", "render_text", "write_html", "write_junit"]
 
 
 def _shown(estimate: Estimate | None) -> str:
+    """A figure as a cell: its value and interval (``*`` when the value lies outside it, the
+    footnote saying why), or why it has none."""
     if estimate is None:
         return "-"
     if estimate.value is None:
-        return "undefined"
+        return f"undefined: {reason_of(estimate.undefined or 'no value')}"
     if estimate.low is None or estimate.high is None:
-        return f"{estimate.value:.3f} [?]"
-    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
+        return f"{estimate.value:.3f} [no interval: {estimate.undefined}]"
+    mark = "*" if estimate.note else ""
+    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]{mark}"
+
+
+def notes(report: EvalReport) -> list[str]:
+    """A footnote per figure shown whose value lies outside its interval, saying why."""
+    found = []
+    for name, estimate in report.metrics.items():
+        if estimate.note:
+            found.append(f"* {name}: {estimate.note}")
+        for baseline, shown in (("uniform", "uniform"), ("answer_key", "answer key")):
+            other = report.baselines.get(baseline, {}).get(name)
+            if other is not None and other.note:
+                found.append(f"* {name} ({shown}): {other.note}")
+    return found
+
+
+N_RUN_LEVEL: Final = (
+    "n: recall counts the expected items, precision the answered ones, f1 the items expected "
+    "or answered (TP + FP + FN), exact_match the cases; a role's figures count its decisions"
+)
+N_ROLES: Final = "n: a role's figures count its decisions"
+
+
+def threshold_text(report: EvalReport) -> str:
+    """The threshold the answers were taken at, with where it came from."""
+    if report.threshold is None:
+        return "no selection threshold (yes/no answers taken at 0.5)"
+    source = f" ({report.threshold_source})" if report.threshold_source else ""
+    return f"threshold {report.threshold:g}{source}"
 
 
 def render_text(report: EvalReport) -> str:
     """A table of every figure: the model's with its interval and n, then the baselines'."""
     header = (
         f"eval of {report.subject} on {report.model}: {len(report.cases)} cases of "
-        f"{report.dataset} (split {report.split}), threshold {report.threshold}"
+        f"{report.dataset} (split {report.split}), {threshold_text(report)}"
     )
     failed = sum(c.status != "completed" for c in report.cases)
     rows = [("figure", "model [95% CI]", "n", "uniform", "answer key")]
@@ -55,12 +87,16 @@ def render_text(report: EvalReport) -> str:
     if failed:
         lines.append(f"{failed} case(s) did not complete (counted as answering nothing)")
     for index, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        lines.append(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
         if index == 0:
             lines.append("  ".join("-" * width for width in widths))
     lines.append(
         "intervals: 95 % bootstrap, resampling cases (the decisions of one run are correlated)"
     )
+    lines.append(N_RUN_LEVEL if "f1" in report.metrics else N_ROLES)
+    lines.extend(notes(report))
     return "\n".join(lines) + "\n"
 
 
@@ -219,7 +255,7 @@ def render_html(report: EvalReport, *, record_pages: dict[str, str] | None = Non
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         f'<p class="meta">{len(report.cases)} cases of {html.escape(report.dataset)} (split '
-        f"{html.escape(report.split)}), threshold {report.threshold}; intervals: 95 % "
+        f"{html.escape(report.split)}), {html.escape(threshold_text(report))}; intervals: 95 % "
         "bootstrap resampling cases.</p>",
         '<table class="figures"><tr><th>figure</th><th>model</th><th>n</th><th>uniform</th>'
         "<th>answer key</th></tr>",
@@ -232,7 +268,10 @@ def render_html(report: EvalReport, *, record_pages: dict[str, str] | None = Non
             f"<td>{html.escape(_shown(report.baselines.get('answer_key', {}).get(name)))}</td>"
             "</tr>"
         )
-    body.append('</table><h2>Reliability</h2><div class="diagrams">')
+    body.append("</table>")
+    explained = [N_RUN_LEVEL if "f1" in report.metrics else N_ROLES, *notes(report)]
+    body.extend(f'<p class="note">{html.escape(line)}</p>' for line in explained)
+    body.append('<h2>Reliability</h2><div class="diagrams">')
     for key, bins in report.reliability.items():
         if not key.endswith(".width"):
             continue

@@ -173,7 +173,8 @@ class EvalReport:
     ``<role>.<figure>`` per question role (``select.auc``, ``next.accuracy``, ...);
     ``baselines`` holds the same keys for ``uniform`` and ``answer_key``; ``reliability`` the
     bins of each role's diagram (``<role>.width`` / ``<role>.mass``). ``threshold`` is the
-    selection threshold the answers were taken at; ``split`` names the cases' split
+    selection threshold the answers were taken at, ``threshold_source`` where it came from (the
+    entry's fitted value, the thinker's constructor, the default); ``split`` names the cases' split
     (``all``, ``dev``, ``held-out``). ``timings`` (seconds) never enter the stable JSON.
     """
 
@@ -188,6 +189,7 @@ class EvalReport:
     reliability: Mapping[str, tuple[Bin, ...]] = attrs.field(factory=dict)
     seed: int = 0
     resamples: int = 1000
+    threshold_source: str | None = None
     timings: Mapping[str, float] = attrs.field(factory=dict, eq=False)
 
     def metric(self, name: str) -> Estimate:
@@ -219,6 +221,7 @@ class EvalReport:
             "dataset": self.dataset,
             "model": self.model,
             "threshold": self.threshold,
+            "threshold_source": self.threshold_source,
             "split": self.split,
             "seed": self.seed,
             "resamples": self.resamples,
@@ -317,6 +320,9 @@ def report_from_json(data: object) -> EvalReport:
         dataset=str(data["dataset"]),
         model=str(data["model"]),
         threshold=data["threshold"],
+        threshold_source=None
+        if data.get("threshold_source") is None
+        else str(data["threshold_source"]),
         split=str(data["split"]),
         seed=int(data["seed"]),
         resamples=int(data["resamples"]),

@@ -1,0 +1,53 @@
+"""What a reader sees of a figure: an undefined one's reason, an estimate outside its interval
+with the word why, in the table, the page and the gates alike."""
+
+from __future__ import annotations
+
+import html
+
+from harness.evals import EvalReport, Estimate, check_gates, render_html, render_text
+
+
+def _report(metrics: dict[str, Estimate]) -> EvalReport:
+    return EvalReport(
+        subject="m:T",
+        dataset="d",
+        model="embedded",
+        threshold=0.5,
+        split="all",
+        cases=(),
+        metrics=metrics,
+    )
+
+
+UNDEFINED = Estimate(None, None, None, 0, 4, "precision is undefined: nothing was answered")
+BIASED = Estimate(0.117, 0.133, 0.300, 18, 8, None, 0.094)
+
+
+def test_an_undefined_figure_shows_its_reason_in_the_table_and_the_page() -> None:
+    report = _report({"precision": UNDEFINED})
+    text = render_text(report)
+    row = next(line for line in text.splitlines() if line.startswith("precision"))
+    assert "undefined: nothing was answered" in row
+    assert "undefined: nothing was answered" in render_html(report)
+
+
+def test_a_gate_on_an_undefined_figure_fails_naming_the_reason() -> None:
+    (result,) = check_gates(_report({"precision": UNDEFINED}), min_precision=0.5)
+    assert not result.passed
+    assert result.message.endswith("FAILED (undefined: nothing was answered)")
+    assert result.message.startswith("min_precision: precision")
+
+
+def test_an_estimate_outside_its_interval_is_shown_with_its_bias() -> None:
+    report = _report({"select.ece_mass": BIASED})
+    text = render_text(report)
+    row = next(line for line in text.splitlines() if line.startswith("select.ece_mass"))
+    assert "0.117 [0.133, 0.300]*" in row
+    assert BIASED.note is not None
+    assert "+0.094" in BIASED.note
+    assert f"* select.ece_mass: {BIASED.note}" in text
+    assert html.escape(BIASED.note) in render_html(report)
+    (gate,) = check_gates(_report({"select.ece_width": BIASED}), max_ece=0.5)
+    assert gate.passed
+    assert BIASED.note in gate.message
