@@ -44,6 +44,8 @@ class GateResult:
     value: float | None
     passed: bool
     message: str
+    detail: str = ""
+    """More than the one line, for a JUnit failure's text (a comparison's flipped decisions)."""
 
 
 def _figures(report: EvalReport, figure: str) -> list[str]:
@@ -115,17 +117,19 @@ def check_gates(
     if max_flips is not None:
         if comparison is None:
             raise ValueError("max_flips bounds a comparison: give comparison=compare(a, b)")
-        flips = len(comparison.flips)
-        passed = flips <= max_flips
+        flipped = comparison.flips
+        passed = len(flipped) <= max_flips
         results.append(
             GateResult(
                 "max_flips",
                 "flips",
                 float(max_flips),
-                float(flips),
+                float(len(flipped)),
                 passed,
-                f"max_flips: {flips} decision(s) flipped <= {max_flips}: "
+                f"max_flips: {len(flipped)} decision(s) flipped (answers changed in "
+                f"{len(comparison.changes)} case(s)) <= {max_flips}: "
                 f"{'ok' if passed else 'FAILED'}",
+                "\n".join(shift.line() for shift in flipped),
             )
         )
     return tuple(results)

@@ -116,15 +116,17 @@ def render_comparison(comparison: Comparison, *, limit: int = 20) -> str:
             f"-{len(change.removed)} {list(change.removed)}"
         )
     flips = comparison.flips
-    lines.append(f"{len(flips)} decision(s) flipped at the threshold")
+    lines.append(
+        f"{len(flips)} decision(s) flipped (a candidate kept in one eval and not in the other, "
+        "or another option chosen)"
+    )
     for shift in flips[:limit]:
         near = " (near the threshold)" if shift.near else ""
-        lines.append(
-            f"  {shift.case} / {shift.decision}: {shift.chosen_a} {shift.p_a:.3f} -> "
-            f"{shift.chosen_b} {shift.p_b:.3f}{near}"
-        )
-    largest = max(comparison.shifts, key=lambda s: abs(s.shift), default=None)
-    if largest is not None:
+        lines.append(f"  {shift.line()}{near}")
+    largest = comparison.largest
+    if largest is None:
+        lines.append("largest probability shift: none (no decision in both evals moved)")
+    else:
         lines.append(
             f"largest probability shift: {largest.shift:+.3f} ({largest.case} / {largest.decision})"
         )
@@ -175,7 +177,7 @@ def write_junit(
         if not gate.passed:
             failures += 1
             failure = ET.SubElement(element, "failure", message=gate.message)
-            failure.text = gate.message
+            failure.text = f"{gate.message}\n{gate.detail}" if gate.detail else gate.message
     suite.set("tests", str(len(report.cases) + len(gates)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
