@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import attrs
 
 from harness.evals import metrics as m

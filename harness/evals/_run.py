@@ -25,13 +25,20 @@ import attrs
 
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
-from harness.catalog import Catalog
-from harness.errors import HarnessError
+from harness.catalog import DECISION, Catalog, CatalogEntry
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
+from harness.evals._folder import (
+    EvalError,
+    model_identity,
+    model_seconds,
+    prepare,
+    read_results,
+    threshold_source,
+)
 from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
 from harness.evals._score import baseline_figures, figures, reliability_bins
-from harness.runs import ModelChoice, TargetError, import_target, seat_for
+from harness.runs import ModelChoice, TargetError, build_target, import_target, seat_for
 from harness.runs._internal import blocking as runs_blocking
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
@@ -45,10 +52,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 Thinker = type[DecisionTool[Any, Any]] | str  # Any: any thinker's types; or its MODULE:CLASS
-
-
-class EvalError(HarnessError, ValueError):
-    """An eval that cannot start or be read: the message says what is wrong and the fix."""
 
 
 def import_thinker(target: str) -> type[DecisionTool[Any, Artifact]]:  # any thinker's types
@@ -112,30 +115,6 @@ def _model_name(model: ModelChoice) -> str:
     return type(model).__qualname__
 
 
-def _prepare(target: str, dataset: Dataset[Any, Any], out: Path, model: str) -> tuple[Path, Path]:
-    """Write the inputs and the eval's identity to ``out``; refuse a folder of another eval."""
-    out.mkdir(parents=True, exist_ok=True)
-    identity = {"target": target, "dataset": dataset.digest(), "model": model}
-    stamp = out / "eval.json"
-    if stamp.exists():
-        try:
-            found = json.loads(stamp.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            found = None
-        if found != identity:
-            raise EvalError(
-                f"{out} holds another eval (another thinker, model or dataset): give another "
-                "--out folder, or delete it to start over"
-            )
-    else:
-        stamp.write_text(json.dumps(identity, sort_keys=True) + "\n", encoding="utf-8")
-    inputs = out / "inputs.jsonl"
-    from harness.artifacts import to_json
-
-    inputs.write_text("".join(to_json(case.input) + "\n" for case in dataset), encoding="utf-8")
-    return inputs, out / "results.jsonl"
-
-
 async def evaluate_async(
     thinker: Thinker,
     dataset: Dataset[I, O],
@@ -179,9 +158,10 @@ async def evaluate_async(
     else:
         folder = Path(out)
     try:
-        name = _model_name(model)
-        inputs, results = _prepare(target, dataset, folder, name)
-        seat = seat_for(model, catalog if ray is None else None)
+        seat = seat_for(model, catalog if ray is None else _catalog_file(catalog_file))
+        entry = seat.catalog.pinned(DECISION)
+        name = entry.id if model is None else _model_name(model)
+        inputs, results = prepare(target, dataset, folder, model_identity(entry), name)
         spec = BatchSpec(
             target,
             catalog_path=None if catalog_file is None else os.fspath(catalog_file),
@@ -208,8 +188,8 @@ async def evaluate_async(
                 )
         except (BatchError, TargetError) as error:
             raise EvalError(str(error)) from None
-        lines = _read_results(results)
-        model_seconds = sum(_model_seconds(line) for line in lines.values())
+        lines = read_results(results)
+        seconds = sum(model_seconds(line) for line in lines.values())
         cases = tuple(
             _case_result(dataset, number, case_, lines.get(number), folder)
             for number, case_ in enumerate(dataset.cases, start=1)
@@ -228,9 +208,12 @@ async def evaluate_async(
             resamples=resamples,
             runs=True,
         )
+        report = attrs.evolve(
+            report, threshold_source=_threshold_source(lines, thinker_class, target, entry)
+        )
         report = _with_timings(
             report,
-            {"eval_seconds": ran, "model_seconds": model_seconds},
+            {"eval_seconds": ran, "model_seconds": seconds},
         )
         if scratch is None:
             report.write_json(folder / "report.json")
@@ -241,6 +224,36 @@ async def evaluate_async(
 
 
 evaluate = blocking(evaluate_async, "evaluate")
+
+
+def _threshold_source(
+    lines: dict[int, dict[str, object]],
+    thinker_class: type[DecisionTool[Any, Any]],  # Any: any thinker's types
+    target: str,
+    entry: CatalogEntry,
+) -> str | None:
+    """Where the threshold of the result lines came from: the entry's fitted one, the
+    thinker's constructor's, or the default."""
+    observed = None
+    for line in lines.values():
+        value = line.get("threshold")
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            observed = float(value)
+            break
+    built = build_target(thinker_class, target)
+    if not isinstance(built, DecisionThinker):
+        return None
+    fitted = None if entry.calibration is None else entry.calibration.selection_threshold
+    return threshold_source(observed, built.selection_threshold, fitted)
+
+
+def _catalog_file(path: str | os.PathLike[str] | None) -> Catalog | None:
+    """The catalog a Ray eval's workers load (``None``: the configured one)."""
+    if path is None:
+        return None
+    from harness.catalog import load_catalog
+
+    return load_catalog(path)
 
 
 def _with_timings(report: EvalReport, timings: dict[str, float]) -> EvalReport:
@@ -320,23 +333,6 @@ def at_threshold(report: EvalReport, threshold: float) -> EvalReport:
         runs=any(c.candidates or c.expected for c in report.cases),
         threshold=threshold,
     )
-
-
-def _model_seconds(line: dict[str, object]) -> float:
-    usage = line.get("usage")
-    seconds = usage.get("model_seconds") if isinstance(usage, dict) else None
-    return float(seconds) if isinstance(seconds, int | float) else 0.0
-
-
-def _read_results(path: Path) -> dict[int, dict[str, object]]:
-    found: dict[int, dict[str, object]] = {}
-    if not path.exists():
-        return found
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        if raw.strip():
-            line = json.loads(raw)
-            found[int(line["line"])] = line
-    return found
 
 
 def _case_result(

@@ -81,3 +81,11 @@ class KeepSentencesSlowly(DecisionThinker[Note, Sentence]):
             palette=(),
             objective="Keep the sentences that ask for a refund",
         )
+
+
+@tool_name("keep_sentences_strictly")
+class KeepSentencesStrictly(KeepSentences):
+    """:class:`KeepSentences` whose constructor sets its threshold (0.7)."""
+
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(parent, selection_threshold=0.7)
