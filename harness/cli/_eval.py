@@ -74,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare answered and expected items by these fields (default: every field)",
     )
     add_scale_options(parser, "cases")
+    parser.add_argument(
+        "--allow-extra",
+        action="store_true",
+        help="drop the keys of a case, its input or its items that are no field (refused by "
+        "name without it)",
+    )
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML file (cases, gates)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead")
     parser.add_argument(
@@ -155,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
         write_html,
         write_junit,
     )
+    from harness.evals._dataset import OPT_OUT
     from harness.tools import list_iterand, runtime_class, tool_types
 
     try:
@@ -170,10 +177,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         catalog = load_catalog(args.catalog) if args.catalog and not args.ray else None
         dataset: Dataset[Any, Any] = Dataset.load(
-            args.second, runtime_class(input_type), item_type, key=_key(args.key)
+            args.second,
+            runtime_class(input_type),
+            item_type,
+            key=_key(args.key),
+            allow_extra=args.allow_extra,
         )
     except (DatasetError, CatalogError) as error:
-        raise CliError(str(error)) from None
+        raise CliError(str(error).replace(f"(or {OPT_OUT})", "(or pass --allow-extra)")) from None
     out = Path(args.out or "eval-out")
     try:
         report = evaluate(

@@ -2,13 +2,15 @@
 
 A case is an input of the thinker and the items its answer should hold. The dataset says how an
 answered item is compared to an expected one (``key``; by default the items themselves, equal
-when their attrs fields are equal). A file holds one case a line (JSONL) or a list of cases
-(YAML)::
+when their attrs fields are equal). A file holds one case a line (JSONL; a file holding one JSON
+array is refused, saying so) or a list of cases (YAML)::
 
     {"name": "refund-1", "input": {"text": "..."}, "expected": [{"label": "refund"}],
      "tags": ["billing"]}
 
-Every line that is not a case is named by its number and field; nothing is dropped silently.
+Every line that is not a case is named by its number and field; nothing is dropped silently: a
+key that is no field of the case, its input or an item is refused by name unless
+``allow_extra=True``.
 """
 
 from __future__ import annotations
@@ -175,15 +177,20 @@ class Dataset(Generic[I, O]):
         *,
         key: ItemKey[O] | None = None,
         name: str | None = None,
+        allow_extra: bool = False,
     ) -> Dataset[I, O]:
         """The cases of a ``.jsonl`` file (one a line) or a ``.yaml``/``.yml`` file (a list of
-        cases). Every bad line or entry is reported at once, by number and field."""
+        cases). Every bad line or entry is reported at once, by number and field.
+
+        A key that is not a field (of the case, of its input, of an expected item) is refused
+        by name, so a typo never vanishes; ``allow_extra=True`` drops such keys instead."""
         source = Path(path)
         cases = read_entries(
             source,
-            lambda raw: _case_from(raw, input_type, output_type),
+            lambda raw: _case_from(raw, input_type, output_type, allow_extra=allow_extra),
             f"case(s) are not cases of {input_type.__qualname__} -> {output_type.__qualname__}",
             "cases",
+            "case",
         )
         return cls(
             cases,
@@ -215,13 +222,15 @@ class _RowError(ValueError):
     """What is wrong with one row (the caller adds where it is)."""
 
 
-def read_entries(source: Path, parse: Callable[[object], R], not_what: str, nouns: str) -> list[R]:
+def read_entries(
+    source: Path, parse: Callable[[object], R], not_what: str, nouns: str, noun: str
+) -> list[R]:
     """Each entry of the ``.jsonl`` or ``.yaml`` file ``source`` through ``parse``; every bad one
     is named by number and field at once (``"{n} {not_what}: ..."``), and a file of none is
-    refused (``"holds no {nouns}"``)."""
+    refused (``"holds no {nouns}"``); ``noun`` names one entry (``"case"``)."""
     found: list[R] = []
     problems: list[str] = []
-    for number, raw in _read_rows(source):
+    for number, raw in _read_rows(source, noun):
         try:
             found.append(parse(raw))
         except (_RowError, DatasetError) as error:
@@ -235,16 +244,44 @@ def read_entries(source: Path, parse: Callable[[object], R], not_what: str, noun
     return found
 
 
+OPT_OUT = "pass allow_extra=True"
+"""The fix besides removing it, for a key that is not a field (a command says its flag)."""
+
+
+def unknown_fields(
+    what: str, unknown: Iterable[str], expected: Iterable[str], opt_out: str | None
+) -> str:
+    """The line naming keys that are no field: ``unknown field 'age' for Note: expected one of
+    text; remove it (or pass allow_extra=True)`` (the wording every command shares)."""
+    names = sorted(unknown)
+    many = len(names) != 1
+    fix = f"remove {'them' if many else 'it'}" + (f" (or {opt_out})" if opt_out else "")
+    return (
+        f"unknown field{'s' if many else ''} {', '.join(repr(n) for n in names)} for {what}: "
+        f"expected one of {', '.join(expected) or '(no fields)'}; {fix}"
+    )
+
+
 def row_head(
-    raw: object, fields: tuple[str, ...], what: str, shape: str
+    raw: object,
+    fields: tuple[str, ...],
+    what: str,
+    shape: str,
+    *,
+    allow_extra: bool = False,
+    opt_out: str | None = None,
 ) -> tuple[Mapping[str, object], str]:
     """``raw`` as a JSON object with no field but ``fields``, and its name (a non-empty string);
-    ``what`` names the entry (``"a case"``), ``shape`` says what it is when it is no object."""
+    ``what`` names the entry (``"a case"``), ``shape`` says what it is when it is no object.
+    Another key is refused by name (``opt_out`` the other fix), or dropped with
+    ``allow_extra``."""
     if not isinstance(raw, Mapping):
         raise _RowError(shape)
-    unknown = sorted(str(k) for k in raw if k not in fields)
-    if unknown:
-        raise _RowError(f"unknown field(s) {', '.join(unknown)}: {what} has {', '.join(fields)}")
+    unknown = [str(k) for k in raw if k not in fields]
+    if unknown and allow_extra:
+        raw = {k: v for k, v in raw.items() if k in fields}
+    elif unknown:
+        raise _RowError(unknown_fields(what, unknown, fields, opt_out))
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise _RowError("name must be a non-empty string")
@@ -263,7 +300,25 @@ def _where(source: Path, number: int) -> str:
     return f"entry {number}" if source.suffix.lower() in (".yaml", ".yml") else f"line {number}"
 
 
-def _read_rows(source: Path) -> list[tuple[int, object]]:
+def _json_array(source: Path, noun: str) -> None:
+    """Refuse a file holding one JSON array (a list of cases is JSONL here, one a line)."""
+    with source.open("rb") as file:
+        head = file.read(64).lstrip()
+    if not head.startswith(b"["):
+        return
+    try:
+        whole = json.loads(source.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return
+    if isinstance(whole, list):
+        raise DatasetError(
+            f"{source} is a JSON array ({len(whole)} element(s)): the format is JSONL, one "
+            f"{noun} a line (a JSON object each); write each element on a line of its own, or "
+            "name the file .yaml (a YAML file may hold a list, and JSON is YAML)"
+        )
+
+
+def _read_rows(source: Path, noun: str) -> list[tuple[int, object]]:
     if not source.is_file():
         raise DatasetError(f"no dataset file {source}: give a .jsonl or .yaml file of cases")
     suffix = source.suffix.lower()
@@ -274,6 +329,7 @@ def _read_rows(source: Path) -> list[tuple[int, object]]:
             f"{source}: unknown dataset format {suffix or '(no suffix)'!r}: name the file "
             ".jsonl (one case a line) or .yaml (a list of cases)"
         )
+    _json_array(source, noun)
     rows: list[tuple[int, object]] = []
     problems: list[str] = []
     with source.open("rb") as file:
@@ -321,9 +377,16 @@ def _yaml_rows(source: Path) -> list[tuple[int, object]]:
 _ROW_FIELDS = ("name", "input", "expected", "tags")
 
 
-def _case_from(raw: object, input_type: type[I], output_type: type[O]) -> Case[I, O]:
+def _case_from(
+    raw: object, input_type: type[I], output_type: type[O], *, allow_extra: bool
+) -> Case[I, O]:
     raw, name = row_head(
-        raw, _ROW_FIELDS, "a case", "a case is a JSON object with name, input, expected (and tags)"
+        raw,
+        _ROW_FIELDS,
+        "a case",
+        "a case is a JSON object with name, input, expected (and tags)",
+        allow_extra=allow_extra,
+        opt_out=OPT_OUT,
     )
     if "input" not in raw:
         raise _RowError("input is missing: give the thinker's input as a JSON object")
@@ -331,22 +394,55 @@ def _case_from(raw: object, input_type: type[I], output_type: type[O]) -> Case[I
     if not isinstance(expected, list):
         raise _RowError("expected must be a list of the answer's items (possibly empty)")
     tags = row_tags(raw)
-    value = _structure(raw["input"], input_type, "input")
+    problems: list[str] = []
+    value = _checked(raw["input"], input_type, "input", allow_extra, problems)
     items = tuple(
-        _structure(item, output_type, f"expected[{index}]") for index, item in enumerate(expected)
+        _checked(item, output_type, f"expected[{index}]", allow_extra, problems)
+        for index, item in enumerate(expected)
     )
-    return Case(name, value, items, tags)
+    if problems:
+        raise _RowError("; ".join(problems))
+    assert value is not None
+    return Case(name, value, tuple(item for item in items if item is not None), tags)
+
+
+def _checked(
+    raw: object, tp: type[O], where: str, allow_extra: bool, problems: list[str]
+) -> O | None:
+    """``raw`` built into ``tp``, or ``None`` with what is wrong added to ``problems``."""
+    try:
+        return _structure(raw, tp, where, allow_extra=allow_extra)
+    except _RowError as error:
+        problems.append(str(error))
+        return None
+
+
+def _fields_of(tp: type) -> tuple[str, ...] | None:
+    """The keys an attrs class reads from JSON (its ``__init__`` fields); ``None`` when it is
+    not an attrs class (then nothing is checked)."""
+    origin = getattr(tp, "__origin__", tp)
+    if not attrs.has(origin):
+        return None
+    return tuple(field.name for field in attrs.fields(origin) if field.init)
 
 
 def structure_item(raw: object, tp: type[O], where: str) -> O:
-    """``raw`` built into ``tp`` through the artifact converter; a :class:`ValueError` names the
-    field paths under ``where`` (never the values)."""
-    return _structure(raw, tp, where)
+    """``raw`` built into ``tp`` through the artifact converter (a key that is no field
+    dropped); a :class:`ValueError` names the field paths under ``where`` (never the values)."""
+    return _structure(raw, tp, where, allow_extra=True)
 
 
-def _structure(raw: object, tp: type[O], where: str) -> O:
+def _structure(raw: object, tp: type[O], where: str, *, allow_extra: bool) -> O:
     if not isinstance(raw, Mapping):
         raise _RowError(f"{where} must be a JSON object of {tp.__qualname__}'s fields")
+    fields = _fields_of(tp)
+    if fields is not None:
+        unknown = [str(k) for k in raw if k not in fields]
+        if unknown and not allow_extra:
+            name = getattr(tp, "__origin__", tp).__qualname__
+            raise _RowError(f"{where}: {unknown_fields(name, unknown, fields, OPT_OUT)}")
+        if unknown:
+            raw = {k: v for k, v in raw.items() if k in fields}
     try:
         return artifact_converter.structure(raw, tp)
     except cattrs.BaseValidationError as error:

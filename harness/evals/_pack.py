@@ -108,7 +108,7 @@ class DecisionPack:
         number and field at once."""
         source = Path(path)
         found = read_entries(
-            source, _decision_from, "entr(ies) are not labelled decisions", "decisions"
+            source, _decision_from, "entr(ies) are not labelled decisions", "decisions", "request"
         )
         return cls(found, name=source.stem if name is None else name)
 

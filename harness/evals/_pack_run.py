@@ -15,7 +15,7 @@ from typing import TextIO
 
 import attrs
 
-from harness.catalog import Catalog
+from harness.catalog import DECISION, Catalog
 from harness.decision import (
     Answer,
     Choice,
@@ -163,7 +163,7 @@ async def evaluate_pack_async(
         cases,
         subject=f"pack {pack.name}",
         dataset=pack.name,
-        model=_model_name(model),
+        model=seat.catalog.pinned(DECISION).id if model is None else _model_name(model),
         split=split,
         seed=seed,
         resamples=resamples,

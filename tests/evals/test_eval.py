@@ -67,7 +67,7 @@ def test_every_bad_line_is_named_by_number_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
         '{"name": "ok", "input": {"text": "a"}, "expected": []}\n'
-        '{"name": "x", "input": {"txt": "a"}, "expected": []}\n'
+        '{"name": "x", "input": {}, "expected": []}\n'
         "\n"
         '{"name": "y", "input": {"text": "a"}, "expected": [{"text": 3}]}\n'
         "not json\n",
@@ -360,7 +360,7 @@ def test_cli_bad_dataset_lines_exit_2_naming_them(
     code = main(["eval", "tests.evals.thinkers:KeepSentences", str(bad), "--out", str(tmp_path)])
     assert code == 2
     err = capsys.readouterr().err
-    assert "line 1: input is not a valid Note" in err
+    assert "line 1: input: unknown field 'words' for Note: expected one of text" in err
     assert len(err.strip().splitlines()) == 1
 
 
