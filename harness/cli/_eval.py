@@ -161,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
         write_html,
         write_junit,
     )
-    from harness.evals._dataset import OPT_OUT
+    from harness.evals._rows import OPT_OUT
     from harness.tools import list_iterand, runtime_class, tool_types
 
     try:

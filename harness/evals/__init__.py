@@ -14,11 +14,11 @@ from harness._public import claim_exports
 from harness.evals import metrics as metrics
 from harness.evals._bias import PositionBias as PositionBias
 from harness.evals._bias import position_bias as position_bias
-from harness.evals._calibration import CalibrationReport as CalibrationReport
-from harness.evals._calibration import calibration_report as calibration_report
 from harness.evals._calibration import fit_calibration as fit_calibration
 from harness.evals._calibration import without_calibration as without_calibration
 from harness.evals._calibration import write_calibration as write_calibration
+from harness.evals._calibration_report import CalibrationReport as CalibrationReport
+from harness.evals._calibration_report import calibration_report as calibration_report
 from harness.evals._compare import CaseChange as CaseChange
 from harness.evals._compare import Comparison as Comparison
 from harness.evals._compare import DecisionShift as DecisionShift

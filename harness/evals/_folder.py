@@ -1,4 +1,5 @@
-"""An eval's folder: which eval it holds (``eval.json``), its inputs and its results.
+"""An eval's folder: which eval it holds (``eval.json``), its inputs and its results (read into
+case results: each candidate keyed and labelled by the dataset, a ``select_`` decision each).
 
 The folder is known by what ran, not by how it was named: the thinker's ``MODULE:CLASS``, the
 dataset's digest, and the catalog entry the model resolved to (its id, provider, wire model and
@@ -10,19 +11,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from harness.artifacts import to_json
+from harness.artifacts import Artifact, to_json
 from harness.catalog import CatalogEntry
 from harness.errors import HarnessError
-from harness.evals._dataset import Dataset
+from harness.evals._dataset import Dataset, key_text, structure_item
+from harness.evals._report import Candidate, CaseResult, ScoredDecision
+from harness.evals._rows import _RowError
+
+I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
+O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
 
 __all__ = [
     "DEFAULT_SOURCE",
     "ENTRY_SOURCE",
+    "RESCORED_SOURCE",
     "THINKER_SOURCE",
     "EvalError",
+    "case_result",
     "model_identity",
     "model_seconds",
     "prepare",
@@ -38,6 +47,7 @@ class EvalError(HarnessError, ValueError):
 ENTRY_SOURCE = "the entry's fitted selection_threshold"
 THINKER_SOURCE = "the thinker's constructor"
 DEFAULT_SOURCE = "the default: neither the thinker nor the entry sets one"
+RESCORED_SOURCE = "given to at_threshold: the answers re-selected from the candidates at it"
 
 
 def model_identity(entry: CatalogEntry) -> dict[str, object]:
@@ -150,3 +160,78 @@ def read_results(path: Path) -> dict[int, dict[str, object]]:
             line = json.loads(raw)
             found[int(line["line"])] = line
     return found
+
+
+def case_result(
+    dataset: Dataset[I, O],
+    number: int,
+    case: Any,  # Any: a Case of the dataset's types
+    line: dict[str, object] | None,
+    folder: Path,
+) -> CaseResult:
+    """Case ``number`` of ``dataset`` from its result ``line`` (a failed case when it has
+    none): the candidates keyed by the dataset, labelled by its expected set."""
+    expected = tuple(dataset.keys(case.expected))
+    if line is None:
+        return CaseResult(case.name, case.tags, "failed", expected, (), error="no result")
+    status = str(line["status"])
+    threshold_raw = line.get("threshold")
+    threshold = float(threshold_raw) if isinstance(threshold_raw, int | float) else 0.5
+    wanted = set(expected)
+
+    def key_of(value: object) -> str:
+        try:
+            item = structure_item(value, dataset.output_type, "item")
+        except _RowError:
+            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return key_text(dataset.key_of(item))
+
+    raw_candidates = line.get("candidates") or []
+    assert isinstance(raw_candidates, list)
+    candidates = []
+    for raw in raw_candidates:
+        key = key_of(raw["value"])
+        candidates.append(
+            Candidate(
+                ref=str(raw["ref"]),
+                value=raw["value"],
+                key=key,
+                probability=float(raw["probability"]),
+                expected=key in wanted,
+            )
+        )
+    decisions = tuple(
+        ScoredDecision(
+            case=case.name,
+            question=f"select_{c.ref}",
+            kind="noul",
+            options=("yes", "no"),
+            probabilities=(c.probability, 1.0 - c.probability),
+            chosen=0 if c.probability >= threshold else 1,
+            label=0 if c.expected else 1,
+            threshold=threshold,
+        )
+        for c in candidates
+    )
+    answer = line.get("answer") or []
+    assert isinstance(answer, list)
+    answered = tuple(dict.fromkeys(key_of(value) for value in answer))
+    record = line.get("record")
+    shown_record = None
+    if isinstance(record, str):
+        try:
+            shown_record = os.path.relpath(record, folder)
+        except ValueError:
+            shown_record = record
+    error = line.get("error")
+    return CaseResult(
+        name=case.name,
+        tags=case.tags,
+        status=status if status in ("completed", "failed", "invalid") else "failed",  # type: ignore[arg-type]  # narrowed by the check
+        expected=expected,
+        answered=answered,
+        candidates=tuple(candidates),
+        decisions=decisions,
+        record=shown_record,
+        error=None if error is None else str(error),
+    )

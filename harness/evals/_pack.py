@@ -23,14 +23,8 @@ import attrs
 
 from harness.decision import Choice, DecisionRequest, Noul, RequestValidationError, Score
 from harness.decision import systemone as _systemone
-from harness.evals._dataset import (
-    DatasetError,
-    _RowError,
-    read_entries,
-    row_head,
-    row_tags,
-    tags_of,
-)
+from harness.evals._dataset import tags_of
+from harness.evals._rows import DatasetError, _RowError, read_entries, row_head, row_tags
 
 __all__ = ["DecisionPack", "Label", "LabelledDecision"]
 

@@ -16,7 +16,7 @@ from typing import Final, Literal
 
 import attrs
 
-from harness.evals._dataset import DatasetError
+from harness.evals._rows import DatasetError
 from harness.evals.metrics import Bin, Estimate
 
 __all__ = [

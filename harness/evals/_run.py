@@ -11,7 +11,6 @@ values, which the dataset's key labels: every run yields labelled ``select_`` de
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -27,16 +26,18 @@ from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import DECISION, Catalog, CatalogEntry
 from harness.evals import metrics as m
-from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
+from harness.evals._dataset import Dataset
 from harness.evals._folder import (
+    RESCORED_SOURCE,
     EvalError,
+    case_result,
     model_identity,
     model_seconds,
     prepare,
     read_results,
     threshold_source,
 )
-from harness.evals._report import Candidate, CaseResult, EvalReport, ScoredDecision
+from harness.evals._report import CaseResult, EvalReport
 from harness.evals._score import baseline_figures, figures, reliability_bins
 from harness.runs import ModelChoice, TargetError, build_target, import_target, seat_for
 from harness.runs._internal import blocking as runs_blocking
@@ -191,7 +192,7 @@ async def evaluate_async(
         lines = read_results(results)
         seconds = sum(model_seconds(line) for line in lines.values())
         cases = tuple(
-            _case_result(dataset, number, case_, lines.get(number), folder)
+            case_result(dataset, number, case_, lines.get(number), folder)
             for number, case_ in enumerate(dataset.cases, start=1)
         )
         ran = time.perf_counter() - started
@@ -322,7 +323,7 @@ def at_threshold(report: EvalReport, threshold: float) -> EvalReport:
         cases.append(
             attrs.evolve(case, decisions=decisions, answered=answered if runs else case.answered)
         )
-    return score(
+    again = score(
         cases,
         subject=report.subject,
         dataset=report.dataset,
@@ -333,76 +334,4 @@ def at_threshold(report: EvalReport, threshold: float) -> EvalReport:
         runs=any(c.candidates or c.expected for c in report.cases),
         threshold=threshold,
     )
-
-
-def _case_result(
-    dataset: Dataset[I, O],
-    number: int,
-    case: Any,  # Any: a Case of the dataset's types
-    line: dict[str, object] | None,
-    folder: Path,
-) -> CaseResult:
-    expected = tuple(dataset.keys(case.expected))
-    if line is None:
-        return CaseResult(case.name, case.tags, "failed", expected, (), error="no result")
-    status = str(line["status"])
-    threshold_raw = line.get("threshold")
-    threshold = float(threshold_raw) if isinstance(threshold_raw, int | float) else 0.5
-    wanted = set(expected)
-
-    def key_of(value: object) -> str:
-        try:
-            item = structure_item(value, dataset.output_type, "item")
-        except _RowError:
-            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return key_text(dataset.key_of(item))
-
-    raw_candidates = line.get("candidates") or []
-    assert isinstance(raw_candidates, list)
-    candidates = []
-    for raw in raw_candidates:
-        key = key_of(raw["value"])
-        candidates.append(
-            Candidate(
-                ref=str(raw["ref"]),
-                value=raw["value"],
-                key=key,
-                probability=float(raw["probability"]),
-                expected=key in wanted,
-            )
-        )
-    decisions = tuple(
-        ScoredDecision(
-            case=case.name,
-            question=f"select_{c.ref}",
-            kind="noul",
-            options=("yes", "no"),
-            probabilities=(c.probability, 1.0 - c.probability),
-            chosen=0 if c.probability >= threshold else 1,
-            label=0 if c.expected else 1,
-            threshold=threshold,
-        )
-        for c in candidates
-    )
-    answer = line.get("answer") or []
-    assert isinstance(answer, list)
-    answered = tuple(dict.fromkeys(key_of(value) for value in answer))
-    record = line.get("record")
-    shown_record = None
-    if isinstance(record, str):
-        try:
-            shown_record = os.path.relpath(record, folder)
-        except ValueError:
-            shown_record = record
-    error = line.get("error")
-    return CaseResult(
-        name=case.name,
-        tags=case.tags,
-        status=status if status in ("completed", "failed", "invalid") else "failed",  # type: ignore[arg-type]  # narrowed by the check
-        expected=expected,
-        answered=answered,
-        candidates=tuple(candidates),
-        decisions=decisions,
-        record=shown_record,
-        error=None if error is None else str(error),
-    )
+    return attrs.evolve(again, threshold_source=RESCORED_SOURCE)

@@ -23,13 +23,13 @@ from harness.decision import DecisionRequest, Noul, NoulAnswer
 from harness.evals import ScoredDecision
 from harness.evals._calibration import (
     best_threshold,
-    calibration_report,
     fit_calibration,
     fit_isotonic,
     fit_noul,
     fit_platt,
     fit_temperature,
 )
+from harness.evals._calibration_report import calibration_report
 from harness.evals.metrics import ece
 from harness.jobs import Dispatcher
 from harness.testing import FakeDecisionModel

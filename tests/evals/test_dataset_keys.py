@@ -72,5 +72,5 @@ def test_a_json_array_is_told_the_format_is_jsonl(tmp_path: Path) -> None:
         assert len(message.splitlines()) == 1
     pack = tmp_path / "pack.jsonl"
     pack.write_text(json.dumps([{"name": "a"}]), encoding="utf-8")
-    with pytest.raises(DatasetError, match="is a JSON array.*one request a line"):
+    with pytest.raises(DatasetError, match=r"is a JSON array.*one request a line"):
         DecisionPack.load(pack)

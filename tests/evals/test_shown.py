@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from harness.evals import EvalReport, Estimate, check_gates, render_html, render_text
+from harness.evals import Estimate, EvalReport, check_gates, render_html, render_text
 
 
 def _report(metrics: dict[str, Estimate]) -> EvalReport:

@@ -6,6 +6,8 @@ import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
+import attrs
+
 from harness.evals import FittedThreshold
 from harness.scope import Workflow
 from harness.thinker import DEFAULT_SELECTION_THRESHOLD
@@ -71,5 +73,8 @@ def test_a_report_scored_again_at_another_threshold(tmp_path: Path) -> None:
     assert all(c.answered == () for c in high.cases)
     assert high.metric("precision").value is None
     assert high.metric("recall").value == 0.0
+    assert high.threshold_source is not None
+    assert "at_threshold" in high.threshold_source
     again = at_threshold(high, 0.5)  # back where it was run: the same figures
-    assert again.dumps() == low.dumps()
+    assert again.threshold_source == high.threshold_source  # (where its threshold came from)
+    assert attrs.evolve(again, threshold_source=low.threshold_source).dumps() == low.dumps()

@@ -24,7 +24,8 @@ from typing import Any, Final
 import attrs
 
 from harness.catalog import Calibration, Catalog, CatalogEntry, default_catalog
-from harness.evals._calibration import calibration_report, fit_calibration
+from harness.evals._calibration import fit_calibration
+from harness.evals._calibration_report import calibration_report
 from harness.evals._dataset import Dataset
 from harness.evals._pack import DecisionPack
 from harness.evals._pack_run import evaluate_pack_async
