@@ -6,6 +6,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from harness.evals import (
     Candidate,
     CaseResult,
@@ -103,3 +105,20 @@ def test_the_largest_shift_says_none_when_nothing_moved() -> None:
     text = render_comparison(compare(A, A))
     assert "largest probability shift: none" in text
     assert "same /" not in text.split("largest probability shift")[1].splitlines()[0]
+
+
+def test_the_cli_compare_fails_max_flips_zero_when_an_answer_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    A.write_json(tmp_path / "a.json")
+    B.write_json(tmp_path / "b.json")
+    junit = tmp_path / "j.xml"
+    args = ["eval", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    assert main([*args, "--max-flips", "0", "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    assert "answers changed in 1 case(s)" in out
+    assert "max_flips: 5 decision(s) flipped (answers changed in 1 case(s)) <= 0: FAILED" in out
+    assert ET.parse(junit).getroot().get("failures") == "2"  # the case "moved" and the gate
+    assert main([*args, "--max-flips", "5"]) == 0

@@ -51,3 +51,12 @@ def test_an_estimate_outside_its_interval_is_shown_with_its_bias() -> None:
     (gate,) = check_gates(_report({"select.ece_width": BIASED}), max_ece=0.5)
     assert gate.passed
     assert BIASED.note in gate.message
+
+
+def test_the_table_and_the_page_say_what_n_counts() -> None:
+    run_level = _report({"f1": Estimate(0.5, 0.2, 0.7, 18, 8)})
+    text = render_text(run_level)
+    assert "f1 the items expected or answered (TP + FP + FN)" in text
+    assert "f1 the items expected or answered (TP + FP + FN)" in render_html(run_level)
+    roles = _report({"choice.accuracy": Estimate(0.5, 0.2, 0.7, 12, 12)})
+    assert "n: a role's figures count its decisions" in render_text(roles)
