@@ -186,8 +186,12 @@ class Resampler:
         draws = np.full(self.resamples, np.nan)
         for rows in self._blocks(len(cases)):
             per = self.weights[rows][:, cases]  # resample x decision: copies of each decision
-            ends = np.cumsum(np.add.reduceat(per, starts, axis=1), axis=1)  # resample x run
-            gaps = np.cumsum(np.add.reduceat(per * gap, starts, axis=1), axis=1)
+            weighed = per * gap
+            if len(starts) < len(p):  # ties: a column per run of equal probabilities
+                per = np.add.reduceat(per, starts, axis=1)
+                weighed = np.add.reduceat(weighed, starts, axis=1)
+            ends = np.cumsum(per, axis=1)  # resample x run
+            gaps = np.cumsum(weighed, axis=1)
             totals = ends[:, -1]
             size, extra = np.divmod(totals, bins)
             cuts = steps[None, :] * size[:, None] + np.minimum(steps[None, :], extra[:, None])
