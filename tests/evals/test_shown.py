@@ -60,3 +60,37 @@ def test_the_table_and_the_page_say_what_n_counts() -> None:
     assert "f1 the items expected or answered (TP + FP + FN)" in render_html(run_level)
     roles = _report({"choice.accuracy": Estimate(0.5, 0.2, 0.7, 12, 12)})
     assert "n: a role's figures count its decisions" in render_text(roles)
+
+
+def test_every_figure_of_a_report_on_drawn_data_lies_within_its_interval_or_says_why() -> None:
+    import random
+
+    from harness.evals import score
+    from tests.evals.test_compare import _case
+
+    rng = random.Random(4)
+    outside = 0
+    for trial in range(30):
+        levels = [round(rng.random(), 2) for _ in range(rng.randint(1, 3))]
+        cases = []
+        for number in range(rng.randint(2, 20)):
+            seen = {
+                f"k{j}": rng.choice(levels) if trial % 2 else rng.random()
+                for j in range(rng.randint(1, 4))
+            }
+            expected = tuple(k for k, p in seen.items() if rng.random() < p)  # calibrated
+            cases.append(_case(f"c{number}", expected, seen))
+        report = score(cases, subject="m:T", dataset="d", model="m", resamples=100, seed=trial)
+        shown = render_text(report)
+        figures = [*report.metrics.items()]
+        for baseline in report.baselines.values():
+            figures.extend(baseline.items())
+        for name, estimate in figures:
+            if estimate.value is None or estimate.low is None or estimate.high is None:
+                continue
+            if estimate.low - 1e-9 <= estimate.value <= estimate.high + 1e-9:
+                continue
+            outside += 1
+            assert estimate.note is not None, name
+            assert estimate.note in shown
+    assert outside > 0
