@@ -161,7 +161,6 @@ def _run(args: argparse.Namespace) -> int:
         write_html,
         write_junit,
     )
-    from harness.evals._rows import OPT_OUT
     from harness.tools import list_iterand, runtime_class, tool_types
 
     try:
@@ -184,7 +183,9 @@ def _run(args: argparse.Namespace) -> int:
             allow_extra=args.allow_extra,
         )
     except (DatasetError, CatalogError) as error:
-        raise CliError(str(error).replace(f"(or {OPT_OUT})", "(or pass --allow-extra)")) from None
+        # the library names its keyword as the opt-out; a command names its flag
+        shown = str(error).replace("(or pass allow_extra=True)", "(or pass --allow-extra)")
+        raise CliError(shown) from None
     out = Path(args.out or "eval-out")
     try:
         report = evaluate(
