@@ -107,8 +107,13 @@ def render_comparison(comparison: Comparison, *, limit: int = 20) -> str:
         f"compare A ({a.subject} on {a.model}) with B ({b.subject} on {b.model}): "
         f"{len(a.cases)} / {len(b.cases)} cases"
     ]
+    marked: list[str] = []
     for name in sorted(set(a.metrics) & set(b.metrics)):
         lines.append(f"  {name}: {_shown(a.metrics[name])} -> {_shown(b.metrics[name])}")
+        for side, estimate in (("A", a.metrics[name]), ("B", b.metrics[name])):
+            if estimate.note:
+                marked.append(f"  * {name} ({side}): {estimate.note}")
+    lines.extend(marked)
     lines.append(f"answers changed in {len(comparison.changes)} case(s)")
     for change in comparison.changes[:limit]:
         lines.append(

@@ -94,3 +94,14 @@ def test_every_figure_of_a_report_on_drawn_data_lies_within_its_interval_or_says
             assert estimate.note is not None, name
             assert estimate.note in shown
     assert outside > 0
+
+
+def test_a_comparison_footnotes_an_estimate_outside_its_interval() -> None:
+    from harness.evals import compare, render_comparison
+
+    a = _report({"select.ece_mass": Estimate(0.2, 0.1, 0.3, 18, 8, None, 0.01)})
+    b = _report({"select.ece_mass": BIASED})
+    text = render_comparison(compare(a, b))
+    assert "select.ece_mass: 0.200 [0.100, 0.300] -> 0.117 [0.133, 0.300]*" in text
+    assert f"* select.ece_mass (B): {BIASED.note}" in text
+    assert "(A):" not in text
