@@ -1,7 +1,8 @@
 """Gates: bounds on an eval's figures that decide a CI job (``--min-recall 0.8``, ``--max-ece``).
 
 A gate passes when its figure is defined and within its bound; an undefined figure fails its
-gate, saying why (a gate never passes on a figure that could not be computed).
+gate, saying why (``FAILED (undefined: nothing was answered)``: a gate never passes on a figure
+that could not be computed).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ GATES: dict[str, tuple[str, Literal["min", "max"]]] = {
     "max_log_loss": ("log_loss", "max"),
 }
 """Each gate's keyword, the figure it bounds (a per-role figure is bounded in every role) and
-whether the bound is a minimum or a maximum; ``max_flips`` bounds a comparison's flips."""
+whether the bound is a minimum or a maximum; ``max_flips`` bounds a comparison's flips (every
+change of answer: a candidate kept in one eval and not in the other)."""
 
 
 @attrs.frozen
