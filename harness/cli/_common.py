@@ -11,25 +11,31 @@ import argparse
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
+    from harness.artifacts import Artifact
     from harness.catalog import Catalog
     from harness.record import RunFailedError
 
+A = TypeVar("A", bound="Artifact")
+
 __all__ = [
+    "ALLOW_EXTRA",
     "DEFAULT_RECORD",
     "EXIT_FAILED",
     "EXIT_USAGE",
     "MODEL_CHOICES",
     "CliError",
+    "add_allow_extra_option",
     "add_catalog_option",
     "add_input_options",
     "add_model_options",
     "add_scale_options",
     "add_target_argument",
+    "artifact_from",
     "catalog_from",
     "check_concurrency",
     "check_record_path",
@@ -115,6 +121,35 @@ def add_input_options(parser: argparse.ArgumentParser, *, default: str | None = 
         help="the input artifact as a JSON object" + (f" (default: {default})" if default else ""),
     )
     given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+    add_allow_extra_option(parser, "the input")
+
+
+ALLOW_EXTRA: Final = "pass --allow-extra"
+"""The opt-out an unknown input field's line names (see :func:`add_allow_extra_option`)."""
+
+
+def add_allow_extra_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--allow-extra``: drop the keys of ``what`` (an input's JSON) that are not fields of its
+    class, instead of refusing them by name."""
+    parser.add_argument(
+        "--allow-extra",
+        action="store_true",
+        help=f"drop the keys of {what} that are not fields of its class (default: refuse them "
+        "by name)",
+    )
+
+
+def artifact_from(input_type: type[A], text: str, args: argparse.Namespace, what: str) -> A:
+    """The artifact ``text`` (JSON) gives for ``input_type``, honouring ``--allow-extra``; a bad
+    one is a usage error: ``bad <what>: <the problem>``."""
+    from harness.artifacts import UnknownFieldError, from_json
+
+    try:
+        return from_json(input_type, text, allow_extra=args.allow_extra)
+    except UnknownFieldError as error:
+        raise CliError(f"bad {what}: {error.line(ALLOW_EXTRA)}") from None
+    except (TypeError, ValueError) as error:
+        raise CliError(f"bad {what}: {error}") from None
 
 
 def input_text(args: argparse.Namespace) -> str | None:

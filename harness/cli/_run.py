@@ -6,12 +6,13 @@ import argparse
 import asyncio
 from typing import Final, cast
 
-from harness.artifacts import Artifact, from_json
+from harness.artifacts import Artifact
 from harness.cli._common import (
     CliError,
     add_input_options,
     add_model_options,
     add_target_argument,
+    artifact_from,
     catalog_from,
     check_record_path,
     input_text,
@@ -72,10 +73,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("pass MODULE:CLASS and --input JSON (or --input-file FILE), or --resume")
     tool_class = import_target(args.target)
     input_type = target_input_type(tool_class, args.target)
-    try:
-        given = from_json(input_type, text)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"bad --input for {args.target}: {error}") from None
+    given = artifact_from(input_type, text, args, f"--input for {args.target}")
     if args.record is not None:
         check_record_path(args.record)
     try:
