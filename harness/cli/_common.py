@@ -107,7 +107,7 @@ def add_target_argument(parser: argparse.ArgumentParser, *, optional: bool = Fal
         "target",
         metavar="MODULE:CLASS",
         nargs="?" if optional else None,
-        help="e.g. mypackage.triage:Triage",
+        help="e.g. mypackage.triage:Triage, or a file: triage.py:Triage",
     )
 
 
