@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import traceback
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.artifacts import Artifact
     from harness.catalog import Catalog
+    from harness.jobs import JobEvent
     from harness.record import RunFailedError
+    from harness.scope import Identifiable
 
 A = TypeVar("A", bound="Artifact")
 
@@ -29,10 +32,12 @@ __all__ = [
     "EXIT_USAGE",
     "MODEL_CHOICES",
     "CliError",
+    "TurnLines",
     "add_allow_extra_option",
     "add_catalog_option",
     "add_input_options",
     "add_model_options",
+    "add_quiet_option",
     "add_scale_options",
     "add_target_argument",
     "artifact_from",
@@ -246,3 +251,44 @@ def check_record_path(path: str) -> None:
         raise CliError(f"cannot write the record to {path}: folder {folder} does not exist")
     if os.path.isdir(path):
         raise CliError(f"cannot write the record to {path}: it is a folder; give a file name")
+
+
+def add_quiet_option(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``: no line per turn on stderr (see :class:`TurnLines`)."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print no line per turn on stderr (the answer and what it used are still printed)",
+    )
+
+
+class TurnLines:
+    """A run's progress on stderr: builds the tool through :meth:`build` (so it knows the run's
+    world) and, given each progress event (:meth:`__call__`), prints a line per turn as it ends
+    (:func:`harness.record.progress_line`: the move, what came of it, the turn's time); nothing
+    when ``quiet``. stdout is left to the answer."""
+
+    def __init__(self, tool_class: type[Any], *, quiet: bool) -> None:  # Any: any tool class
+        self.tool_class = tool_class
+        self.quiet = quiet
+        self.tool: object = None
+        self._last = time.perf_counter()
+
+    def build(self, parent: Identifiable) -> Any:  # Any: the tool class's own type
+        """Build the tool as the run would (its ``(parent)`` constructor), keeping it."""
+        self.tool = self.tool_class(parent)
+        self._last = time.perf_counter()
+        return self.tool
+
+    def __call__(self, event: JobEvent) -> None:
+        from harness.artifacts import TextFormatterRegistry
+        from harness.record import progress_line, turn_of
+
+        turn = turn_of(event)
+        now = time.perf_counter()
+        if turn is None or self.quiet:
+            return
+        world = getattr(self.tool, "registry", None)
+        formatters = getattr(self.tool, "formatters", None) or TextFormatterRegistry()
+        say(progress_line(turn, world, formatters, now - self._last), error=True)
+        self._last = now

@@ -9,8 +9,10 @@ from typing import Final, cast
 from harness.artifacts import Artifact
 from harness.cli._common import (
     CliError,
+    TurnLines,
     add_input_options,
     add_model_options,
+    add_quiet_option,
     add_target_argument,
     artifact_from,
     catalog_from,
@@ -61,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-cost", type=float, metavar="X", help="budget: cost of the run")
     add_journal_options(parser)
+    add_quiet_option(parser)
     parser.set_defaults(command=run)
 
 
@@ -82,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     catalog = catalog_from(args)
     build_target(tool_class, args.target)  # built once first, so a broken one is named as such
+    lines = TurnLines(tool_class, quiet=args.quiet)
     try:
         # Any tool runs here; a product that is not a list is answered as a list of one.
-        factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)
+        factory = cast("ThinkerFactory[Artifact, Artifact]", lines.build)
         result = asyncio.run(
             run_thinker(
                 factory,
@@ -94,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 keep_bodies=args.bodies,
                 journal=args.journal,
                 approver=approver_from(args),
+                on_progress=lines,
             )
         )
     except JournalError as error:

@@ -29,4 +29,6 @@ from harness.record._text import billed_text as billed_text
 from harness.record._text import counted as counted
 from harness.record._text import move_line as move_line
 from harness.record._text import ordered_options as ordered_options
+from harness.record._text import progress_line as progress_line
 from harness.record._text import render_text as render_text
+from harness.record._text import turn_of as turn_of

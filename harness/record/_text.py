@@ -6,8 +6,11 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
+from harness.artifacts import ArtifactRegistry, ListArtifact, TextFormatterRegistry, digest_words
+from harness.errors import NotFoundError
+from harness.jobs import JobEvent
 from harness.record._format import RunRecord
-from harness.thinker import FINISH, DecisionTurn
+from harness.thinker import FINISH, OBS_TURNS, DecisionTurn, parse_turns
 
 __all__ = [
     "RANKED_QUESTIONS",
@@ -15,7 +18,9 @@ __all__ = [
     "counted",
     "move_line",
     "ordered_options",
+    "progress_line",
     "render_text",
+    "turn_of",
 ]
 
 BAR_WIDTH: Final = 20
@@ -71,6 +76,44 @@ def move_line(turn: DecisionTurn) -> str:
     if turn.failure is not None:
         return f"{line} failed: {turn.failure}"
     return f"{line} -> {turn.result}"
+
+
+_ABOUT_CHARS: Final = 60
+"""How much of a result's digest a progress line shows."""
+
+
+def turn_of(event: JobEvent) -> DecisionTurn | None:
+    """The turn a thinker's progress event announces (the last it published), or ``None`` for
+    an event that announces none."""
+    published = event.job.metadata.get(OBS_TURNS)
+    return parse_turns(published)[-1] if published else None
+
+
+def progress_line(
+    turn: DecisionTurn,
+    world: ArtifactRegistry | None,
+    formatters: TextFormatterRegistry,
+    seconds: float,
+) -> str:
+    """The line a run prints as a turn ends: its move (:func:`move_line`), what came of it
+    (a list's size, else the start of the result's digest) and the turn's time:
+    ``turn 1: split_words on sentence#1 -> list#1  (3 words, 0.02 s)``."""
+    line = move_line(turn)
+    about = ""
+    made = None
+    if world is not None and turn.result is not None:
+        try:
+            made = world.get(turn.result)
+        except NotFoundError:  # a world that does not hold it: the move alone
+            made = None
+    if made is not None:
+        if isinstance(made, ListArtifact):
+            noun = str(getattr(made.iterand_type, "alias", "item")).replace("_", " ")
+            about = counted(len(made.iterands), noun)
+        else:
+            words = digest_words(made, formatters)
+            about = words if len(words) <= _ABOUT_CHARS else words[: _ABOUT_CHARS - 3] + "..."
+    return f"{line}  ({about + ', ' if about else ''}{seconds:.2f} s)"
 
 
 def _bar(probability: float) -> str:
