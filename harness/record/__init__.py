@@ -25,10 +25,13 @@ from harness.record._format import load_record as load_record
 from harness.record._format import record_from_json as record_from_json
 from harness.record._html import render_html as render_html
 from harness.record._html import usage_line as usage_line
+from harness.record._text import IN_PROCESS_PROVIDERS as IN_PROCESS_PROVIDERS
+from harness.record._text import NOT_BILLED as NOT_BILLED
 from harness.record._text import billed_text as billed_text
 from harness.record._text import counted as counted
 from harness.record._text import move_line as move_line
 from harness.record._text import ordered_options as ordered_options
 from harness.record._text import progress_line as progress_line
+from harness.record._text import reading_text as reading_text
 from harness.record._text import render_text as render_text
 from harness.record._text import turn_of as turn_of

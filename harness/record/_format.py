@@ -15,6 +15,8 @@ A record is one JSON object::
                   "value": {...}}, ...],
       "calls": [{"success": true, "latency": 0.002, "model": "...", "input_tokens": null,
                  "counted_input_tokens": 812, "cost": null, "reason": null,
+                 "reading": {"method": "chat-labels", "upstream_calls": 1,
+                             "mass": {"next": 0.97}, ...}?,
                  "body": {...}?, "reply": {...}?}, ...],
       "timing": {"wall_seconds": 1.2, "model_seconds": 0.3},
       "threshold": 0.5,
@@ -28,9 +30,13 @@ record reads on its own. ``calls`` are the decision calls in the order they were
 (the request's wire body) is there only when asked for, and then ``reply`` too (what the model
 answered, as a cassette holds it: see :mod:`harness.replay._cassette`), so ``harness replay``
 can re-run the record offline; each call's tokens and latency are its
-decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
-answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
-made before it failed, and no answer (a record without the key reads as ``null``).
+decision job's record (:class:`harness.jobs.ModelCall`), and so is its ``reading``: how a logprob
+provider read the answers (``method``, each question's probability ``mass`` on its options, the
+``upstream_calls`` the decision took, ``orderings``, ``hierarchy``, ``bounded``), there only for
+a call that has one (a record without it reads as ``null``: the file's version stays 1).
+``failure`` is ``null`` for a run that answered, else ``"<error type>: <message>"``: a failed
+run's record holds the turns and calls made before it failed, and no answer (a record without
+the key reads as ``null``).
 ``settings`` are the thinker's settings a replay needs to take the same turns (``max_turns``,
 ``selection_threshold``, ``question_scheme``; empty for a plain tool; ``harness replay`` builds
 the thinker with them).
@@ -133,6 +139,9 @@ class RecordedCall:
     body: object = None  # the request's wire body (JSON) when the run kept it
     reply: object = None  # what the model answered (JSON), kept with the body
     cost: float | None = None  # the billed tokens' price, None when the entry has no price
+    reading: Mapping[str, object] | None = None
+    """How a logprob provider read the answers (method, mass by question, upstream calls);
+    ``None`` for a provider that answers directly."""
 
     @classmethod
     def of(cls, made: ModelCall, body: object = None, reply: object = None) -> RecordedCall:
@@ -148,6 +157,7 @@ class RecordedCall:
             body=body,
             reply=reply,
             cost=made.cost,
+            reading=None if made.reading is None else dict(made.reading),
         )
 
     def to_json(self) -> JsonObject:
@@ -161,6 +171,8 @@ class RecordedCall:
             "cost": self.cost,
             "reason": self.reason,
         }
+        if self.reading is not None:
+            data["reading"] = dict(self.reading)
         if self.body is not None:
             data["body"] = self.body
         if self.reply is not None:
@@ -328,7 +340,19 @@ def _read_call(source: str, index: int, data: object) -> RecordedCall:
         body=reader.data.get("body"),
         reply=reader.data.get("reply"),
         cost=_unit(reader, "cost", minimum=0.0, maximum=None),
+        reading=_reading(reader),
     )
+
+
+def _reading(reader: _Reader) -> dict[str, object] | None:
+    """A call's ``reading`` (absent in older records, and for providers that answer directly:
+    ``None``)."""
+    value = reader.data.get("reading")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise reader._fail("reading", "must be a JSON object or null")
+    return {str(key): item for key, item in value.items()}
 
 
 def _read_turn(source: str, index: int, data: object) -> DecisionTurn:

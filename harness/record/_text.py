@@ -13,12 +13,16 @@ from harness.record._format import RunRecord
 from harness.thinker import FINISH, OBS_TURNS, DecisionTurn, parse_turns
 
 __all__ = [
+    "IN_PROCESS_PROVIDERS",
+    "NOT_BILLED",
     "RANKED_QUESTIONS",
     "billed_text",
     "counted",
     "move_line",
     "ordered_options",
     "progress_line",
+    "reading_lines",
+    "reading_text",
     "render_text",
     "turn_of",
 ]
@@ -50,15 +54,31 @@ def ordered_options(question: str, values: Mapping[str, float]) -> list[tuple[st
     return list(values.items())
 
 
-def billed_text(calls: int, reported: int, billed: int) -> str:
+IN_PROCESS_PROVIDERS: Final = frozenset({"embedded", "llama"})
+"""The providers whose model runs in this process: nothing is billed for their calls, so every
+view says ``not billed`` for each of them alike (whatever count a call happened to carry)."""
+
+NOT_BILLED: Final = "not billed (an in-process model)"
+
+
+def billed_text(calls: int, reported: int, billed: int, *, in_process: int = 0) -> str:
     """Billed input tokens as every view words them: ``billed`` tokens over the ``reported``
-    of ``calls`` calls that reported a count (a model that reports none: ``not reported``).
+    of ``calls`` calls that reported a count (a model that reports none: ``not reported``);
+    ``in_process`` of the calls ran on an in-process model (:data:`IN_PROCESS_PROVIDERS`), which
+    bills nothing (``reported`` and ``billed`` count the other calls only).
 
     >>> billed_text(13, 1, 0)
     '0 on 1 of 13 calls (12 not reported)'
     >>> billed_text(2, 2, 1500), billed_text(3, 0, 0), billed_text(0, 0, 0)
     ('1,500', 'not reported', '0')
+    >>> billed_text(6, 0, 0, in_process=6), billed_text(3, 1, 40, in_process=2)
+    ('not billed (an in-process model)', '40; 2 in-process calls not billed')
     """
+    if in_process:
+        if in_process >= calls:
+            return NOT_BILLED
+        rest = billed_text(calls - in_process, reported, billed)
+        return f"{rest}; {counted(in_process, 'in-process call')} not billed"
     if calls == 0:
         return "0"
     if reported == 0:
@@ -146,6 +166,37 @@ def _distribution(
     return lines
 
 
+def reading_text(reading: Mapping[str, object]) -> str:
+    """A call's reading in words: ``read by completion-echo, 2 upstream calls, least mass 0.420
+    (select_word#1)`` (and the orderings averaged, the questions read in groups or in another
+    round, when there are any)."""
+    parts = [f"read by {reading.get('method', 'an unknown method')}"]
+    upstream = reading.get("upstream_calls")
+    if isinstance(upstream, int):
+        parts.append(counted(upstream, "upstream call"))
+    mass = reading.get("mass")
+    if isinstance(mass, Mapping) and mass:
+        question, least = min(mass.items(), key=lambda kv: float(kv[1]))
+        parts.append(f"least mass {float(least):.3f} ({question})")
+    orderings = reading.get("orderings")
+    if isinstance(orderings, int) and orderings > 1:
+        parts.append(f"{orderings} orderings averaged")
+    for key, words in (("hierarchy", "read in groups"), ("bounded", "read in another round")):
+        found = reading.get(key)
+        if isinstance(found, list) and found:
+            parts.append(f"{counted(len(found), 'question')} {words}")
+    return ", ".join(parts)
+
+
+def reading_lines(record: RunRecord) -> list[tuple[int, Mapping[str, object]]]:
+    """The calls of ``record`` that carry a reading, numbered from 1 in call order."""
+    return [
+        (number, call.reading)
+        for number, call in enumerate(record.calls, 1)
+        if call.reading is not None
+    ]
+
+
 def counted(count: int, noun: str) -> str:
     """``count`` and ``noun``, plural unless one: ``counted(1, "decision") == "1 decision"``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
@@ -180,6 +231,10 @@ def render_text(record: RunRecord) -> str:
             )
         if turn.selection:
             lines += _distribution(record, "selection", turn.selection, limit=None, marks=True)
+    read = reading_lines(record)
+    if read:
+        lines += ["", "readings (how each call's answers were read from the model's logprobs):"]
+        lines += [f"  call {number}: {reading_text(reading)}" for number, reading in read]
     lines.append("")
     if record.failure is not None:
         lines.append(f"failed: {record.failure}")
