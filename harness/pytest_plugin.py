@@ -214,7 +214,9 @@ def _short_failure(item: pytest.Item, error: BaseException) -> str | None:
     lines = [
         wrapped
         for number, line in enumerate(head.splitlines())
-        for wrapped in textwrap.wrap(line, _WIDTH, subsequent_indent="  ")
+        for wrapped in textwrap.wrap(
+            line, _WIDTH, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+        )
         or ([""] if number else [])
     ]
     if len(lines) > _MESSAGE_LINES:
