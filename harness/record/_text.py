@@ -169,7 +169,7 @@ def _distribution(
 def reading_text(reading: Mapping[str, object]) -> str:
     """A call's reading in words: ``read by completion-echo, 2 upstream calls, least mass 0.420
     (select_word#1)`` (and the orderings averaged, the questions read in groups or in another
-    round, when there are any)."""
+    request, when there are any)."""
     parts = [f"read by {reading.get('method', 'an unknown method')}"]
     upstream = reading.get("upstream_calls")
     if isinstance(upstream, int):
@@ -181,7 +181,7 @@ def reading_text(reading: Mapping[str, object]) -> str:
     orderings = reading.get("orderings")
     if isinstance(orderings, int) and orderings > 1:
         parts.append(f"{orderings} orderings averaged")
-    for key, words in (("hierarchy", "read in groups"), ("bounded", "read in another round")):
+    for key, words in (("hierarchy", "read in groups"), ("bounded", "read in a second request")):
         found = reading.get(key)
         if isinstance(found, list) and found:
             parts.append(f"{counted(len(found), 'question')} {words}")
