@@ -31,6 +31,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_USAGE",
     "MODEL_CHOICES",
+    "MODEL_HELP",
     "CliError",
     "TurnLines",
     "add_allow_extra_option",
@@ -46,8 +47,10 @@ __all__ = [
     "check_record_path",
     "debugging",
     "input_text",
+    "model_help",
     "report_failed_run",
     "say",
+    "write_output",
 ]
 
 DEFAULT_RECORD: Final = "harness-record.json"
@@ -191,15 +194,23 @@ MODEL_CHOICES = (
 )
 """Who may answer, as every command's ``--entry`` / ``--model`` help says it."""
 
+MODEL_HELP: Final = (
+    f"who answers: {MODEL_CHOICES}; default: the catalog's decision pin (the shipped catalog's "
+    "is the embedded model)"
+)
+"""The help of every command's ``--entry`` / ``--model`` option (see :func:`model_help`)."""
+
+
+def model_help(*, same_as: str | None = None) -> str:
+    """The help of a command's ``--entry`` or ``--model``: :data:`MODEL_HELP`, and the other
+    option it is the same as (``--model`` beside ``--entry``) when a command takes both."""
+    return MODEL_HELP + (f"; the same as {same_as}" if same_as else "")
+
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--catalog FILE`` and ``--entry ID``."""
     add_catalog_option(parser)
-    parser.add_argument(
-        "--entry",
-        metavar="ID",
-        help=f"{MODEL_CHOICES}; default: the catalog's decision pin, the embedded model",
-    )
+    parser.add_argument("--entry", metavar="ID", help=model_help())
 
 
 def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -292,3 +303,13 @@ class TurnLines:
         formatters = getattr(self.tool, "formatters", None) or TextFormatterRegistry()
         say(progress_line(turn, world, formatters, now - self._last), error=True)
         self._last = now
+
+
+def write_output(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to the file a command's option names (``--html OUT``, ``--junit
+    FILE``, ...); a file that cannot be written is a usage error naming it and why."""
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        raise CliError(f"cannot write {os.fspath(path)}: {error.strerror}") from None

@@ -128,7 +128,11 @@ class RecordedAnswer:
 
 @attrs.frozen
 class RecordedCall:
-    """One decision call of the run, as its job's record saw it (plus the wire body if kept)."""
+    """One decision call of the run, as its job's record saw it (plus the wire body if kept).
+
+    What a reader of the record reads of the call; the journal keeps more of the same call (its
+    answers, entry and request id: :func:`harness.runs._typed_json.call_json`) because a resumed
+    run rebuilds the call from it, so the two shapes differ on purpose."""
 
     success: bool
     latency: float

@@ -157,3 +157,17 @@ def test_replay_refuses_an_unknown_input_field_too(
         capsys,
     )
     assert code == 0
+
+
+def test_an_output_file_that_cannot_be_written_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    record = tmp_path / "words.json"
+    args = ["run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha"}']
+    assert run_main([*args, "--record", str(record)], capsys)[0] == 0
+    page = tmp_path / "absent" / "run.html"
+    code, err = run_main(["record", str(record), "--html", str(page)], capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        f"harness record: error: cannot write {page}: No such file or directory"
+    ]
