@@ -63,8 +63,9 @@ def test_a_long_side_is_cut_and_its_quote_still_closes() -> None:
 
 def test_a_long_state_line_is_never_cut_inside_a_quote() -> None:
     for pad in range(4):  # wherever the cut falls
-        recorded = {"model": "m", "state": "x" * pad + 'say "yes" or "no" ' * 60, "questions": {}}
-        asked = {"model": "m", "state": "short", "questions": {}}
+        state: JsonValue = "x" * pad + 'say "yes" or "no" ' * 60
+        recorded: dict[str, JsonValue] = {"model": "m", "state": state, "questions": {}}
+        asked: dict[str, JsonValue] = {"model": "m", "state": "short", "questions": {}}
         (difference,) = request_differences(recorded, asked)
         shown = difference.detail().splitlines()[1].removeprefix("    recorded: ")
         assert len(shown) <= 400
