@@ -31,6 +31,7 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
 from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.errors import HarnessError
 
 __all__ = [
     "UnknownFieldError",
@@ -57,7 +58,7 @@ def with_article(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
-class UnknownFieldError(ValueError):
+class UnknownFieldError(HarnessError, ValueError):
     """Keys of an artifact's JSON object that are not fields of its class: names each, the
     fields expected, and the opt-out (:meth:`line` words it for a command)."""
 
