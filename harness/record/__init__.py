@@ -21,10 +21,10 @@ from harness.record._format import RecordedAnswer as RecordedAnswer
 from harness.record._format import RecordedCall as RecordedCall
 from harness.record._format import RecordError as RecordError
 from harness.record._format import RunRecord as RunRecord
-from harness.record._format import load_record as load_record
-from harness.record._format import record_from_json as record_from_json
 from harness.record._html import render_html as render_html
 from harness.record._html import usage_line as usage_line
+from harness.record._load import load_record as load_record
+from harness.record._load import record_from_json as record_from_json
 from harness.record._text import IN_PROCESS_PROVIDERS as IN_PROCESS_PROVIDERS
 from harness.record._text import NOT_BILLED as NOT_BILLED
 from harness.record._text import billed_text as billed_text
