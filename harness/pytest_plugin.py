@@ -1,5 +1,8 @@
 """The harness pytest plugin: cassettes, a model override per test, and no real model by accident.
 
+One concern, a test's view of harness, in one module: pytest loads a plugin as the module its
+``pytest11`` entry point names, and the hooks, fixtures and markers below work together there.
+
 Loaded by pytest wherever harness is installed (the ``pytest11`` entry point ``harness``; ``-p
 no:harness`` turns it off); a test that uses none of it runs as before, and loading it imports
 nothing of harness but a flag (:mod:`harness._guard`): the rest loads when a test asks for it.
@@ -214,7 +217,9 @@ def _short_failure(item: pytest.Item, error: BaseException) -> str | None:
     lines = [
         wrapped
         for number, line in enumerate(head.splitlines())
-        for wrapped in textwrap.wrap(line, _WIDTH, subsequent_indent="  ")
+        for wrapped in textwrap.wrap(
+            line, _WIDTH, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+        )
         or ([""] if number else [])
     ]
     if len(lines) > _MESSAGE_LINES:

@@ -10,8 +10,10 @@ from harness.artifacts._artifact import Artifact as Artifact
 from harness.artifacts._artifact import LinkArtifact as LinkArtifact
 from harness.artifacts._artifact import ListArtifact as ListArtifact
 from harness.artifacts._artifact import default_alias as default_alias
+from harness.artifacts._convert import UnknownFieldError as UnknownFieldError
 from harness.artifacts._convert import artifact_converter as artifact_converter
 from harness.artifacts._convert import from_json as from_json
+from harness.artifacts._convert import refuse_unknown_fields as refuse_unknown_fields
 from harness.artifacts._convert import to_json as to_json
 from harness.artifacts._digest import DIGEST_CHARS as DIGEST_CHARS
 from harness.artifacts._digest import TextFormatterRegistry as TextFormatterRegistry
@@ -27,11 +29,13 @@ __all__ = [
     "LinkArtifact",
     "ListArtifact",
     "TextFormatterRegistry",
+    "UnknownFieldError",
     "artifact_converter",
     "conforms",
     "default_alias",
     "digest_line",
     "digest_words",
     "from_json",
+    "refuse_unknown_fields",
     "to_json",
 ]

@@ -8,6 +8,11 @@ A few common value types get a JSON form both ways: ``datetime``/``date``/``time
 ``Path``, ``UUID`` and ``Decimal`` as strings, ``bytes`` as base64, sets as sorted lists (so a
 run's record never depends on the hash seed). Anything else with no JSON form is refused by
 ``to_json`` naming the artifact class and the fix.
+
+A key of the JSON object that is not a field of the class is refused by name
+(:class:`UnknownFieldError`: ``unknown field 'age' for Application: expected one of candidate,
+text; remove it (or pass allow_extra=True)``), so a typo in an optional field never vanishes;
+``from_json(..., allow_extra=True)`` drops such keys instead (a command's ``--allow-extra``).
 """
 
 from __future__ import annotations
@@ -26,8 +31,16 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
 from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.errors import HarnessError
 
-__all__ = ["artifact_converter", "from_json", "to_json"]
+__all__ = [
+    "UnknownFieldError",
+    "artifact_converter",
+    "from_json",
+    "refuse_unknown_fields",
+    "to_json",
+    "with_article",
+]
 
 A = TypeVar("A", bound=Artifact)
 
@@ -37,6 +50,62 @@ _LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _LINE_BREAKS_TABLE = str.maketrans(_LINE_BREAKS)
 
 _Unstructure = Callable[[Any], object]  # cattrs hooks take the value of the type they serve
+
+
+def with_article(noun: str) -> str:
+    """``noun`` after its indefinite article: ``"an Application"``, ``"a Note"`` (by its first
+    letter: a vowel takes ``an``)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+class UnknownFieldError(HarnessError, ValueError):
+    """Keys of an artifact's JSON object that are not fields of its class: names each, the
+    fields expected, and the opt-out (:meth:`line` words it for a command)."""
+
+    def __init__(
+        self,
+        artifact: str,
+        unknown: tuple[str, ...],
+        expected: tuple[str, ...],
+        opt_out: str = "pass allow_extra=True",
+    ) -> None:
+        self.artifact = artifact
+        self.unknown = unknown
+        self.expected = expected
+        super().__init__(self.line(opt_out))
+
+    def line(self, opt_out: str) -> str:
+        """The one line, with ``opt_out`` (``"pass --allow-extra"``) as the other fix."""
+        names = ", ".join(repr(name) for name in self.unknown)
+        many = len(self.unknown) != 1
+        return (
+            f"unknown field{'s' if many else ''} {names} for {self.artifact}: expected one of "
+            f"{', '.join(self.expected) or '(no fields)'}; remove {'them' if many else 'it'} "
+            f"(or {opt_out})"
+        )
+
+
+def _fields_of(tp: type) -> tuple[str, ...]:
+    """The keys an attrs class reads from JSON: its fields built by ``__init__``."""
+    origin = getattr(tp, "__origin__", tp)
+    if not attrs.has(origin):
+        return ()
+    return tuple(field.name for field in attrs.fields(origin) if field.init)
+
+
+def refuse_unknown_fields(
+    tp: type, value: Mapping[str, object], *, opt_out: str = "pass allow_extra=True"
+) -> None:
+    """Raise :class:`UnknownFieldError` when ``value`` (the JSON object of a ``tp``) has a key
+    that is not a field of ``tp`` (sorted by name); ``opt_out`` is the fix besides removing
+    it. A class that is not an attrs class is not checked."""
+    expected = _fields_of(tp)
+    if not expected and not attrs.has(getattr(tp, "__origin__", tp)):
+        return
+    unknown = tuple(sorted(str(key) for key in value if key not in expected))
+    if unknown:
+        name = getattr(getattr(tp, "__origin__", tp), "__qualname__", repr(tp))
+        raise UnknownFieldError(name, unknown, expected, opt_out)
 
 
 def _type_alias(tp: object) -> str:
@@ -154,6 +223,17 @@ artifact_converter: cattrs.Converter = _build_converter()
 for field types it does not know)."""
 
 
+_JSON_KINDS: dict[type, str] = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+"""A JSON value's kind by its Python type, as a message names it."""
+
+
 def to_json(artifact: Artifact) -> str:
     """The compact JSON of ``artifact``, fields in declaration order, on one line.
 
@@ -161,24 +241,28 @@ def to_json(artifact: Artifact) -> str:
     one line by ``str.splitlines``).
     """
     if not isinstance(artifact, Artifact):
-        raise TypeError(f"to_json takes an Artifact, not a {type(artifact).__qualname__}")
+        raise TypeError(
+            f"to_json takes an Artifact, not {with_article(type(artifact).__qualname__)}"
+        )
     value = artifact_converter.unstructure(artifact)
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise TypeError(
-            f"a {type(artifact).__qualname__} artifact has no JSON form ({error}): register an "
+            f"{with_article(type(artifact).__qualname__)} artifact has no JSON form ({error}): "
+            "register an "
             "unstructure hook for the field's type on harness.artifacts.artifact_converter, or "
             "a text formatter for its digest"
         ) from None
     return text.translate(_LINE_BREAKS_TABLE)
 
 
-def from_json(tp: type[A], text: str | bytes) -> A:
+def from_json(tp: type[A], text: str | bytes, *, allow_extra: bool = False) -> A:
     """Build an artifact of class ``tp`` from its JSON object (not for ``ListArtifact``).
 
     Raises ``ValueError`` naming the class and every field that is wrong (never quoting the
-    text); ``TypeError`` when ``tp`` is not an artifact class or is a list.
+    text): a key that is not a field is an :class:`UnknownFieldError` unless ``allow_extra``
+    (then it is dropped); ``TypeError`` when ``tp`` is not an artifact class or is a list.
     """
     origin = getattr(tp, "__origin__", tp)
     if not (isinstance(origin, type) and issubclass(origin, Artifact)):
@@ -192,19 +276,22 @@ def from_json(tp: type[A], text: str | bytes) -> A:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(
-            f"the input for a {origin.__qualname__} is not JSON (line {error.lineno}, column "
-            f"{error.colno}): give a JSON object of its fields"
+            f"the input for {with_article(origin.__qualname__)} is not JSON (line "
+            f"{error.lineno}, column {error.colno}): give a JSON object of its fields"
         ) from None
     except UnicodeDecodeError:
         raise ValueError(
-            f"the input for a {origin.__qualname__} is not UTF-8 text: give a JSON object of "
-            "its fields in UTF-8"
+            f"the input for {with_article(origin.__qualname__)} is not UTF-8 text: give a JSON "
+            "object of its fields in UTF-8"
         ) from None
     if not isinstance(value, Mapping):
         raise ValueError(
-            f"the input for a {origin.__qualname__} is a JSON {type(value).__name__}, not an "
-            "object: give a JSON object of its fields"
+            f"the input for {with_article(origin.__qualname__)} is a JSON "
+            f"{_JSON_KINDS.get(type(value), type(value).__name__)}, not an object: give a JSON "
+            "object of its fields"
         )
+    if not allow_extra:
+        refuse_unknown_fields(origin, value)
     try:
         return artifact_converter.structure(value, tp)
     except cattrs.BaseValidationError as error:

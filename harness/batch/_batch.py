@@ -106,7 +106,7 @@ def _prepare(
         raise BatchError(str(error)) from None
     good: list[InputLine] = []
     bad: list[BadLine] = []
-    for line in read_inputs(inputs, input_type):
+    for line in read_inputs(inputs, input_type, allow_extra=spec.allow_extra):
         if isinstance(line, InputLine):
             good.append(line)
         else:

@@ -16,7 +16,8 @@ from typing import Any, cast
 import attrs
 
 from harness.admission import AdaptiveAdmission, Admission
-from harness.artifacts import Artifact, artifact_converter, from_json
+from harness.artifacts import Artifact, artifact_converter
+from harness.batch._inputs import clipped, input_from
 from harness.catalog import DECISION, Catalog, CatalogEntry, load_catalog
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
@@ -45,6 +46,9 @@ class BatchSpec:
     result line (evals label them)."""
     journals_dir: str | None = None
     """Journal each input's run here (``line-N.journal``): a run cut short resumes mid-run."""
+    allow_extra: bool = False
+    """Drop the keys of an input line that are not fields of the input class (by default such a
+    line is ``invalid``, naming them)."""
 
 
 class _Adapting:
@@ -115,13 +119,13 @@ class BatchWorker:
             async with self._slots:
                 return await self._run(number, text)
         except Exception as error:  # not the run's own failure (that is recorded): say which
-            return {"line": number, "status": "failed", "error": str(error)[:500]}
+            return {"line": number, "status": "failed", "error": clipped(str(error), 500)}
 
     async def _run(self, number: int, text: str) -> dict[str, object]:
         try:
-            given = from_json(self.input_type, text)
+            given = input_from(self.input_type, text, allow_extra=self.spec.allow_extra)
         except (TypeError, ValueError) as error:
-            return {"line": number, "status": "invalid", "error": str(error)[:200]}
+            return {"line": number, "status": "invalid", "error": clipped(str(error), 200)}
         tool = build_target(self.tool_class, self.spec.target)
         if self.spec.journals_dir is not None:
             return await self._run_journalled(number, tool, given)
@@ -173,7 +177,7 @@ class BatchWorker:
             record = failed.result.record(command="batch")
             return self._result(number, "failed", record, error=str(failed))
         except JournalError as error:  # JournalMismatchError too: another run's journal
-            return {"line": number, "status": "failed", "error": str(error)[:500]}
+            return {"line": number, "status": "failed", "error": clipped(str(error), 500)}
         if isinstance(result, PausedResult) and result.pending is not None:
             record = result.record(command="batch")
             return self._result(number, "failed", record, error=result.pending.question())
@@ -223,7 +227,7 @@ class BatchWorker:
             },
         }
         if error is not None:
-            result["error"] = error[:500]
+            result["error"] = clipped(error, 500)
         if self.spec.records_dir is not None:
             folder = Path(self.spec.records_dir)
             folder.mkdir(parents=True, exist_ok=True)

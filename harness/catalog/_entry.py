@@ -327,13 +327,25 @@ class CatalogEntry:
 
     @property
     def url(self) -> str:
-        """``base_url`` + ``path``; refused for an entry that is not reached over HTTP."""
+        """Where the entry's requests go: ``base_url`` joined with ``path`` by
+        :meth:`url_of`; refused for an entry that is not reached over HTTP."""
+        return self.url_of(self.path)
+
+    def url_of(self, path: str) -> str:
+        """``base_url`` + ``path``, the one rule for every URL of the entry (a catalog's and a
+        model string's alike): a ``base_url`` ending in ``/v1`` and a ``path`` starting with
+        ``/v1/`` share that ``/v1`` once (``http://host/v1`` and ``http://host`` reach the same
+        ``http://host/v1/systemone``); a trailing ``/`` is dropped. Refused for an entry that is
+        not reached over HTTP."""
         if self.base_url is None:
             raise CatalogError(
                 f"catalog entry {self.id!r} (provider {self.provider!r}) has no base_url: "
                 "it is not reached over HTTP"
             )
-        return self.base_url.rstrip("/") + self.path
+        base = self.base_url.rstrip("/")
+        if base.endswith("/v1") and path.startswith("/v1/"):
+            base = base.removesuffix("/v1")
+        return base + path
 
     def cost(self, input_tokens: int) -> float | None:
         """The price of ``input_tokens`` billed input tokens, or None when the entry has none."""

@@ -156,7 +156,8 @@ class Environment:
     def _logprob_entry(self, model: str, provider: str, rest: str) -> CatalogEntry:
         """``openai-chat:<model>[@<base_url>]`` / ``openai-completions:...``: any
         OpenAI-compatible server with logprobs; the base URL defaults to ``OPENAI_BASE_URL``
-        (else OpenAI's), a trailing ``/v1`` is dropped (the entry's path holds it)."""
+        (else OpenAI's), kept as given: a trailing ``/v1`` is the entry's rule
+        (:meth:`CatalogEntry.url_of`), as in a catalog."""
         wire, at, base = rest.partition("@")
         if not wire.strip():
             raise CatalogError(
@@ -169,9 +170,6 @@ class Environment:
                 f"or https://, e.g. '{provider}:{wire}@http://127.0.0.1:8000'"
             )
         base = base.rstrip("/") if at else self.get(OPENAI_BASE_URL) or OPENAI_DEFAULT_BASE_URL
-        base = base.rstrip("/")
-        if base.endswith("/v1"):
-            base = base[: -len("/v1")]
         return CatalogEntry(
             id=model,
             provider=provider,

@@ -8,6 +8,7 @@ from typing import Final
 
 from harness.cli._common import (
     CliError,
+    add_allow_extra_option,
     add_model_options,
     add_scale_options,
     add_target_argument,
@@ -60,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="started again, run the inputs whose result is 'failed' again (the default); "
         "--no-retry-failed keeps those results",
     )
+    add_allow_extra_option(parser, "an input line")
     parser.add_argument(
         "--retries", type=int, default=3, metavar="N", help="retries per decision (default 3)"
     )
@@ -82,6 +84,7 @@ def batch(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         upstream_retries=args.retries,
         journals_dir=args.journals,
+        allow_extra=args.allow_extra,
     )
     try:
         summary = run_batch(

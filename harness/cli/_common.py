@@ -10,33 +10,47 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import traceback
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
+    from harness.artifacts import Artifact
     from harness.catalog import Catalog
+    from harness.jobs import JobEvent
     from harness.record import RunFailedError
+    from harness.scope import Identifiable
+
+A = TypeVar("A", bound="Artifact")
 
 __all__ = [
+    "ALLOW_EXTRA",
     "DEFAULT_RECORD",
     "EXIT_FAILED",
     "EXIT_USAGE",
     "MODEL_CHOICES",
+    "MODEL_HELP",
     "CliError",
+    "TurnLines",
+    "add_allow_extra_option",
     "add_catalog_option",
     "add_input_options",
     "add_model_options",
+    "add_quiet_option",
     "add_scale_options",
     "add_target_argument",
+    "artifact_from",
     "catalog_from",
     "check_concurrency",
     "check_record_path",
     "debugging",
     "input_text",
+    "model_help",
     "report_failed_run",
     "say",
+    "write_output",
 ]
 
 DEFAULT_RECORD: Final = "harness-record.json"
@@ -101,7 +115,7 @@ def add_target_argument(parser: argparse.ArgumentParser, *, optional: bool = Fal
         "target",
         metavar="MODULE:CLASS",
         nargs="?" if optional else None,
-        help="e.g. mypackage.triage:Triage",
+        help="e.g. mypackage.triage:Triage, or a file: triage.py:Triage",
     )
 
 
@@ -115,6 +129,35 @@ def add_input_options(parser: argparse.ArgumentParser, *, default: str | None = 
         help="the input artifact as a JSON object" + (f" (default: {default})" if default else ""),
     )
     given.add_argument("--input-file", metavar="FILE", help="a file holding the input's JSON")
+    add_allow_extra_option(parser, "the input")
+
+
+ALLOW_EXTRA: Final = "pass --allow-extra"
+"""The opt-out an unknown input field's line names (see :func:`add_allow_extra_option`)."""
+
+
+def add_allow_extra_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--allow-extra``: drop the keys of ``what`` (an input's JSON) that are not fields of its
+    class, instead of refusing them by name."""
+    parser.add_argument(
+        "--allow-extra",
+        action="store_true",
+        help=f"drop the keys of {what} that are not fields of its class (default: refuse them "
+        "by name)",
+    )
+
+
+def artifact_from(input_type: type[A], text: str, args: argparse.Namespace, what: str) -> A:
+    """The artifact ``text`` (JSON) gives for ``input_type``, honouring ``--allow-extra``; a bad
+    one is a usage error: ``bad <what>: <the problem>``."""
+    from harness.artifacts import UnknownFieldError, from_json
+
+    try:
+        return from_json(input_type, text, allow_extra=args.allow_extra)
+    except UnknownFieldError as error:
+        raise CliError(f"bad {what}: {error.line(ALLOW_EXTRA)}") from None
+    except (TypeError, ValueError) as error:
+        raise CliError(f"bad {what}: {error}") from None
 
 
 def input_text(args: argparse.Namespace) -> str | None:
@@ -151,15 +194,23 @@ MODEL_CHOICES = (
 )
 """Who may answer, as every command's ``--entry`` / ``--model`` help says it."""
 
+MODEL_HELP: Final = (
+    f"who answers: {MODEL_CHOICES}; default: the catalog's decision pin (the shipped catalog's "
+    "is the embedded model)"
+)
+"""The help of every command's ``--entry`` / ``--model`` option (see :func:`model_help`)."""
+
+
+def model_help(*, same_as: str | None = None) -> str:
+    """The help of a command's ``--entry`` or ``--model``: :data:`MODEL_HELP`, and the other
+    option it is the same as (``--model`` beside ``--entry``) when a command takes both."""
+    return MODEL_HELP + (f"; the same as {same_as}" if same_as else "")
+
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--catalog FILE`` and ``--entry ID``."""
     add_catalog_option(parser)
-    parser.add_argument(
-        "--entry",
-        metavar="ID",
-        help=f"{MODEL_CHOICES}; default: the catalog's decision pin, the embedded model",
-    )
+    parser.add_argument("--entry", metavar="ID", help=model_help())
 
 
 def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -211,3 +262,54 @@ def check_record_path(path: str) -> None:
         raise CliError(f"cannot write the record to {path}: folder {folder} does not exist")
     if os.path.isdir(path):
         raise CliError(f"cannot write the record to {path}: it is a folder; give a file name")
+
+
+def add_quiet_option(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``: no line per turn on stderr (see :class:`TurnLines`)."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print no line per turn on stderr (the answer and what it used are still printed)",
+    )
+
+
+class TurnLines:
+    """A run's progress on stderr: builds the tool through :meth:`build` (so it knows the run's
+    world) and, given each progress event (:meth:`__call__`), prints a line per turn as it ends
+    (:func:`harness.record.progress_line`: the move, what came of it, the turn's time); nothing
+    when ``quiet``. stdout is left to the answer."""
+
+    def __init__(self, tool_class: type[Any], *, quiet: bool) -> None:  # Any: any tool class
+        self.tool_class = tool_class
+        self.quiet = quiet
+        self.tool: object = None
+        self._last = time.perf_counter()
+
+    def build(self, parent: Identifiable) -> Any:  # Any: the tool class's own type
+        """Build the tool as the run would (its ``(parent)`` constructor), keeping it."""
+        self.tool = self.tool_class(parent)
+        self._last = time.perf_counter()
+        return self.tool
+
+    def __call__(self, event: JobEvent) -> None:
+        from harness.artifacts import TextFormatterRegistry
+        from harness.record import progress_line, turn_of
+
+        turn = turn_of(event)
+        now = time.perf_counter()
+        if turn is None or self.quiet:
+            return
+        world = getattr(self.tool, "registry", None)
+        formatters = getattr(self.tool, "formatters", None) or TextFormatterRegistry()
+        say(progress_line(turn, world, formatters, now - self._last), error=True)
+        self._last = now
+
+
+def write_output(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to the file a command's option names (``--html OUT``, ``--junit
+    FILE``, ...); a file that cannot be written is a usage error naming it and why."""
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        raise CliError(f"cannot write {os.fspath(path)}: {error.strerror}") from None

@@ -21,11 +21,11 @@ import attrs
 
 from harness.cli._common import (
     DEFAULT_RECORD,
-    MODEL_CHOICES,
     CliError,
     add_model_options,
     catalog_from,
     check_record_path,
+    model_help,
     report_failed_run,
     say,
 )
@@ -88,8 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         metavar="MODEL",
-        help=f"who answers: {MODEL_CHOICES} (the same as --entry; default: the catalog's "
-        "pin, the embedded model)",
+        help=model_help(same_as="--entry"),
     )
     parser.add_argument(
         "--record",

@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 
 from harness.artifacts import Artifact, to_json
-from harness.cli._common import CliError, catalog_from, check_record_path, report_failed_run, say
+from harness.cli._common import (
+    CliError,
+    TurnLines,
+    catalog_from,
+    check_record_path,
+    report_failed_run,
+    say,
+)
 from harness.record import RunFailedError
 from harness.runs import (
     Approval,
@@ -157,7 +164,8 @@ def resume_run(args: argparse.Namespace, import_tool: Callable[[str], type[Any]]
     if journal.pending is not None and args.approve is not None:
         approval = Approval.approve() if args.approve == "yes" else Approval.reject()
     approver = approver_from(args)  # --approve answers the later approvals too
-    factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)  # any tool, as run does
+    lines = TurnLines(tool_class, quiet=args.quiet)
+    factory = cast("ThinkerFactory[Artifact, Artifact]", lines.build)  # any tool, as run does
     try:
         result = asyncio.run(
             resume(
@@ -168,6 +176,7 @@ def resume_run(args: argparse.Namespace, import_tool: Callable[[str], type[Any]]
                 approval=approval,
                 approver=approver,
                 accept_model_change=args.accept_model_change,
+                on_progress=lines,
             )
         )
     except (JournalError, JournalMismatchError, ApprovalRequiredError) as error:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
-from harness.cli._common import CliError, say
+from harness.cli._common import CliError, say, write_output
 from harness.record import RecordError, load_record, render_html, render_text
 
 __all__ = ["DESCRIPTION", "add_arguments", "show_record"]
@@ -33,10 +33,6 @@ def show_record(args: argparse.Namespace) -> int:
     if args.html is None:
         say(render_text(record))
         return 0
-    try:
-        with open(args.html, "w", encoding="utf-8") as file:
-            file.write(render_html(record))
-    except OSError as error:
-        raise CliError(f"cannot write {args.html}: {error.strerror}") from None
+    write_output(args.html, render_html(record))
     say(f"wrote {args.html} ({len(record.turns)} turns)")
     return 0

@@ -17,13 +17,13 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from harness.artifacts import from_json
 from harness.catalog import Catalog, CatalogEntry, CatalogError, TokenizerError, load_catalog
 from harness.cli._common import (
     EXIT_FAILED,
     CliError,
     add_input_options,
     add_target_argument,
+    artifact_from,
     check_record_path,
     input_text,
     say,
@@ -139,10 +139,7 @@ def replay(args: argparse.Namespace) -> int:
         cassette = cassette_from_record(record, args.file)
     except (RecordError, CassetteError) as error:
         raise CliError(str(error)) from None
-    try:
-        given = from_json(input_type, _input_text(args, record))
-    except (TypeError, ValueError) as error:
-        raise CliError(f"bad input for {args.target}: {error}") from None
+    given = artifact_from(input_type, _input_text(args, record), args, f"input for {args.target}")
     if args.record is not None:
         check_record_path(args.record)
     for line in _use_recorded_settings(tool, record, args.target):

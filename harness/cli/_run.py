@@ -6,12 +6,15 @@ import argparse
 import asyncio
 from typing import Final, cast
 
-from harness.artifacts import Artifact, from_json
+from harness.artifacts import Artifact
 from harness.cli._common import (
     CliError,
+    TurnLines,
     add_input_options,
     add_model_options,
+    add_quiet_option,
     add_target_argument,
+    artifact_from,
     catalog_from,
     check_record_path,
     input_text,
@@ -60,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-cost", type=float, metavar="X", help="budget: cost of the run")
     add_journal_options(parser)
+    add_quiet_option(parser)
     parser.set_defaults(command=run)
 
 
@@ -72,10 +76,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("pass MODULE:CLASS and --input JSON (or --input-file FILE), or --resume")
     tool_class = import_target(args.target)
     input_type = target_input_type(tool_class, args.target)
-    try:
-        given = from_json(input_type, text)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"bad --input for {args.target}: {error}") from None
+    given = artifact_from(input_type, text, args, f"--input for {args.target}")
     if args.record is not None:
         check_record_path(args.record)
     try:
@@ -84,9 +85,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     catalog = catalog_from(args)
     build_target(tool_class, args.target)  # built once first, so a broken one is named as such
+    lines = TurnLines(tool_class, quiet=args.quiet)
     try:
         # Any tool runs here; a product that is not a list is answered as a list of one.
-        factory = cast("ThinkerFactory[Artifact, Artifact]", tool_class)
+        factory = cast("ThinkerFactory[Artifact, Artifact]", lines.build)
         result = asyncio.run(
             run_thinker(
                 factory,
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 keep_bodies=args.bodies,
                 journal=args.journal,
                 approver=approver_from(args),
+                on_progress=lines,
             )
         )
     except JournalError as error:

@@ -140,7 +140,7 @@ class HttpDecisionClient(CheckedClient):
         """
         if entry.base_url is None:
             return None
-        listing = entry.base_url.rstrip("/") + "/v1/models"
+        listing = entry.url_of("/v1/models")
         endpoint = attrs.evolve(Endpoint.of(self.service, entry), url=listing)
         try:
             reply = await self._transport.request("GET", endpoint, entry, None, timeout=10.0)

@@ -15,6 +15,8 @@ A record is one JSON object::
                   "value": {...}}, ...],
       "calls": [{"success": true, "latency": 0.002, "model": "...", "input_tokens": null,
                  "counted_input_tokens": 812, "cost": null, "reason": null,
+                 "reading": {"method": "chat-labels", "upstream_calls": 1,
+                             "mass": {"next": 0.97}, ...}?,
                  "body": {...}?, "reply": {...}?}, ...],
       "timing": {"wall_seconds": 1.2, "model_seconds": 0.3},
       "threshold": 0.5,
@@ -28,9 +30,13 @@ record reads on its own. ``calls`` are the decision calls in the order they were
 (the request's wire body) is there only when asked for, and then ``reply`` too (what the model
 answered, as a cassette holds it: see :mod:`harness.replay._cassette`), so ``harness replay``
 can re-run the record offline; each call's tokens and latency are its
-decision job's record (:class:`harness.jobs.ModelCall`). ``failure`` is ``null`` for a run that
-answered, else ``"<error type>: <message>"``: a failed run's record holds the turns and calls
-made before it failed, and no answer (a record without the key reads as ``null``).
+decision job's record (:class:`harness.jobs.ModelCall`), and so is its ``reading``: how a logprob
+provider read the answers (``method``, each question's probability ``mass`` on its options, the
+``upstream_calls`` the decision took, ``orderings``, ``hierarchy``, ``bounded``), there only for
+a call that has one (a record without it reads as ``null``: the file's version stays 1).
+``failure`` is ``null`` for a run that answered, else ``"<error type>: <message>"``: a failed
+run's record holds the turns and calls made before it failed, and no answer (a record without
+the key reads as ``null``).
 ``settings`` are the thinker's settings a replay needs to take the same turns (``max_turns``,
 ``selection_threshold``, ``question_scheme``; empty for a plain tool; ``harness replay`` builds
 the thinker with them).
@@ -39,15 +45,15 @@ demo`` on its shipped folder; ``null`` otherwise).
 ``threshold`` is the thinker's selection threshold (``null`` for a plain tool) and a call's
 ``cost`` its price under the entry's prices (``null`` when unpriced); records written before
 either existed read as ``null``.
-:func:`load_record` checks every field and names the first thing wrong with its place in the
-file.
+:func:`~harness.record.load_record` (:mod:`harness.record._load`) checks every field and names
+the first thing wrong with its place in the file.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -75,7 +81,6 @@ __all__ = [
     "RecordedAnswer",
     "RecordedCall",
     "RunRecord",
-    "load_record",
 ]
 
 
@@ -122,7 +127,11 @@ class RecordedAnswer:
 
 @attrs.frozen
 class RecordedCall:
-    """One decision call of the run, as its job's record saw it (plus the wire body if kept)."""
+    """One decision call of the run, as its job's record saw it (plus the wire body if kept).
+
+    What a reader of the record reads of the call; the journal keeps more of the same call (its
+    answers, entry and request id: :func:`harness.runs._typed_json.call_json`) because a resumed
+    run rebuilds the call from it, so the two shapes differ on purpose."""
 
     success: bool
     latency: float
@@ -133,6 +142,9 @@ class RecordedCall:
     body: object = None  # the request's wire body (JSON) when the run kept it
     reply: object = None  # what the model answered (JSON), kept with the body
     cost: float | None = None  # the billed tokens' price, None when the entry has no price
+    reading: Mapping[str, object] | None = None
+    """How a logprob provider read the answers (method, mass by question, upstream calls);
+    ``None`` for a provider that answers directly."""
 
     @classmethod
     def of(cls, made: ModelCall, body: object = None, reply: object = None) -> RecordedCall:
@@ -148,6 +160,7 @@ class RecordedCall:
             body=body,
             reply=reply,
             cost=made.cost,
+            reading=None if made.reading is None else dict(made.reading),
         )
 
     def to_json(self) -> JsonObject:
@@ -161,6 +174,8 @@ class RecordedCall:
             "cost": self.cost,
             "reason": self.reason,
         }
+        if self.reading is not None:
+            data["reading"] = dict(self.reading)
         if self.body is not None:
             data["body"] = self.body
         if self.reply is not None:
@@ -225,159 +240,3 @@ class RunRecord:
         text = json.dumps(self.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
         with open(path, "w", encoding="utf-8") as file:
             file.write(text + "\n")
-
-
-# -- reading ---------------------------------------------------------------------------------
-
-
-class _Reader:
-    """Reads fields of one JSON object, naming the place of any problem."""
-
-    def __init__(self, source: str, where: str, data: object) -> None:
-        if not isinstance(data, Mapping):
-            raise RecordError(f"{source}: {where} must be a JSON object")
-        self.source = source
-        self.where = where
-        self.data: Mapping[str, object] = data
-
-    def _fail(self, key: str, rule: str) -> RecordError:
-        return RecordError(f"{self.source}: {self.where}.{key} {rule}")
-
-    def has(self, key: str) -> bool:
-        return key in self.data
-
-    def raw(self, key: str) -> object:
-        if key not in self.data:
-            raise self._fail(key, "is missing")
-        return self.data[key]
-
-    def text(self, key: str, *, optional: bool = False) -> str | None:
-        value = self.data.get(key) if optional else self.raw(key)
-        if value is None and optional:
-            return None
-        if not isinstance(value, str):
-            raise self._fail(key, "must be a string")
-        return value
-
-    def number(self, key: str, *, optional: bool = False) -> float | None:
-        value = self.data.get(key) if optional else self.raw(key)
-        if value is None and optional:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self._fail(key, "must be a number")
-        return float(value)
-
-    def integer(self, key: str) -> int | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self._fail(key, "must be an integer or null")
-        return value
-
-    def items(self, key: str) -> Sequence[object]:
-        value = self.raw(key)
-        if not isinstance(value, list):
-            raise self._fail(key, "must be a JSON array")
-        return value
-
-    def strings(self, key: str) -> dict[str, str]:
-        value = self.raw(key)
-        if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-            raise self._fail(key, "must be an object of strings")
-        return {str(k): str(v) for k, v in value.items()}
-
-    def child(self, key: str) -> _Reader:
-        return _Reader(self.source, f"{self.where}.{key}", self.raw(key))
-
-
-def _read_answer(source: str, index: int, data: object) -> RecordedAnswer:
-    reader = _Reader(source, f"answer[{index}]", data)
-    probability = reader.number("probability", optional=True)
-    if probability is not None and not 0.0 <= probability <= 1.0:
-        raise RecordError(f"{source}: answer[{index}].probability must be in [0, 1]")
-    return RecordedAnswer(
-        ref=reader.text("ref") or "",
-        alias=reader.text("alias") or "",
-        probability=probability,
-        value=reader.raw("value"),
-    )
-
-
-def _unit(reader: _Reader, key: str, *, minimum: float, maximum: float | None) -> float | None:
-    """An optional number in [minimum, maximum] (``None`` when absent or null)."""
-    value = reader.number(key, optional=True)
-    if value is not None and (value < minimum or (maximum is not None and value > maximum)):
-        bound = f"[{minimum:g}, {maximum:g}]" if maximum is not None else f">= {minimum:g}"
-        raise reader._fail(key, f"must be a number {bound} or null")
-    return value
-
-
-def _read_call(source: str, index: int, data: object) -> RecordedCall:
-    reader = _Reader(source, f"calls[{index}]", data)
-    success = reader.raw("success")
-    if not isinstance(success, bool):
-        raise RecordError(f"{source}: calls[{index}].success must be true or false")
-    return RecordedCall(
-        success=success,
-        latency=reader.number("latency") or 0.0,
-        model=reader.text("model", optional=True),
-        input_tokens=reader.integer("input_tokens"),
-        counted_input_tokens=reader.integer("counted_input_tokens"),
-        reason=reader.text("reason", optional=True),
-        body=reader.data.get("body"),
-        reply=reader.data.get("reply"),
-        cost=_unit(reader, "cost", minimum=0.0, maximum=None),
-    )
-
-
-def _read_turn(source: str, index: int, data: object) -> DecisionTurn:
-    if not isinstance(data, Mapping):
-        raise RecordError(f"{source}: turns[{index}] must be a JSON object")
-    try:
-        return DecisionTurn.from_json(data)
-    except (ValueError, TypeError) as error:
-        raise RecordError(f"{source}: turns[{index}]: {error}") from None
-
-
-def record_from_json(data: object, source: str = "<record>") -> RunRecord:
-    """Build a :class:`RunRecord` from its JSON object, checking every field."""
-    top = _Reader(source, "record", data)
-    RECORD_FILE.check_header(source, top.data)
-    given = top.child("input")
-    timing = top.child("timing")
-    return RunRecord(
-        command=top.text("command") or "",
-        thinker=top.text("thinker") or "",
-        objective=top.text("objective", optional=True),
-        entry=top.strings("entry"),
-        input_alias=given.text("alias") or "",
-        input_value=given.raw("value"),
-        artifacts=top.strings("artifacts"),
-        turns=tuple(_read_turn(source, i, t) for i, t in enumerate(top.items("turns"))),
-        answer=tuple(_read_answer(source, i, a) for i, a in enumerate(top.items("answer"))),
-        calls=tuple(_read_call(source, i, c) for i, c in enumerate(top.items("calls"))),
-        wall_seconds=timing.number("wall_seconds") or 0.0,
-        model_seconds=timing.number("model_seconds") or 0.0,
-        failure=top.text("failure", optional=True),
-        threshold=_unit(top, "threshold", minimum=0.0, maximum=1.0),
-        settings=_settings(top),
-        score=top.text("score", optional=True),
-    )
-
-
-def _settings(top: _Reader) -> dict[str, object]:
-    """The record's thinker settings (absent in older records: empty)."""
-    if not top.has("settings") or top.data["settings"] is None:
-        return {}
-    found = top.child("settings")
-    return {
-        "max_turns": found.integer("max_turns"),
-        "selection_threshold": _unit(found, "selection_threshold", minimum=0.0, maximum=1.0),
-        "question_scheme": found.text("question_scheme", optional=True),
-    }
-
-
-def load_record(path: str | os.PathLike[str]) -> RunRecord:
-    """Read and check the record file at ``path``; :class:`RecordError` names what is wrong."""
-    return record_from_json(RECORD_FILE.read_json(path, label="record file"), os.fspath(path))

@@ -31,7 +31,15 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from harness.record._format import RecordedAnswer, RecordedCall, RunRecord
-from harness.record._text import billed_text, counted, move_line, ordered_options
+from harness.record._text import (
+    IN_PROCESS_PROVIDERS,
+    billed_text,
+    counted,
+    move_line,
+    ordered_options,
+    reading_lines,
+    reading_text,
+)
 from harness.thinker import DecisionTurn
 
 __all__ = ["BAR_PIXELS", "render_html", "usage_line"]
@@ -179,10 +187,14 @@ def _turn(record: RunRecord, turn: DecisionTurn, answer: frozenset[str]) -> str:
     return "".join(parts)
 
 
-def _tokens(calls: Sequence[RecordedCall]) -> tuple[str, str, str]:
-    """Billed input tokens, counted input tokens and cost, as the usage block shows them."""
-    billed = [call.input_tokens for call in calls if call.input_tokens is not None]
-    billed_line = billed_text(len(calls), len(billed), sum(billed))
+def _tokens(calls: Sequence[RecordedCall], provider: str | None) -> tuple[str, str, str]:
+    """Billed input tokens, counted input tokens and cost, as the usage block shows them (the
+    calls of an in-process ``provider`` are not billed)."""
+    if provider in IN_PROCESS_PROVIDERS:
+        billed_line = billed_text(len(calls), 0, 0, in_process=len(calls))
+    else:
+        billed = [call.input_tokens for call in calls if call.input_tokens is not None]
+        billed_line = billed_text(len(calls), len(billed), sum(billed))
     counted_tokens = sum(call.counted_input_tokens or 0 for call in calls)
     costs = [call.cost for call in calls if call.cost is not None]
     cost_text = f"{sum(costs):.6f}".rstrip("0").rstrip(".") if costs else "unpriced"
@@ -191,16 +203,17 @@ def _tokens(calls: Sequence[RecordedCall]) -> tuple[str, str, str]:
 
 def usage_line(record: RunRecord) -> str:
     """The page's usage block as one line of text (what the page shows first)."""
-    billed, counted_tokens, cost = _tokens(record.calls)
+    billed, counted_tokens, cost = _tokens(record.calls, record.entry.get("provider"))
+    billed = billed if billed.startswith("not billed") else f"billed {billed}"
     return (
         f"{counted(len(record.turns), 'turn')}, {counted(len(record.calls), 'decision')}; "
-        f"input tokens billed {billed}, counted {counted_tokens}; cost {cost}; "
+        f"input tokens {billed}, counted {counted_tokens}; cost {cost}; "
         f"{record.wall_seconds:.2f} s wall, {record.model_seconds:.2f} s in the model"
     )
 
 
 def _usage(record: RunRecord) -> str:
-    billed, counted_tokens, cost = _tokens(record.calls)
+    billed, counted_tokens, cost = _tokens(record.calls, record.entry.get("provider"))
     failed = sum(1 for call in record.calls if not call.success)
     cells = [
         ("turns", str(len(record.turns))),
@@ -216,6 +229,22 @@ def _usage(record: RunRecord) -> str:
         for name, value in cells
     )
     return f'<dl class="usage" id="usage">{items}</dl>'
+
+
+def _readings(record: RunRecord) -> str:
+    """A list of the calls that carry a reading (how a logprob provider read the answers)."""
+    read = reading_lines(record)
+    if not read:
+        return ""
+    items = "".join(
+        f'<li data-call="{number}" data-method="{_e(reading.get("method"))}">'
+        f"call {number}: {_e(reading_text(reading))}</li>"
+        for number, reading in read
+    )
+    return (
+        '<h2 id="readings">readings</h2><p class="meta">how each call\'s answers were read from '
+        f'the model\'s logprobs</p><ul class="readings">{items}</ul>'
+    )
 
 
 def _source(item: RecordedAnswer) -> str:
@@ -281,6 +310,7 @@ def render_html(record: RunRecord) -> str:
     else:
         body.append(_answer(record))
     body.append(_usage(record))
+    body.append(_readings(record))
     if record.objective:
         body.append(f'<p class="meta">objective: {_e(record.objective)}</p>')
     body.append(

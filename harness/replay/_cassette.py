@@ -338,8 +338,8 @@ def cassette_from_record(record: RunRecordLike, source: str = "<record>") -> Cas
         body = _object(source, f"calls[{index}].body", call.body)
         if not isinstance(body.get("questions"), Mapping):
             raise CassetteError(
-                f"record {source}: calls[{index}].body is not a System One body (the run asked "
-                f"a {record.entry.get('provider', 'non-System One')} entry): replay it from a "
+                f"record {source}: calls[{index}].body is not a System One body (the run's entry "
+                f"is of provider {record.entry.get('provider', 'unknown')!r}): replay it from a "
                 "cassette recorded with the pytest plugin instead"
             )
         items.append(

@@ -43,6 +43,31 @@ DEFAULT_FIX = (
 """How a miss says to fix it, unless the replay's user says otherwise."""
 
 _SHOWN_DIFFERENCES = 8
+
+_SHOWN_QUESTIONS = 3
+"""How many of a missed request's questions its first line names (the rest counted)."""
+
+
+def _shown_source(source: str) -> str:
+    """A cassette's path as a message names it: relative to the current folder when under it
+    (a test's failure reads ``tests/cassettes/...``, not the whole absolute path)."""
+    if source.startswith("<") or not os.path.isabs(source):
+        return source
+    try:
+        relative = os.path.relpath(source)
+    except ValueError:  # another drive on Windows
+        return source
+    return source if relative.startswith("..") else relative
+
+
+def _questions(request: DecisionRequest) -> str:
+    """The request's questions, the first few by id and the rest counted."""
+    names = list(request.questions)
+    shown = ", ".join(names[:_SHOWN_QUESTIONS])
+    more = len(names) - _SHOWN_QUESTIONS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
 """Differences listed in a miss's message before "and N more"."""
 
 
@@ -110,13 +135,17 @@ class _Tape:
         return index
 
     def miss(self, body: bytes, digest: str, request: DecisionRequest) -> ReplayMissError:
-        asked = ", ".join(request.questions)
+        """The error of a request the cassette does not hold: the problem first, then its fix,
+        then (for a request that changed) what differs from the nearest recorded one, so a
+        failing test names the problem and the fix in its first lines."""
+        asked = _questions(request)
+        source = _shown_source(self.source)
         times = sum(1 for item in self.recorded if item.digest == digest)
         short = digest[:12]
         if times:
             return ReplayMissError(
                 f"request {short} (questions {asked}) is recorded {times} time(s) in cassette "
-                f"{self.source}, and was asked once more: the code asks it more often than when "
+                f"{source}, and was asked once more: the code asks it more often than when "
                 f"it was recorded. {self.fix}",
                 digest=digest,
                 nearest=None,
@@ -124,7 +153,7 @@ class _Tape:
             )
         if not self.recorded:
             return ReplayMissError(
-                f"request {short} (questions {asked}) is not in cassette {self.source}, which "
+                f"request {short} (questions {asked}) is not in cassette {source}, which "
                 "holds no interaction: record it (pytest --harness-record=new, with the model "
                 "reachable)",
                 digest=digest,
@@ -143,11 +172,11 @@ class _Tape:
         if len(differences) > _SHOWN_DIFFERENCES:
             listed.append(f"  - and {len(differences) - _SHOWN_DIFFERENCES} more")
         headline = (
-            f"request {short} (questions {asked}) is not in cassette {self.source}; the nearest "
+            f"request {short} (questions {asked}) is not in cassette {source}; the nearest "
             f"recorded request is interaction {nearest + 1} of {len(self.recorded)}"
         )
         return ReplayMissError(
-            f"{headline}. What differs:\n" + "\n".join(listed) + f"\n{self.fix}",
+            f"{headline}. {self.fix}\nWhat differs:\n" + "\n".join(listed),
             digest=digest,
             nearest=nearest,
             differences=differences,

@@ -52,7 +52,20 @@ class Difference:
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    """``text`` (a side's JSON) at most :data:`_SHOWN` characters: a longer JSON string is cut
+    inside its quotes, which still close (``"the objective with ..."``), never after a lone
+    escape; other text is cut before any quote it would leave open and ends with ``...``."""
+    if len(text) <= _SHOWN:
+        return text
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        inner = text[1 : _SHOWN - 4]
+        while inner.endswith("\\"):  # a cut escape (\" or \n) would read as another character
+            inner = inner[:-1]
+        return f'"{inner}..."'
+    cut = text[: _SHOWN - 3]
+    if cut.count('"') % 2:  # a quote the cut would leave open: cut before it
+        cut = cut[: cut.rindex('"')].rstrip()
+    return cut + "..."
 
 
 def _text(value: object) -> str:

@@ -39,6 +39,7 @@ from harness.runs._target import build_target as build_target
 from harness.runs._target import import_module as import_module
 from harness.runs._target import import_object as import_object
 from harness.runs._target import import_target as import_target
+from harness.runs._target import module_of_path as module_of_path
 from harness.runs._target import require_extra as require_extra
 from harness.runs._target import target_input_type as target_input_type
 from harness.thinker import Approval as Approval
@@ -75,6 +76,7 @@ __all__ = [
     "import_module",
     "import_object",
     "import_target",
+    "module_of_path",
     "read_journal",
     "require_extra",
     "requires_approval",

@@ -1,5 +1,9 @@
 """Durable runs: the journal's hooks in the thinker's loop, the paused result and the errors.
 
+(What a run depends on, its fingerprint and header, is :mod:`harness.runs._fingerprint`'s; the
+journal file, :mod:`harness.runs._journal`'s; the shapes of its data,
+:mod:`harness.runs._typed_json`'s.)
+
 :func:`harness.run` with ``journal=PATH`` installs :class:`JournalHooks` on the run's top job:
 each completed turn is appended to the journal before the next starts; a move below its approval
 bar pauses the run (the journal keeps the question). :func:`harness.resume` reads the journal,
@@ -9,8 +13,6 @@ the tools not run: their products restored from the journal) and the rest live.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,35 +21,29 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 
 from harness.artifacts import Artifact
-from harness.catalog import CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.jobs import ModelCall
 from harness.providers import wire_body
-from harness.runs._journal import (
-    JournalError,
-    JournalledRun,
-    JournalWriter,
+from harness.runs._fingerprint import classes_of
+from harness.runs._journal import JournalError, JournalledRun, JournalWriter
+from harness.runs._result import RunResult
+from harness.runs._typed_json import (
     call_json,
     call_of,
-    class_path,
-    known_classes,
     product_json,
     product_of,
     request_digest,
     response_json,
     response_of,
-    type_name,
 )
-from harness.runs._result import RunResult
 from harness.thinker import (
     Approval,
     ApprovalRequiredError,
     CompletedTurn,
-    DecisionThinker,
     PendingApproval,
     ReplayedTurn,
 )
-from harness.tools import ClassToolProvider, DecisionTool, tool_types
+from harness.tools import DecisionTool
 
 if TYPE_CHECKING:
     from harness.record import RecordingDispatcher
@@ -59,8 +55,6 @@ __all__ = [
     "JournalHooks",
     "JournalMismatchError",
     "PausedResult",
-    "classes_of",
-    "fingerprint_of",
 ]
 
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
@@ -93,73 +87,6 @@ class PausedResult(RunResult[O], Generic[O]):
     def __repr__(self) -> str:
         question = "?" if self.pending is None else self.pending.question()
         return f"PausedResult({self.thinker}: {question}; resume from {self.journal})"
-
-
-def fingerprint_of(tool: DecisionTool[Any, Artifact], entry: CatalogEntry) -> dict[str, object]:
-    """What a run of ``tool`` on ``entry`` depends on (the journal's header keeps it)."""
-    model = {"id": entry.id, "provider": entry.provider, "wire_model_id": entry.wire_model_id}
-    thinker = type(tool).__qualname__
-    with contextlib.suppress(TypeError, ValueError):  # a thinker built directly: its class
-        thinker += f" ({ClassToolProvider(type(tool)).name})"
-    if not isinstance(tool, DecisionThinker):
-        return {"thinker": thinker, "model": model}
-    palette = []
-    for cls in tool.palette:
-        provider = ClassToolProvider(cls)
-        palette.append(
-            {
-                "name": provider.name,
-                "input": type_name(provider.input_type),
-                "output": type_name(provider.output_type),
-                "description": provider.description,
-            }
-        )
-    return {
-        "thinker": thinker,
-        "palette": palette,
-        "objective": tool.objective,
-        "question_scheme": tool.scheme,
-        "threshold": tool.selection_threshold,
-        "max_turns": tool.max_turns,
-        "model": model,
-    }
-
-
-def changes(journalled: Mapping[str, object], now: Mapping[str, object]) -> list[str]:
-    """What differs between two fingerprints, one phrase each, by name."""
-    found: list[str] = []
-    for key in ("thinker", "palette", "objective", "question_scheme", "threshold", "max_turns"):
-        before, after = journalled.get(key), now.get(key)
-        if before == after:
-            continue
-        if key == "palette" and isinstance(before, list) and isinstance(after, list):
-            found.extend(_palette_changes(before, after))
-        else:
-            found.append(f"{key} changed from {before!r} to {after!r}")
-    before_model, after_model = journalled.get("model"), now.get("model")
-    if before_model != after_model:
-        found.append(f"model changed from {_model(before_model)} to {_model(after_model)}")
-    return found
-
-
-def _model(value: object) -> str:
-    if isinstance(value, Mapping):
-        return f"{value.get('id')} ({value.get('provider')}: {value.get('wire_model_id')})"
-    return repr(value)
-
-
-def _palette_changes(before: list[Any], after: list[Any]) -> list[str]:  # JSON objects
-    old = {t["name"]: t for t in before}
-    new = {t["name"]: t for t in after}
-    found = [f"palette: tool {name!r} was removed" for name in old if name not in new]
-    found += [f"palette: tool {name!r} was added" for name in new if name not in old]
-    for name in old:
-        if name in new and old[name] != new[name]:
-            what = [k for k in ("input", "output", "description") if old[name][k] != new[name][k]]
-            found.append(f"palette: tool {name!r} changed its {' and '.join(what)}")
-    if not found:
-        found.append("palette: the tools' order changed")
-    return found
 
 
 def _decision_groups(
@@ -360,41 +287,6 @@ class JournalHooks:
         own = [calls for asked, calls in groups if asked is request]
         rest = [calls for asked, calls in groups if asked is not request]
         return own, rest
-
-
-def classes_of(tool: DecisionTool[Any, Artifact]) -> dict[str, type]:
-    """The classes a run of ``tool`` can hold: its palette's types and their subclasses."""
-    roots: list[object] = []
-    with contextlib.suppress(TypeError):
-        roots.extend(tool_types(type(tool)))
-    if isinstance(tool, DecisionThinker):
-        roots.append(tool.output_type)
-        for cls in tool.palette:
-            provider = ClassToolProvider(cls)
-            roots.extend((provider.input_type, provider.output_type))
-    return known_classes(roots)
-
-
-def header_of(
-    tool: DecisionTool[Any, Artifact],
-    input: Artifact,
-    entry: CatalogEntry,
-    run_id: str,
-    keep_bodies: bool,
-) -> dict[str, object]:
-    """The journal's header for a run of ``tool`` on ``input`` (see harness.runs._journal)."""
-    return {
-        "run_id": run_id,
-        "keep_bodies": keep_bodies,
-        "fingerprint": fingerprint_of(tool, entry),
-        "target": class_path(type(tool)),
-        "input": product_json(input),
-    }
-
-
-def journal_path(path: str | os.PathLike[str]) -> Path:
-    """``path`` as a Path (a str or os.PathLike)."""
-    return Path(path)
 
 
 def side_by_side(

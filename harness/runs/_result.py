@@ -18,7 +18,14 @@ from harness.artifacts import (
 )
 from harness.catalog import CatalogEntry
 from harness.jobs import ModelCall
-from harness.record import RecordedAnswer, RecordedCall, RunRecord, billed_text
+from harness.record import (
+    IN_PROCESS_PROVIDERS,
+    NOT_BILLED,
+    RecordedAnswer,
+    RecordedCall,
+    RunRecord,
+    billed_text,
+)
 from harness.thinker import FINISH, DecisionTurn
 
 __all__ = ["RunResult", "Usage"]
@@ -47,11 +54,19 @@ class Usage:
     wall_seconds: float
     reported_calls: int | None = None
     """Of ``decisions``, the calls whose server reported a billed count (``None``: unknown)."""
+    in_process_calls: int = 0
+    """Of ``decisions``, the calls an in-process model answered: nothing is billed for them."""
 
     @classmethod
     def of(cls, calls: tuple[ModelCall, ...], *, retries: int, wall_seconds: float) -> Usage:
-        """The usage of ``calls`` (a run's model calls)."""
-        billed = [c.input_tokens for c in calls if c.input_tokens is not None]
+        """The usage of ``calls`` (a run's model calls); the calls of an in-process model bill
+        nothing, so they count neither as billed nor as reported."""
+        local = sum(1 for c in calls if c.provider in IN_PROCESS_PROVIDERS)
+        billed = [
+            c.input_tokens
+            for c in calls
+            if c.input_tokens is not None and c.provider not in IN_PROCESS_PROVIDERS
+        ]
         costs = [c.cost for c in calls if c.cost is not None]
         priced = bool(costs) or any(c.cost is not None for c in calls)
         return cls(
@@ -63,6 +78,7 @@ class Usage:
             model_seconds=sum(c.latency for c in calls),
             wall_seconds=wall_seconds,
             reported_calls=len(billed),
+            in_process_calls=local,
         )
 
     @property
@@ -74,11 +90,14 @@ class Usage:
         reported = self.reported_calls
         if reported is None:  # built by hand: all or nothing
             reported = 0 if self.input_tokens is None else self.decisions
-        billed = billed_text(self.decisions, reported, self.input_tokens or 0)
+        billed = billed_text(
+            self.decisions, reported, self.input_tokens or 0, in_process=self.in_process_calls
+        )
+        billed = "not billed: an in-process model" if billed == NOT_BILLED else f"billed: {billed}"
         return (
             f"{self.decisions} decision{'' if self.decisions == 1 else 's'} "
             f"({self.retries} retr{'y' if self.retries == 1 else 'ies'}), "
-            f"{self.counted_input_tokens} input tokens counted (billed: {billed}), "
+            f"{self.counted_input_tokens} input tokens counted ({billed}), "
             f"cost {self.cost_text}, model {self.model_seconds:.3f} s, "
             f"wall {self.wall_seconds:.3f} s"
         )

@@ -22,25 +22,14 @@ from harness.artifacts import Artifact
 from harness.catalog import Catalog
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent
 from harness.record import RECORD_FILE
-from harness.runs._durable import (
-    Approver,
-    JournalMismatchError,
-    changes,
-    classes_of,
-    fingerprint_of,
-    side_by_side,
-)
-from harness.runs._journal import (
-    JournalError,
-    JournalledRun,
-    product_json,
-    product_of,
-    read_journal,
-)
+from harness.runs._durable import Approver, JournalMismatchError, side_by_side
+from harness.runs._fingerprint import changes, classes_of, fingerprint_of
+from harness.runs._journal import JournalError, JournalledRun, read_journal
 from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult
 from harness.runs._run import Durable, ThinkerFactory, blocking, execute
 from harness.runs._target import TargetError
+from harness.runs._typed_json import product_json, product_of
 from harness.scope import Budget, Workflow
 from harness.thinker import Approval, ApprovalRequiredError, DecisionTurn
 

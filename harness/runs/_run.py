@@ -24,7 +24,8 @@ from harness.catalog import Catalog
 from harness.errors import SyncRunInLoopError
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, JobEvent, ModelCall
 from harness.record import RecordingDispatcher, RunFailedError, thinker_settings
-from harness.runs._durable import Approver, JournalHooks, PausedResult, _Paused, header_of
+from harness.runs._durable import Approver, JournalHooks, PausedResult, _Paused
+from harness.runs._fingerprint import header_of
 from harness.runs._journal import JournalledRun, JournalWriter
 from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult, Usage

@@ -1,6 +1,8 @@
 """``MODULE:CLASS``: the one importer of a user's thinker (or tool) for every command.
 
-``harness run``, ``batch``, ``replay`` (and ``eval``) name what to run as ``MODULE:CLASS``; each
+``harness run``, ``batch``, ``replay`` (and ``eval``) name what to run as ``MODULE:CLASS``
+(``MODULE`` a dotted module name, or the path of a ``.py`` file as ``harness check`` takes it:
+``screening.py:ScreenApplication``, ``apps/screening.py:...``); each
 imports it with :func:`import_target` and builds it with :func:`build_target`, so the same
 mistake reads the same everywhere: one line (a :class:`TargetError`, whose ``kind`` is a key of
 :data:`TARGET_ERRORS`) that the command line prints with exit code 2 and no traceback.
@@ -9,6 +11,7 @@ The table, one row a mistake (``kind``: what the line says):
 
 =================  ===============================================================================
 ``form``           not ``MODULE:CLASS``: the form, with an example
+``no-file``        a ``.py`` path that is not a file: both forms, with an example
 ``syntax``         a syntax error in the user's module: its file, line and the error
 ``no-module``      the module is not found: run from its folder or add that folder to PYTHONPATH
 ``no-package``     the module imports a package that is not installed: install it (pip install)
@@ -50,6 +53,7 @@ __all__ = [
     "import_module",
     "import_object",
     "import_target",
+    "module_of_path",
     "require_extra",
     "target_input_type",
 ]
@@ -60,6 +64,10 @@ _TOOL_WHAT: Final = (
 
 TARGET_ERRORS: Final[dict[str, str]] = {
     "form": "{target!r} is not MODULE:CLASS (e.g. mypackage.triage:Triage)",
+    "no-file": (
+        "no file {path}: give the path of a .py file (e.g. apps/triage.py:Triage) or a module "
+        "name (e.g. mypackage.triage:Triage)"
+    ),
     "syntax": "syntax error in module {module!r} ({place}): {detail}; fix it and run again",
     "no-module": (
         "cannot import module {module!r}: no module named {missing!r}; run from the folder "
@@ -96,10 +104,41 @@ class TargetError(HarnessError):
 
 
 def _split(target: str) -> tuple[str, str]:
-    module_name, colon, name = target.partition(":")
-    if not colon or not module_name.strip() or not name.strip() or ":" in name:
+    """``MODULE:NAME`` as the dotted module name and ``NAME``; a ``MODULE`` that is a ``.py``
+    path is the module of that file (its folder, or the folder above its package, goes first on
+    ``sys.path``)."""
+    module_name, colon, name = target.rpartition(":")
+    module_name, name = module_name.strip(), name.strip()
+    is_path = module_name.endswith(".py") or "/" in module_name or os.sep in module_name
+    if not colon or not module_name or not name or (":" in module_name and not is_path):
         raise TargetError.of("form", target=target)
-    return module_name.strip(), name.strip()
+    if is_path:
+        return _module_of_file(module_name), name
+    return module_name, name
+
+
+def module_of_path(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The ``sys.path`` folder and dotted module name of the ``.py`` file at ``path``: up
+    through the folders that hold an ``__init__.py`` (``mine/finder.py`` in a package ``mine``
+    is ``mine.finder`` under the folder above ``mine``)."""
+    found = os.path.abspath(os.fspath(path))
+    folder, file = os.path.split(found)
+    parts = [] if file == "__init__.py" else [os.path.splitext(file)[0]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    return folder, ".".join(parts)
+
+
+def _module_of_file(path: str) -> str:
+    """The dotted name of the module at ``path`` (a ``.py`` file), its folder put first on
+    ``sys.path``; a path that is not a file is the ``no-file`` row."""
+    if not os.path.isfile(path):
+        raise TargetError.of("no-file", path=path)
+    root, name = module_of_path(path)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return name
 
 
 def _place_in(error: BaseException, module_name: str) -> str:
@@ -173,7 +212,7 @@ def _what(found: object) -> str:
         return "a function"
     if isinstance(found, type):
         return f"the class {found.__qualname__}"
-    return f"a {type(found).__name__} value"
+    return f"a value of type {type(found).__name__}"
 
 
 def import_object(

@@ -15,10 +15,13 @@ from harness.artifacts import (
     Artifact,
     LinkArtifact,
     ListArtifact,
+    UnknownFieldError,
     artifact_converter,
     from_json,
+    refuse_unknown_fields,
     to_json,
 )
+from harness.artifacts._convert import with_article
 
 
 @attrs.frozen
@@ -121,7 +124,7 @@ def test_common_value_types_round_trip() -> None:
 
 
 def test_a_value_with_no_json_form_is_refused_naming_the_class_and_fix() -> None:
-    with pytest.raises(TypeError, match=r"a Opaque artifact has no JSON form .*unstructure hook"):
+    with pytest.raises(TypeError, match=r"an Opaque artifact has no JSON form .*unstructure hook"):
         to_json(Opaque(object()))
 
 
@@ -144,7 +147,7 @@ def test_from_json_names_every_wrong_field_without_quoting_the_text() -> None:
     ("text", "pattern"),
     [
         ("not json", r"for a Note is not JSON \(line 1, column 1\)"),
-        ("[1, 2]", r"is a JSON list, not an object"),
+        ("[1, 2]", r"is a JSON array, not an object"),
         (b"\xff\xfe{", r"not UTF-8 text"),
     ],
 )
@@ -187,3 +190,59 @@ def test_from_json_never_coerces_a_value(text: str, field: str) -> None:
 
 def test_from_json_takes_an_integer_for_a_float() -> None:
     assert from_json(Flags, '{"keep":true,"count":3,"name":"a","share":2}').share == 2.0
+
+
+@attrs.frozen
+class Application(Artifact, alias="application"):
+    candidate: str
+    text: str
+    note: str | None = None
+
+
+def test_from_json_refuses_an_unknown_field_by_name() -> None:
+    text = '{"candidate": "A", "text": "t", "age": 3}'
+    with pytest.raises(UnknownFieldError) as caught:
+        from_json(Application, text)
+    assert str(caught.value) == (
+        "unknown field 'age' for Application: expected one of candidate, text, note; remove it "
+        "(or pass allow_extra=True)"
+    )
+    assert caught.value.unknown == ("age",)
+    assert isinstance(caught.value, ValueError)
+    # A command words the opt-out as its own option.
+    assert caught.value.line("pass --allow-extra").endswith("remove it (or pass --allow-extra)")
+
+
+def test_a_typo_in_an_optional_field_is_refused_and_two_are_named_together() -> None:
+    with pytest.raises(UnknownFieldError, match=r"^unknown field 'nots' for Application"):
+        from_json(Application, '{"candidate": "A", "text": "t", "nots": "x"}')
+    with pytest.raises(UnknownFieldError, match=r"^unknown fields 'age', 'zip' .*remove them"):
+        from_json(Application, '{"candidate": "A", "text": "t", "zip": 1, "age": 3}')
+
+
+def test_allow_extra_drops_the_unknown_fields() -> None:
+    text = '{"candidate": "A", "text": "t", "age": 3}'
+    assert from_json(Application, text, allow_extra=True) == Application("A", "t")
+
+
+def test_refuse_unknown_fields_checks_a_mapping_as_from_json_does() -> None:
+    refuse_unknown_fields(Application, {"candidate": "A", "text": "t"})
+    with pytest.raises(UnknownFieldError, match=r"\(or pass --allow-extra\)$"):
+        refuse_unknown_fields(Application, {"age": 3}, opt_out="pass --allow-extra")
+
+
+@pytest.mark.parametrize("text", ["not json", "[1]", '{"candidate": 3, "text": "t"}'])
+def test_a_class_named_with_a_vowel_takes_an(text: str) -> None:
+    with pytest.raises(ValueError, match="Application") as caught:
+        from_json(Application, text)
+    assert "a Application" not in str(caught.value)
+    assert "an Application" in str(caught.value) or "valid Application" in str(caught.value)
+
+
+def test_the_article_follows_the_sound_of_the_first_letter() -> None:
+    assert [with_article(w) for w in ("Application", "Note", "item", "Opaque")] == [
+        "an Application",
+        "a Note",
+        "an item",
+        "an Opaque",
+    ]

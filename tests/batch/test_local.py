@@ -10,6 +10,7 @@ import pytest
 
 from harness.admission._adaptive import AdaptiveAdmission, AdaptiveLimit
 from harness.batch import BatchError, BatchSpec, run_batch_async
+from harness.batch._inputs import clipped
 from harness.catalog import Catalog
 from harness.testing import FakeSystemOneServer, Fault
 from tests.batch.conftest import read_results, write_inputs
@@ -199,3 +200,35 @@ def test_progress_counts_by_outcome_and_waits_for_a_rate() -> None:
     assert lines[-1].startswith("batch: 3/3 done (1 completed, 1 failed, 1 invalid), ")
     assert "/s" not in "".join(lines[:-1])  # under a second: no burst of a rate
     assert lines[-1].endswith("/s")  # the last line: the time and the rate
+
+
+async def test_a_line_with_a_field_the_input_does_not_have_is_invalid_unless_allowed(
+    tmp_path: Path,
+) -> None:
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"text": "fine", "urgency": 3}\n', encoding="utf-8")
+    async with FakeSystemOneServer() as server:
+        catalog = catalog_of(server)
+        summary = await run_batch_async(
+            BatchSpec(TARGET), inputs, tmp_path / "out.jsonl", catalog=catalog
+        )
+        assert (summary.completed, summary.invalid) == (0, 1)
+        (result,) = read_results(tmp_path / "out.jsonl")
+        assert result["error"] == (
+            "unknown field 'urgency' for Ticket: expected one of text; remove it (or pass "
+            "--allow-extra)"
+        )
+        allowed = await run_batch_async(
+            BatchSpec(TARGET, allow_extra=True), inputs, tmp_path / "kept.jsonl", catalog=catalog
+        )
+    assert (allowed.completed, allowed.invalid) == (1, 0)
+
+
+def test_a_long_reason_is_cut_at_a_word_and_never_inside_a_quote() -> None:
+    reason = "the input is not valid: " + "; ".join(f"field 'name_{i}' is wrong" for i in range(40))
+    shown = clipped(reason, 200)
+    assert len(shown) <= 200
+    assert shown.endswith(" ...")
+    assert shown.count("'") % 2 == 0, shown
+    assert reason.startswith(shown.removesuffix(" ..."))
+    assert clipped("short 'one'", 200) == "short 'one'"

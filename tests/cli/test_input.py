@@ -43,5 +43,5 @@ def test_the_declarations(capsys: pytest.CaptureFixture[str]) -> None:
     assert both.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
     shown = " ".join(parser(default="the recorded one").format_help().split())
-    assert "MODULE:CLASS e.g. mypackage.triage:Triage" in shown
+    assert "MODULE:CLASS e.g. mypackage.triage:Triage, or a file: triage.py:Triage" in shown
     assert "the input artifact as a JSON object (default: the recorded one)" in shown

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import pytest
 
 from harness.record import load_record
+from harness.runs import read_journal
 from harness.thinker import FINISH
 from tests.cli.runs import harness
 
@@ -23,7 +25,10 @@ def test_harness_run_runs_a_thinker_on_json_input_and_records_it(tmp_path: pathl
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    used, written = done.stderr.strip().splitlines()
+    turn, used, written = done.stderr.strip().splitlines()
+    assert re.fullmatch(
+        r"turn 1: split_words on sentence#1 -> list#1  \(3 words, \d+\.\d\d s\)", turn
+    )
     assert used.startswith("used: 2 decisions (0 retries), ")
     assert written == "record: words.json"
     printed = [json.loads(line) for line in done.stdout.splitlines()]
@@ -61,7 +66,7 @@ def test_harness_run_reports_a_tool_crash_as_a_failed_run_and_writes_the_partial
     done = harness(*args, "--record", "crash.json", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""
-    lines = done.stderr.splitlines()
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("turn ")]
     assert lines[0] == (
         "harness run: the run failed: ZeroDivisionError: the part has no words to divide by"
     )
@@ -94,7 +99,7 @@ def test_harness_run_says_when_nothing_was_selected(tmp_path: pathlib.Path) -> N
     done = harness("run", "tests.cli.words:WordFinder", "--input", '{"text": ""}', cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # stdout stays one JSON object per item: none
-    assert done.stderr.splitlines()[0] == "answer: nothing selected"
+    assert done.stderr.splitlines()[1] == "answer: nothing selected"  # after the one turn
 
 
 def test_harness_run_applies_a_budget_before_the_wire(tmp_path: pathlib.Path) -> None:
@@ -125,3 +130,28 @@ def test_harness_run_keeps_the_wire_bodies_when_asked(tmp_path: pathlib.Path) ->
     assert record.calls
     assert all(isinstance(call.body, dict) for call in record.calls)
     assert all(call.body["state"]["objective"] for call in record.calls)  # type: ignore[index]
+
+
+def test_harness_run_shows_a_line_per_turn_on_stderr_and_only_the_answer_on_stdout(
+    tmp_path: pathlib.Path,
+) -> None:
+    args = ("run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha beta"}')
+    done = harness(*args, "--journal", "words.journal", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    record = read_journal(tmp_path / "words.journal")
+    answer = [line for line in done.stdout.splitlines()]
+    assert all(json.loads(line)["text"] in ("alpha", "beta") for line in answer)
+    assert done.stdout == "".join(line + "\n" for line in answer)  # nothing but the answer
+    turns = [line for line in done.stderr.splitlines() if line.startswith("turn ")]
+    tools = [
+        e.data["tool"] for e in record.entries if e.kind == "turn" and e.data["tool"] != FINISH
+    ]
+    assert len(turns) == len(tools) == 1  # a line per tool turn, as it ends
+    assert turns[0].startswith("turn 1: split_words on sentence#1 -> list#1  (2 words, ")
+    assert done.stderr.splitlines()[0] == turns[0]  # before the answer's summary
+
+    quiet = harness(*args, "--quiet", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout.splitlines() == answer
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("turn ")]
+    assert quiet.stderr.startswith("used: ")

@@ -20,6 +20,9 @@ MODULES = {
     "needs.py": "import nosuch_package_xyz\n",
     "raises.py": "raise RuntimeError('the module is not ready')\n",
     "plain.py": "def helper() -> int:\n    return 1\n",
+    # A thinker in a file of a folder that is no package, and one in a package's module.
+    "apps/screening.py": "from tests.cli.words import WordFinder as ScreenWords\n",
+    "mine/finder.py": "from tests.cli.words import WordFinder as Finder\n",
     "mine/__init__.py": "",
     "mine/triage.py": "import mine.helpers\n",
     # An optional dependency that is missing: a package shadowing it that cannot import.
@@ -47,6 +50,12 @@ CASES = [
     ("not-a-tool", "plain:helper", "plain:helper is a function, not a thinker or tool class"),
     ("palette", "tests.cli.words:IllegalFinder", "has an illegal palette:"),
     ("form", "tests.cli.words", "'tests.cli.words' is not MODULE:CLASS"),
+    (
+        "no-file",
+        "apps/nosuch.py:Triage",
+        "no file apps/nosuch.py: give the path of a .py file (e.g. apps/triage.py:Triage) or a "
+        "module name (e.g. mypackage.triage:Triage)",
+    ),
 ]
 
 
@@ -93,7 +102,7 @@ def inside(project: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[p
     monkeypatch.syspath_prepend(str(project))
     monkeypatch.delenv("HARNESS_CATALOG", raising=False)
     yield project
-    for name in ("broken", "needs", "raises", "plain", "mine", "mine.triage"):
+    for name in ("broken", "needs", "raises", "plain", "mine", "mine.triage", "screening"):
         sys.modules.pop(name, None)
 
 
@@ -160,6 +169,44 @@ def test_a_redis_password_never_shows_in_the_preflight_line(tmp_path: pathlib.Pa
     assert result.returncode == 2, result.stderr
     assert "redis://user:***@127.0.0.1:9/0 cannot be reached" in one_line(result.stderr, "batch")
     assert "s3cret-pw" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "target", ["apps/screening.py:ScreenWords", "mine/finder.py:Finder", "./plain.py:helper"]
+)
+def test_a_file_path_names_the_module_in_every_command(
+    target: str, inside: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if target.endswith(":helper"):  # the file's module is found: the class is what is wrong
+        assert main(commands(target)["run"]) == 2
+        assert "./plain.py:helper is a function, not" in one_line(capsys.readouterr().err, "run")
+        return
+    mark = target.partition(".py")[0].replace("/", "-")
+    for command, args in commands(target).items():
+        if command == "replay":
+            continue  # no record here: run below writes one
+        args = [{"out.jsonl": f"{mark}.jsonl", "eval-out": f"{mark}-eval"}.get(a, a) for a in args]
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert code in (0, 1), f"harness {command}: {err}"  # it ran (an eval's gate aside)
+        assert "error:" not in err
+        if command == "run":
+            assert json.loads(out.splitlines()[0])["text"] == "alpha"
+    record = inside / "screened.json"
+    assert main([*commands(target)["run"], "--bodies", "--record", str(record)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(record), target]) == 0, capsys.readouterr().err
+
+
+def test_a_file_path_runs_from_another_folder_in_a_process_of_its_own(
+    project: pathlib.Path,
+) -> None:
+    done = harness(
+        "run", str(project / "apps" / "screening.py") + ":ScreenWords", "--input",
+        '{"text": "alpha"}', cwd=project.parent,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0]) == {"text": "alpha", "position": 0}
 
 
 MODULE_KINDS = [c for c in CASES if c[0] in ("syntax", "no-module", "no-package", "import-failed")]

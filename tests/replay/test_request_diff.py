@@ -45,3 +45,29 @@ def test_options_new_gone_described_otherwise_and_reordered() -> None:
 def test_the_same_body_has_no_difference() -> None:
     same = body({"q": choice("a", "b")})
     assert request_differences(same, same) == []
+
+
+def test_a_long_side_is_cut_and_its_quote_still_closes() -> None:
+    words = 'with "quoted" words ' * 60
+    recorded = body({"a": {"type": "choice", "criteria": {"x": words}}})
+    asked = body({"a": {"type": "choice", "criteria": {"x": "short"}}})
+    (difference,) = request_differences(recorded, asked)
+    shown = difference.detail().splitlines()[1].removeprefix("    recorded: ")
+    assert len(shown) <= 400
+    assert shown.startswith('"with \\"quoted\\" words')
+    assert shown.endswith('..."'), shown  # the JSON string closes
+    inner = shown[1:-1]
+    assert not inner.endswith("\\"), shown  # never a dangling escape
+    assert inner.replace('\\"', "").count('"') == 0  # no quote left open inside
+
+
+def test_a_long_state_line_is_never_cut_inside_a_quote() -> None:
+    for pad in range(4):  # wherever the cut falls
+        state: JsonValue = "x" * pad + 'say "yes" or "no" ' * 60
+        recorded: dict[str, JsonValue] = {"model": "m", "state": state, "questions": {}}
+        asked: dict[str, JsonValue] = {"model": "m", "state": "short", "questions": {}}
+        (difference,) = request_differences(recorded, asked)
+        shown = difference.detail().splitlines()[1].removeprefix("    recorded: ")
+        assert len(shown) <= 400
+        assert shown.endswith("...")
+        assert shown.count('"') % 2 == 0, shown

@@ -246,7 +246,7 @@ class CountingModel:
     async def decide(
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
     ) -> DecisionResponse:
-        from harness.runs._journal import request_digest
+        from harness.runs._typed_json import request_digest
 
         _log("calls.log", request_digest(request))
         _kill_point("model")

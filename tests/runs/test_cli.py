@@ -41,6 +41,8 @@ def test_run_journal_then_resume_gives_the_same_record(tmp_path: pathlib.Path) -
     )
     assert code == 0, err
     assert f"resumed: 2 of {len(lines) - 1} turns replayed from {journal}" in err
+    shown = [line.split(":")[0] for line in err.splitlines() if line.startswith("turn ")]
+    assert "turn 3" in shown  # the turns run again, each on a line as it ended
     assert record(tmp_path / "resumed.json") == record(tmp_path / "whole.json")
     assert len(read_journal(journal).entries) == len(lines) - 1
 

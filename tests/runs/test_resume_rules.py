@@ -39,7 +39,7 @@ from harness.runs import (
     PendingApproval,
     read_journal,
 )
-from harness.runs._journal import product_json, product_of
+from harness.runs._typed_json import product_json, product_of
 from harness.testing import FakeDecisionModel
 from tests.runs import chores
 from tests.runs.chores import Chore, Chores, DoChore, Plan, SplitPlan, policy

@@ -102,3 +102,40 @@ def test_a_blocked_real_model_reads_in_five_lines(outcome: list[str]) -> None:
     assert "is a real model over the network" in first
     assert "@pytest.mark.harness_cassette" in first  # the fix, one of them
     assert "sk-not-a-real-key" not in "\n".join(outcome)
+
+
+CHANGED = """
+from test_words import Sentence, WordFinder
+import pytest
+from harness import run_sync
+
+
+@pytest.mark.harness_cassette(path="recorded.json")
+def test_changed_input() -> None:
+    result = run_sync(WordFinder, Sentence(TEXT))
+    assert result.items is not None
+"""
+
+
+def test_a_miss_of_a_changed_request_names_the_problem_and_the_fix_in_five_lines(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HARNESS_CATALOG", raising=False)
+    pytester.makepyfile(test_words=PROJECT.split("@pytest.mark.harness_cassette")[0])
+    pytester.makepyfile(test_changed=CHANGED.replace("TEXT", '"alpha beta gamma delta"'))
+    recorded = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--harness-record=new", "test_changed.py"
+    )
+    recorded.assert_outcomes(passed=1)
+    assert (pytester.path / "recorded.json").is_file()
+    # The test changes: the sentence the run reads is another, so its requests differ.
+    pytester.makepyfile(test_changed=CHANGED.replace("TEXT", '"epsilon zeta eta theta"'))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_changed.py")
+    result.assert_outcomes(failed=1)
+    shown = failure(result.outlines, "test_changed_input")
+    assert len(shown) < 40, "\n".join(shown)
+    first = " ".join(line.strip() for line in shown[:5])
+    assert shown[0].startswith("ReplayMissError (via RunFailedError): request ")
+    assert "is not in cassette" in first  # the problem
+    assert "pytest --harness-record=new" in first, "\n".join(shown)  # the fix
+    assert "What differs" in "\n".join(shown)  # and then what differs
