@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from harness.cli._common import (
     EXIT_FAILED,
-    MODEL_CHOICES,
     CliError,
     add_catalog_option,
     add_scale_options,
     check_concurrency,
+    model_help,
     say,
 )
 
@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         metavar="M",
-        help=f"{MODEL_CHOICES}; default: the catalog's decision pin",
+        help=model_help(),
     )
     add_catalog_option(parser)
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")

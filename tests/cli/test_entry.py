@@ -141,7 +141,7 @@ def test_a_command_s_help_reads_as_written(command: str) -> None:
 
 def test_who_answers_is_said_in_one_text_by_every_command_that_asks_a_model() -> None:
     helps: dict[str, str] = {}
-    for command in ("run", "demo", "batch", "serve"):
+    for command in ("run", "demo", "batch", "serve", "eval"):
         parser = build_parser(command)
         chosen = next(
             action.choices[command]
@@ -151,7 +151,13 @@ def test_who_answers_is_said_in_one_text_by_every_command_that_asks_a_model() ->
         for action in chosen._actions:
             if {"--entry", "--model"} & set(action.option_strings):
                 helps[f"{command} {action.option_strings[0]}"] = str(action.help)
-    assert set(helps) >= {"run --entry", "demo --entry", "demo --model", "batch --entry"}
+    assert set(helps) >= {
+        "run --entry",
+        "demo --entry",
+        "demo --model",
+        "batch --entry",
+        "eval --model",
+    }
     for flag, text in helps.items():
         assert text.startswith(MODEL_HELP), f"harness {flag}: {text}"
     assert helps["demo --model"] == model_help(same_as="--entry")
