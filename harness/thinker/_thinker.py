@@ -185,6 +185,13 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             return float(fitted)
         return DEFAULT_SELECTION_THRESHOLD
 
+    def declared_output(self) -> type[ListArtifact[O]]:
+        """The answer's type, ``ListArtifact[output_type]``: known at run time even when the
+        class's type arguments are erased (``DecisionThinker[Note, Verdict](...)``), so the tool
+        run checks the answer against it."""
+        answer: type[ListArtifact[O]] = ListArtifact[self.output_type]  # type: ignore[name-defined]  # a runtime alias
+        return answer
+
     @property
     def _option_limit(self) -> int | None:
         """The running run's ``max_options`` (per run: a task-local value, not instance state)."""

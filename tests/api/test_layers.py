@@ -52,6 +52,13 @@ ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
 }
 """(file, another package's private module) -> why the file cannot use the public face."""
 
+ALLOWED_CIRCLES_FOR_NOW: set[tuple[str, ...]] = {
+    # TEMPORARY, to be removed at merge: the catalog entry and its calibration import each other
+    # on this branch; the branch that owns harness/catalog/_calibration.py removes the circle.
+    ("harness.catalog._calibration", "harness.catalog._entry"),
+}
+"""Import circles this branch does not own and another branch removes; empty once merged."""
+
 
 def layer_of(package: str) -> int:
     for number, members in enumerate(LAYERS):
@@ -94,6 +101,17 @@ def test_private_modules_are_used_from_outside_only_where_listed() -> None:
     assert stale == [], "listed reach-ins no longer made: remove them from ALLOWED_REACH_INS"
     assert len(ALLOWED_REACH_INS) <= 12
     assert all(reason.strip() for reason in ALLOWED_REACH_INS.values())
+
+
+def test_no_import_circle_between_modules() -> None:
+    """Two modules that import each other, directly or around a ring, are a type living in the
+    wrong module: move it so each imports one way. Imports at module level, under
+    ``TYPE_CHECKING`` and inside functions all count (see ``layers.imported_modules``)."""
+    found = layers.circles(HARNESS)
+    unlisted = [" <-> ".join(circle) for circle in found if circle not in ALLOWED_CIRCLES_FOR_NOW]
+    assert unlisted == [], "move the shared type into the module both use (or a new one)"
+    stale = sorted(circle for circle in ALLOWED_CIRCLES_FOR_NOW if circle not in found)
+    assert stale == [], "circles gone: remove them from ALLOWED_CIRCLES_FOR_NOW"
 
 
 def test_the_old_circle_is_gone() -> None:

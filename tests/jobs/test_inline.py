@@ -13,7 +13,7 @@ import pytest
 from harness.catalog import CatalogEntry
 from harness.errors import JobTimeoutError
 from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent
-from harness.jobs._dispatcher import INTAKE_PER_SLICE
+from harness.jobs._intake import INTAKE_PER_SLICE
 from harness.record import RecordingDispatcher
 from harness.testing import FakeDecisionModel
 from harness.thinker import DecisionCall
