@@ -114,10 +114,10 @@ def test_no_import_circle_between_modules() -> None:
     assert stale == [], "circles gone: remove them from ALLOWED_CIRCLES_FOR_NOW"
 
 
-def test_the_old_circle_is_gone() -> None:
-    """tools <- jobs <- providers used to run both ways: jobs took Identity from tools, the clients
-    took the record types from jobs, jobs took the clients; and the override loaded the record
-    package at call time, closing a circle of llm, jobs, thinker and record."""
+def test_jobs_providers_and_replay_import_nothing_that_uses_them() -> None:
+    """The jobs take identities from ``harness.scope``, not the tools; the clients write no job
+    record and make no tool; the override and replay load none of the jobs, the thinker or the
+    records: each of these imports would close a circle of packages with the ones that use it."""
     jobs = {t for p in (HARNESS / "jobs").rglob("*.py") for t in harness_imports(p)}
     providers = {t for p in (HARNESS / "providers").rglob("*.py") for t in harness_imports(p)}
     replay = {t for p in (HARNESS / "replay").rglob("*.py") for t in harness_imports(p)}
@@ -171,8 +171,9 @@ def test_importing_a_package_loads_nothing_above_it(package: str) -> None:
     )
 
 
-def test_each_moved_name_has_one_home() -> None:
-    """0.x keeps no shims: a moved name lives at its new path only (CHANGELOG.md lists them)."""
+def test_each_name_has_one_home() -> None:
+    """A name lives at one path: a package serves only its own names (no shim re-exports one
+    from another package), and the paths listed below, where no module belongs, hold none."""
     import harness.decision
     import harness.errors
     import harness.record
