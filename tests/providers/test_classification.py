@@ -22,7 +22,7 @@ from harness.errors import (
     TransientError,
     UnauthorizedError,
 )
-from harness.providers._http import error_message, retry_after
+from harness.providers._http_failures import error_message, retry_after
 from harness.providers._systemone import SystemOneClient
 from harness.testing._fake_server import FakeSystemOneServer, Fault
 
