@@ -1,6 +1,6 @@
 """Admission of an attempt: its bindings resolved and priced, then its demands taken.
 
-One concern: what an attempt must hold before it runs. :func:`resolve` finds each binding's
+One concern: what an attempt must hold before it runs. :func:`resolve_bindings` finds each binding's
 catalog entry and prices it (refusing a state past the entry's ceiling); :func:`admit` takes
 the demands of several bindings without deadlock; :func:`release` gives permits back.
 """
@@ -18,7 +18,7 @@ from harness.jobs._requirements import resolved as made_resolved
 if TYPE_CHECKING:
     from harness.jobs._job import Job
 
-__all__ = ["admit", "release", "resolve"]
+__all__ = ["admit", "release", "resolve_bindings"]
 
 
 def release(permits: list[Permit]) -> None:
@@ -28,7 +28,7 @@ def release(permits: list[Permit]) -> None:
     permits.clear()
 
 
-def resolve(catalog: Catalog, job: Job[object]) -> tuple[ResolvedBinding, ...]:
+def resolve_bindings(catalog: Catalog, job: Job[object]) -> tuple[ResolvedBinding, ...]:
     """``job``'s bindings, each resolved to its catalog entry and priced under it."""
     bindings = job.requirements().bindings
     if not bindings:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 from harness.admission import Admission, Demand, Permit
 from harness.catalog import Catalog, CatalogEntry
 from harness.errors import JobTimeoutError, RetryableError, StatusError
-from harness.jobs._admit import admit, release, resolve
+from harness.jobs._admit import admit, release, resolve_bindings
 from harness.jobs._budget import charge_budgets
 from harness.jobs._deadline import DEADLINE_SLACK, Deadlines, JobRun, timeout_of
 from harness.jobs._events import EventKind, JobEvent, Publisher, Subscription
@@ -255,7 +255,7 @@ class Dispatcher:
                 try:
                     if not intake.passes(loop):
                         await intake.wait(loop)
-                    resolved = resolve(self.catalog, any_job)
+                    resolved = resolve_bindings(self.catalog, any_job)
                     held: Permit | list[Permit] | None = None
                     if resolved:
                         if job._budgets():  # refused here, before admission

@@ -29,7 +29,7 @@ from harness.providers import Policy, default_answers
 from harness.serve import (
     Codec,
     ServerShell,
-    decode_body,
+    decode_request_body,
     request_id_of,
 )
 from harness.testing._faults import Fault, echo_reply
@@ -231,7 +231,7 @@ class FakeSystemOneServer(ServerShell):
         )
 
     async def _answer(self, body: bytes, codec: Codec, request_id: str) -> web.StreamResponse:
-        decoded = decode_body(body, codec, request_id)
+        decoded = decode_request_body(body, codec, request_id)
         if isinstance(decoded, web.StreamResponse):
             return decoded
         decision, model = decoded
