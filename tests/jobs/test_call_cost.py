@@ -1,4 +1,4 @@
-"""The fixed cost of a call, cut without giving up the contract: events are built only for the
+"""The fixed cost of a call kept small without giving up the contract: events are built only for the
 kinds someone subscribed to, jobs coming one at a time pass the intake without scheduling
 anything, a job's record is made on first use, a workflow has one root identity."""
 
