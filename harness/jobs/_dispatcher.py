@@ -14,10 +14,10 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from harness.admission import Admission, Demand, Permit
-from harness.catalog import Catalog, CatalogEntry
+from harness.catalog import Catalog, CatalogEntry, load_catalog
 from harness.errors import JobTimeoutError, RetryableError, StatusError
 from harness.jobs._admit import admit, release, resolve_bindings
 from harness.jobs._budget import charge_budgets
@@ -27,9 +27,8 @@ from harness.jobs._intake import INTAKE_PER_SLICE, Intake
 from harness.jobs._job import Job, JobContext
 from harness.jobs._pacing import Pacing
 from harness.jobs._rerun import pause, pause_for, settle
-
-if TYPE_CHECKING:
-    from harness.providers import DecisionClient
+from harness.providers import DecisionClient, client_for
+from harness.replay import overridden_client
 
 __all__ = ["DISPATCHER_HOOKS", "Dispatcher", "JobHandle", "JobTimeoutError"]
 
@@ -81,24 +80,7 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
         task.exception()
 
 
-ClientFactory = Callable[[CatalogEntry], "DecisionClient"]
-
-
-def _client_for(entry: CatalogEntry) -> DecisionClient:
-    from harness.providers import client_for
-
-    return client_for(entry)
-
-
-@functools.cache
-def _overridden() -> Callable[
-    [CatalogEntry, Callable[[CatalogEntry], DecisionClient], dict[str, DecisionClient]],
-    DecisionClient,
-]:
-    """``harness.replay``'s override lookup, imported on first use (replay imports jobs)."""
-    from harness.replay import overridden_client
-
-    return overridden_client
+ClientFactory = Callable[[CatalogEntry], DecisionClient]
 
 
 class Dispatcher:
@@ -119,8 +101,6 @@ class Dispatcher:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if catalog is None:
-            from harness.catalog import load_catalog
-
             catalog = load_catalog()
         self.catalog = catalog
         self.admission = admission if admission is not None else Admission()
@@ -128,7 +108,7 @@ class Dispatcher:
         self.clock = clock
         self._clients: dict[str, DecisionClient] = dict(clients or {})
         self._owned: dict[str, DecisionClient] = {}
-        self._factory = client_factory or _client_for
+        self._factory = client_factory or client_for
         self._events = Publisher()
         self._tasks: set[asyncio.Task[Any]] = set()  # tasks of any job's result type
         self._inline: set[JobRun] = set()  # jobs running in the tasks that await them
@@ -152,7 +132,7 @@ class Dispatcher:
     def client_for(self, entry: CatalogEntry) -> DecisionClient:
         """The client for ``entry``: an active ``harness.override``'s, else :meth:`installed_client`
         (refused when it is a real model over the network while tests block those)."""
-        return _overridden()(entry, self.installed_client, self._owned)
+        return overridden_client(entry, self.installed_client, self._owned)
 
     def installed_client(self, entry: CatalogEntry) -> DecisionClient:
         """The client installed for ``entry``'s id, else one per provider made on first use."""
