@@ -226,13 +226,14 @@ def reach_ins(harness_root: Path) -> dict[tuple[str, str], list[Violation]]:
 def imported_modules(
     source: str, here: str, *, is_package: bool, is_module: Callable[[str], bool]
 ) -> set[str]:
-    """The ``harness`` modules ``source`` (module ``here``) imports anywhere: at module level,
-    under ``TYPE_CHECKING`` and inside functions. An import deferred into a function hides a
-    circle from the loader, not from the reader, and is the usual way one is papered over; so it
-    counts. ``from harness.x import _y`` (``_y`` a module) names ``harness.x._y``;
-    ``from harness.x import Name`` names ``harness.x``, whose ``__init__`` must bind ``Name``.
-    Python loads ``harness.x`` before any ``harness.x._y``, but that is not counted: every
-    private module would otherwise sit in a circle with the face that imports it."""
+    """The modules of ``here``'s top package (``harness``) that ``source``, the text of module
+    ``here``, imports anywhere: at module level, under ``TYPE_CHECKING`` and inside functions.
+    An import deferred into a function hides a circle from the loader, not from the reader, and
+    is the usual way one is papered over; so it counts. ``from harness.x import _y`` (``_y`` a
+    module) names ``harness.x._y``; ``from harness.x import Name`` names ``harness.x``, whose
+    ``__init__`` must bind ``Name``. Python loads ``harness.x`` before any ``harness.x._y``, but
+    that is not counted: every private module would otherwise sit in a circle with the face that
+    imports it."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -244,7 +245,8 @@ def imported_modules(
             for alias in node.names:
                 inner = f"{module}.{alias.name}"
                 found.add(inner if is_module(inner) else module)
-    return {name for name in found if name.startswith("harness.") and is_module(name)} - {here}
+    top = here.split(".")[0]
+    return {name for name in found if name.startswith(f"{top}.") and is_module(name)} - {here}
 
 
 def import_graph(harness_root: Path) -> dict[str, set[str]]:
