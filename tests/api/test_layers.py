@@ -40,8 +40,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 docs/architecture.md)."""
 
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
-"""None: even a type-only import upward makes an import cycle for mypy (whose parallel mode then
-lost the plugin's verdicts when the thinker imported the run API's types)."""
+"""None: even a type-only import upward makes an import cycle for mypy, whose parallel mode can
+then lose the plugin's verdicts (the thinker importing the run API's types would do it)."""
 
 ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
     ("harness/cli/_observe.py", "harness.observe._console"): (
