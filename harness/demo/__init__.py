@@ -14,9 +14,6 @@ reference models to compare a model with (:func:`run_demo_with`).
 
 from __future__ import annotations
 
-import pathlib
-from importlib import resources
-
 from harness.demo._artifacts import Document as Document
 from harness.demo._artifacts import Folder as Folder
 from harness.demo._artifacts import Statement as Statement
@@ -39,6 +36,7 @@ from harness.demo._policies import UniformRandomPolicy as UniformRandomPolicy
 from harness.demo._policies import policy_catalog as policy_catalog
 from harness.demo._policies import run_demo_with as run_demo_with
 from harness.demo._run import DemoRun as DemoRun
+from harness.demo._run import corpus_path as corpus_path
 from harness.demo._run import demo_folder as demo_folder
 from harness.demo._run import demo_progress_line as demo_progress_line
 from harness.demo._run import relative_source as relative_source
@@ -101,19 +99,3 @@ __all__ = [
     "survey_folder",
     "text_file_text",
 ]
-
-
-def corpus_path() -> pathlib.Path:
-    """The folder of documents shipped with the package (a real directory on disk).
-
-    The package is installed as files (a wheel unpacks into site-packages), so the resource
-    directory is a real path; a zipped install is refused with the fix.
-    """
-    corpus = resources.files("harness.demo").joinpath("corpus")
-    path = pathlib.Path(str(corpus))
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"the demo corpus is not a folder on disk ({corpus!s}): install harness as files "
-            "(pip install harness, not a zipped import), or pass your own folder to the demo"
-        )
-    return path

@@ -16,7 +16,9 @@ would have taken the same turns without it.
 from __future__ import annotations
 
 import os
+import pathlib
 from collections.abc import Callable, Mapping
+from importlib import resources
 
 import attrs
 
@@ -31,7 +33,14 @@ from harness.record import RecordedRun, move_line, record_run
 from harness.thinker import DEFAULT_SELECTION_THRESHOLD, OBS_TURNS, parse_turns
 from harness.tools import Workflow
 
-__all__ = ["DemoRun", "demo_folder", "demo_progress_line", "relative_source", "run_demo"]
+__all__ = [
+    "DemoRun",
+    "corpus_path",
+    "demo_folder",
+    "demo_progress_line",
+    "relative_source",
+    "run_demo",
+]
 
 
 @attrs.frozen
@@ -120,11 +129,25 @@ def demo_progress_line(event: JobEvent, world: ArtifactRegistry, folder: str) ->
     return line
 
 
+def corpus_path() -> pathlib.Path:
+    """The folder of documents shipped with the package (a real directory on disk).
+
+    The package is installed as files (a wheel unpacks into site-packages), so the resource
+    directory is a real path; a zipped install is refused with the fix.
+    """
+    corpus = resources.files("harness.demo").joinpath("corpus")
+    path = pathlib.Path(str(corpus))
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"the demo corpus is not a folder on disk ({corpus!s}): install harness as files "
+            "(pip install harness, not a zipped import), or pass your own folder to the demo"
+        )
+    return path
+
+
 def demo_folder(folder: str | os.PathLike[str] | None = None) -> str:
     """The absolute path of ``folder``, or of the shipped corpus when ``None``; a missing
     folder raises ``FileNotFoundError`` naming it."""
-    from harness.demo import corpus_path
-
     root = os.path.abspath(os.fspath(folder) if folder is not None else corpus_path())
     if not os.path.isdir(root):
         what = "does not exist" if not os.path.exists(root) else "is not a folder"

@@ -1,14 +1,22 @@
-"""Job events and the snapshots they carry."""
+"""Job events: what happened to a job, the snapshots they carry, and their delivery to the
+subscribers of a dispatcher (:class:`Publisher`)."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import attrs
 
-__all__ = ["EventKind", "JobEvent", "JobSnapshot", "Subscription"]
+if TYPE_CHECKING:
+    from harness.jobs._job import Job
+
+__all__ = ["EventKind", "JobEvent", "JobSnapshot", "Publisher", "Subscription"]
+
+log = logging.getLogger("harness.jobs")
 
 
 class EventKind(enum.Enum):
@@ -104,3 +112,54 @@ class Subscription:
             and (self.predicate is None or self.predicate(event))
         ):
             self.callback(event)
+
+
+class Publisher:
+    """A dispatcher's subscriptions, and the events of its jobs delivered to them.
+
+    :attr:`heard` is every kind some subscription may take: an event of another kind is never
+    built (the dispatcher checks it before it even calls :meth:`publish` on its hot path).
+    """
+
+    __slots__ = ("heard", "subscriptions")
+
+    def __init__(self) -> None:
+        self.subscriptions: list[Subscription] = []
+        self.heard: frozenset[EventKind] = frozenset()
+
+    def subscribe(
+        self,
+        callback: Callable[[JobEvent], None],
+        predicate: Callable[[JobEvent], bool] | None,
+        kinds: Iterable[EventKind] | None,
+    ) -> Subscription:
+        """A new subscription (see :meth:`harness.jobs.Dispatcher.subscribe`)."""
+        subscription = Subscription(
+            callback, predicate, kinds=None if kinds is None else frozenset(kinds)
+        )
+        self.subscriptions.append(subscription)
+        self.heard = self.heard | subscription.heard
+        return subscription
+
+    def publish(self, kind: EventKind, job: Job[object], **fields: object) -> None:
+        """Build ``job``'s event of ``kind`` and deliver it, when some subscription takes it."""
+        if not self.heard or kind not in self.heard:  # an enum's hash is a Python call
+            return
+        snapshot = JobSnapshot(
+            job_id=job.identity.job_id,
+            parent_id=job.identity.parent_id,
+            workflow_id=job.identity.workflow_id,
+            user_id=job.identity.user_id,
+            job_class=type(job).__qualname__,
+            tool_name=job.tool_name,
+            metadata=job.metadata,
+        )
+        event = JobEvent(kind, snapshot, live_job=job, **fields)  # type: ignore[arg-type]
+        for subscription in tuple(self.subscriptions):
+            try:
+                subscription.deliver(event)
+            except Exception:  # a subscriber's bug never fails a job
+                log.exception("event subscriber failed on %s", kind.value)
+        if not all(s.active for s in self.subscriptions):
+            self.subscriptions = [s for s in self.subscriptions if s.active]
+            self.heard = frozenset().union(*(s.heard for s in self.subscriptions))

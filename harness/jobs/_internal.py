@@ -4,7 +4,7 @@ its job's record (the decision call records its own calls with them, as
 :class:`~harness.jobs.ObservableDecisionClient` does, without a client wrapped around another).
 The one module of this package that other harness packages may import besides its public face."""
 
-from harness.jobs._hooks import DISPATCHER_HOOKS as DISPATCHER_HOOKS
+from harness.jobs._dispatcher import DISPATCHER_HOOKS as DISPATCHER_HOOKS
 from harness.jobs._observable import record_answered as record_answered
 from harness.jobs._observable import record_failed as record_failed
 

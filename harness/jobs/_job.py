@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, ClassVar, Final, Generic, TypeVar
+from collections.abc import Callable, MutableMapping
+from typing import TYPE_CHECKING, ClassVar, Final, Generic, Protocol, TypeVar
 
 from harness.jobs._record import JobRecord
 from harness.jobs._requirements import Requirements, ResolvedBinding
@@ -12,11 +12,17 @@ from harness.jobs._retry import RetryPolicy
 from harness.scope import BudgetAccount, Identifiable, Identity, new_job_id
 
 if TYPE_CHECKING:
-    from harness.catalog import CatalogEntry
-    from harness.jobs._dispatcher import Dispatcher
+    from harness.catalog import Catalog, CatalogEntry
     from harness.providers import DecisionClient
 
-__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_UPSTREAM_RETRIES", "DefaultTimeout", "Job", "JobContext"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_UPSTREAM_RETRIES",
+    "DefaultTimeout",
+    "Job",
+    "JobContext",
+    "JobRunner",
+]
 
 R = TypeVar("R")
 R2 = TypeVar("R2")
@@ -187,6 +193,34 @@ class Job(Generic[R], abc.ABC):
         return f"{type(self).__qualname__} {self.identity.job_id}"
 
 
+class JobRunner(Protocol):
+    """What a running job uses of the dispatcher that runs it (:class:`~harness.jobs.Dispatcher`
+    is the one). Declared beside the job so this module never imports the dispatcher's, which
+    imports it."""
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog the job's bindings resolve in."""
+        ...
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock the job's time limit runs on."""
+        ...
+
+    def client_for(self, entry: CatalogEntry) -> DecisionClient:
+        """The client for ``entry``."""
+        ...
+
+    def publish_progress(self, job: Job[object], message: str) -> None:
+        """Publish a progress event for ``job``."""
+        ...
+
+    async def run(self, job: Job[R2]) -> R2:
+        """Run ``job`` and return its result."""
+        ...
+
+
 class JobContext:
     """What a running job sees: its identity, metadata, record, progress, the model bindings the
     dispatcher resolved for this attempt, and a way to run child jobs."""
@@ -196,7 +230,7 @@ class JobContext:
     def __init__(
         self,
         job: Job[object],
-        dispatcher: Dispatcher,
+        dispatcher: JobRunner,
         resolved: tuple[ResolvedBinding, ...],
         attempt: int,
         deadline: float | None,

@@ -20,8 +20,8 @@ class Pacing:
     ``scale`` multiplies every pause (``Pacing.immediate()`` re-runs at once: for tests); ``rng``
     draws the jitter (seed it for reproducible pauses); :meth:`sleep` waits (override it to
     record pauses instead). ``base``, ``cap`` and ``jitter``, when given, replace the policy's
-    ``backoff_base``, ``backoff_cap`` and ``jitter`` for every job of the dispatcher (kept from
-    before retry policies existed; prefer a policy per entry or per call).
+    ``backoff_base``, ``backoff_cap`` and ``jitter`` for every job of the dispatcher (one
+    backoff for all; prefer a policy per entry or per call, which says it where it applies).
     """
 
     base: float | None = None

@@ -5,8 +5,8 @@ re-runs after the first attempt; HTTP 408, 429 and every 5xx re-run, and so is a
 got no answer (refused, reset, timed out); the server's ``retry-after-ms`` / ``Retry-After`` hint
 honoured whatever its length; otherwise ``0.5 s * 2**n`` capped at 5 s, minus up to 25 % jitter.
 A catalog entry changes any of it (``[entries.retry]``, :class:`harness.catalog.RetrySettings`), a
-job or call replaces it (``retry=RetryPolicy(...)``), and the old ``upstream_retries=N`` sets
-the number of re-runs of whichever policy applies.
+job or call replaces it (``retry=RetryPolicy(...)``), and ``upstream_retries=N`` sets the number
+of re-runs of whichever policy applies.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ A turn starts when its thinker's decision call is scheduled and ends when the th
 the turn (a progress event carrying ``OBS_TURNS``) or ends. A tool span is ended with the time
 its job ended, but only once its turn is published, so it can carry the input and product refs.
 Spans get explicit start and end times, so the tree is exact although it is built from events.
+What a finished decision call writes on its span and the metrics is ``_decision_span.py``.
 """
 
 from __future__ import annotations
@@ -33,19 +34,17 @@ from harness.errors import HarnessError, RateLimitedError, RetryableError, Statu
 from harness.jobs import EventKind, JobEvent
 from harness.observe import _names as n
 from harness.observe._content import capturing
+from harness.observe._decision_span import end_decision, gen_ai_system
 from harness.thinker import OBS_TURNS, DecisionCall, DecisionThinker, DecisionTurn, ToolRun
 
 if TYPE_CHECKING:
-    from harness.jobs import Dispatcher, ModelCall
+    from harness.jobs import Dispatcher
     from harness.observe._metrics import Instruments
 
-__all__ = ["DispatcherObserver", "gen_ai_system"]
+__all__ = ["DispatcherObserver"]
 
 _CONTENT_LIMIT = 4096
 """Characters of state or failure text kept on a span when content is captured."""
-
-_SYSTEMS: Mapping[str, str] = {"systemone": "typesafe", "openai": "openai", "embedded": "harness"}
-"""``gen_ai.system`` by catalog provider (System One is TypeSafe's API)."""
 
 _OUTCOMES: Mapping[EventKind, str] = {
     EventKind.COMPLETED: "completed",
@@ -53,11 +52,6 @@ _OUTCOMES: Mapping[EventKind, str] = {
     EventKind.TIMED_OUT: "timed_out",
     EventKind.CANCELLED: "cancelled",
 }
-
-
-def gen_ai_system(entry: CatalogEntry) -> str:
-    """The ``gen_ai.system`` value for an entry's provider."""
-    return _SYSTEMS.get(entry.provider, entry.provider)
 
 
 def _cut(text: str) -> str:
@@ -317,7 +311,11 @@ class DispatcherObserver:
             shown = _cut(str(error)) if traced.capture and error is not None else error_type
             span.set_status(Status(StatusCode.ERROR, shown))
         if traced.kind == "decision":
-            self._decision_ended(traced, event)
+            entry = traced.entry
+            if entry is not None and traced.in_flight:
+                self._metrics.in_flight.add(-1, {n.ENTRY: entry.id})
+                traced.in_flight = False
+            end_decision(span, entry, event, self._metrics)
         run = self._runs.pop(snapshot.job_id, None)
         if run is not None:
             turns = _turns(snapshot.metadata)
@@ -333,71 +331,6 @@ class DispatcherObserver:
                 return  # ended when the parent publishes the turn
         span.end(end_time=now)
         self._jobs.pop(snapshot.job_id, None)
-
-    def _decision_ended(self, traced: _Traced, event: JobEvent) -> None:
-        job = event.live_job
-        calls: tuple[ModelCall, ...] = job.record.calls if isinstance(job, DecisionCall) else ()
-        entry = traced.entry
-        labels: dict[str, str] = {}
-        if entry is not None:
-            labels = {
-                n.GEN_AI_SYSTEM: gen_ai_system(entry),
-                n.GEN_AI_REQUEST_MODEL: entry.wire_model_id,
-                n.GEN_AI_OPERATION: n.OPERATION_DECISION,
-                n.ENTRY: entry.id,
-            }
-            if traced.in_flight:
-                self._metrics.in_flight.add(-1, {n.ENTRY: entry.id})
-                traced.in_flight = False
-        span = traced.span
-        span.set_attribute(n.RETRIES, max(0, len(calls) - 1))
-        error = event.error
-        if isinstance(error, StatusError) and error.status is not None:
-            span.set_attribute(n.HTTP_STATUS, error.status)
-        for call in calls:
-            point = dict(labels)
-            if not call.success:
-                point[n.ERROR_TYPE] = "failed"
-            self._metrics.duration.record(call.latency, point)
-        last = calls[-1] if calls else None
-        if last is None:
-            return
-        if last.model is not None:
-            span.set_attribute(n.GEN_AI_RESPONSE_MODEL, last.model)
-        if last.request_id is not None:
-            span.set_attribute(n.GEN_AI_RESPONSE_ID, last.request_id)
-        span.set_attribute(n.GEN_AI_OUTPUT_TOKENS, 0)
-        reading = last.reading
-        if reading is not None:
-            _set_reading(span, reading)
-        billed = sum(call.input_tokens or 0 for call in calls)
-        counted = sum(call.counted_input_tokens or 0 for call in calls)
-        cost = sum(call.cost or 0.0 for call in calls)
-        if any(call.input_tokens is not None for call in calls):
-            span.set_attribute(n.GEN_AI_INPUT_TOKENS, billed)
-            self._metrics.token_usage.record(billed, {**labels, n.GEN_AI_TOKEN_TYPE: "input"})
-            self._metrics.input_tokens.add(billed, {**labels, n.TOKEN_KIND: "billed"})
-        if any(call.counted_input_tokens is not None for call in calls):
-            span.set_attribute(n.COUNTED_TOKENS, counted)
-            self._metrics.input_tokens.add(counted, {**labels, n.TOKEN_KIND: "counted"})
-        if any(call.cost is not None for call in calls):
-            span.set_attribute(n.COST, cost)
-            self._metrics.cost.add(cost, labels)
-
-
-def _set_reading(span: Span, reading: Mapping[str, object]) -> None:
-    """The reading of a logprob provider on the decision span (method, calls, least mass)."""
-    method = reading.get("method")
-    if isinstance(method, str):
-        span.set_attribute(n.READING_METHOD, method)
-    calls = reading.get("upstream_calls")
-    if isinstance(calls, int):
-        span.set_attribute(n.READING_UPSTREAM_CALLS, calls)
-    mass = reading.get("mass")
-    if isinstance(mass, Mapping):
-        shares = [float(v) for v in mass.values() if isinstance(v, int | float)]
-        if shares:
-            span.set_attribute(n.READING_MASS, min(shares))
 
 
 def _turns(metadata: Mapping[str, str]) -> tuple[DecisionTurn, ...]:

@@ -26,8 +26,8 @@ from harness.providers._fake import default_answers as default_answers
 from harness.providers._fake import digest_of as digest_of
 from harness.providers._fake import rate as rate
 from harness.providers._fake import yes as yes
-from harness.providers._http import error_message as error_message
-from harness.providers._http import retry_after as retry_after
+from harness.providers._http_failures import error_message as error_message
+from harness.providers._http_failures import retry_after as retry_after
 from harness.providers._logprob_reading import (
     LogprobsUnavailableError as LogprobsUnavailableError,
 )

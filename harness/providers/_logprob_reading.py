@@ -100,10 +100,10 @@ def render_state(request: DecisionRequest) -> str:
 
 def cyclic_orders(count: int, orderings: int) -> list[list[int]]:
     """``orderings`` cyclic rotations of ``range(count)``, spread evenly (at most ``count``)."""
-    rounds = max(1, min(orderings, count))
+    shown = max(1, min(orderings, count))
     return [
         [(start + i) % count for i in range(count)]
-        for start in sorted({r * count // rounds for r in range(rounds)})
+        for start in sorted({r * count // shown for r in range(shown)})
     ]
 
 

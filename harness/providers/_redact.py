@@ -19,8 +19,8 @@ What it removes:
   readable: a dotted path whose parts are question ids, option keys, numbers or wire field names
   (``answers.tone``, ``body.questions.q1.criteria``) is never masked as request text.
 
-Masking works on runs, so the order of cutting and redacting no longer decides what leaks; it
-still runs first, and :func:`shown` cuts only what it already redacted.
+Masking works on runs, so the order of cutting and redacting does not decide what leaks; it
+runs first all the same, and :func:`shown` cuts only what it already redacted.
 """
 
 from __future__ import annotations

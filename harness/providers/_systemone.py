@@ -19,7 +19,8 @@ from harness.decision._internal import load_reply
 from harness.errors import ExternalServiceError, NotAnAnswerError, RetryableError
 
 from ._client import CheckedClient, local_answers
-from ._http import Endpoint, HttpTransport, error_message
+from ._http import Endpoint, HttpTransport
+from ._http_failures import error_message
 from ._redact import Redaction
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from harness.serve._capacity import Capacity as Capacity
 from harness.serve._core import CODECS as CODECS
 from harness.serve._core import Codec as Codec
 from harness.serve._core import ServerCore as ServerCore
-from harness.serve._core import decode_body as decode_body
+from harness.serve._core import decode_request_body as decode_request_body
 from harness.serve._core import request_id_of as request_id_of
 from harness.serve._server import API_KEY_ENV as API_KEY_ENV
 from harness.serve._server import HOST as HOST

@@ -28,6 +28,7 @@ import attrs
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from harness.catalog import DEFAULT_PATHS
 from harness.decision import DecisionRequest, JsonValue, RequestValidationError
 from harness.decision import openai as openai_codec
 from harness.decision import systemone as systemone_codec
@@ -44,7 +45,7 @@ __all__ = [
     "add_codec_routes",
     "bearer_refusal",
     "busy_reply",
-    "decode_body",
+    "decode_request_body",
     "json_errors",
     "problem",
     "reply",
@@ -70,8 +71,9 @@ CODECS: Final[Mapping[str, Codec]] = {
 """Every wire the servers speak, by name; a new wire format is one row here (and its codec in
 :mod:`harness.decision`)."""
 
-DEFAULT_PATHS: Final[Mapping[str, str]] = {"systemone": "/v1/systemone", "openai": "/v1/decisions"}
-"""The route of each codec unless a server is told another."""
+DEFAULT_ROUTES: Final[Mapping[str, str]] = {name: DEFAULT_PATHS[name] for name in CODECS}
+"""The route of each codec unless a server is told another: the path a client of that wire
+calls by default (the catalog's ``DEFAULT_PATHS``), so the two never disagree."""
 
 
 def reply(
@@ -108,7 +110,7 @@ def body_problem(message: str) -> dict[str, JsonValue]:
     return {"loc": ["body", "questions"], "msg": message, "type": "value_error"}
 
 
-def decode_body(
+def decode_request_body(
     body: bytes, codec: Codec, request_id: str | None
 ) -> tuple[DecisionRequest, str] | web.Response:
     """The request and the model it names, or the 422 saying what is wrong with the body."""
@@ -184,7 +186,7 @@ def access_middleware(
 def add_codec_routes(
     app: web.Application,
     serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]],
-    paths: Mapping[str, str] = DEFAULT_PATHS,
+    paths: Mapping[str, str] = DEFAULT_ROUTES,
 ) -> None:
     """Route ``POST`` on each codec's path (``paths``: codec name -> path) to ``serve``."""
     for name, path in paths.items():
@@ -237,7 +239,7 @@ class ServerCore:
     def application(
         self,
         serve: Callable[[web.Request, Codec], Awaitable[web.StreamResponse]] | None,
-        paths: Mapping[str, str] = DEFAULT_PATHS,
+        paths: Mapping[str, str] = DEFAULT_ROUTES,
         *,
         new_id: Callable[[web.Request], str | None],
         authenticate_all: bool,

@@ -62,7 +62,7 @@ from harness.serve._core import (
     Codec,
     body_problem,
     busy_reply,
-    decode_body,
+    decode_request_body,
     problem,
     reply,
     request_id_of,
@@ -299,7 +299,7 @@ class DecisionServer(ServerShell):
                 stats.busy += 1  # refused before its body is read: a busy server reads nothing
                 return self._core.busy(self.retry_after, request_id)
             body = await request.read()
-            decoded = decode_body(body, codec, request_id)
+            decoded = decode_request_body(body, codec, request_id)
             if isinstance(decoded, web.StreamResponse):
                 stats.invalid += 1
                 return decoded

@@ -10,12 +10,17 @@ One turn, top to bottom (the seed page is the specification):
    exists), ``<tool>_input`` per offered tool, ``select_<ref>`` per candidate;
 4. the model's ``next`` either runs a tool on its chosen input (a readable failure is a fact of
    the run, anything else fails it) or finishes with the candidates selected at the threshold.
+
+One concern, the turn loop, kept whole (past 400 lines) so a turn reads top to bottom in one
+place, with the steps a test may plant broken as methods; the constructor's checks are
+``_checks.py``, a durable run's steps ``_durable_steps.py``, the request ``_scheme.py``, the
+world ``_world.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-import weakref
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, TypeVar
@@ -25,22 +30,10 @@ import attrs
 from harness.artifacts import Artifact, ArtifactRegistry, ListArtifact, TextFormatterRegistry
 from harness.decision import DecisionRequest, DecisionResponse, RefusedAnswer
 from harness.errors import HarnessError
-from harness.palette import thinker_input_of, validate_palette
 from harness.thinker._call import DecisionCall
-from harness.thinker._durable import (
-    Approval,
-    ApprovalRequiredError,
-    CompletedTurn,
-    IdempotencyKey,
-    PendingApproval,
-    ReplayedTurn,
-    TurnHooks,
-    approval_bar,
-    moves_of,
-    parse_move,
-    probability,
-    turn_hooks,
-)
+from harness.thinker._checks import check_arguments
+from harness.thinker._durable import CompletedTurn, ReplayedTurn, TurnHooks, turn_hooks
+from harness.thinker._durable_steps import journal_finish, restored_step, steer, tool_run_key
 from harness.thinker._scheme import (
     DEFAULT_QUESTION_SCHEME,
     OBS_QUESTION_SCHEME,
@@ -53,7 +46,7 @@ from harness.thinker._scheme import (
 from harness.thinker._tool_run import ToolRun
 from harness.thinker._turn import FINISH, OBS_TURNS, DecisionTurn, turns_json
 from harness.thinker._world import RunWorld
-from harness.tools import ClassToolProvider, DecisionTool, Identifiable, list_iterand, tool_types
+from harness.tools import ClassToolProvider, DecisionTool, Identifiable
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -112,34 +105,9 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         scheme = check_scheme(
             type(self).question_scheme if question_scheme is None else question_scheme
         )
-        _require(output_type, "output_type", "the artifact class of the answer's items")
-        _require(key_tool, "key_tool", "the tool producing ListArtifact[O]")
-        _require(palette, "palette", "a tuple of tool classes (it may be empty)")
-        if not (isinstance(output_type, type) and issubclass(output_type, Artifact)):
-            raise ValueError(
-                f"output_type must be an Artifact subclass (the answer's item type), not "
-                f"{output_type!r}"
-            )
-        shape: object = palette  # a caller without a type checker may pass anything
-        if not isinstance(shape, tuple):
-            raise ValueError(
-                "palette must be a tuple of tool classes, e.g. palette=(SplitNote,), not "
-                f"{type(palette).__name__}"
-            )
-        if not isinstance(objective, str) or not objective.strip():
-            raise ValueError("objective must be a non-blank string: say what the run is for")
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
-        if selection_threshold is not None and (
-            isinstance(selection_threshold, bool)
-            or not isinstance(selection_threshold, int | float)
-            or not 0.0 <= selection_threshold <= 1.0
-        ):
-            raise ValueError(
-                f"selection_threshold must be a number in [0, 1], got {selection_threshold!r}"
-            )
-        _check_declared_output(type(self), output_type)
-        _validate(type(self), output_type, key_tool, tuple(palette))
+        check_arguments(
+            type(self), output_type, key_tool, palette, objective, max_turns, selection_threshold
+        )
         folded = [cls for cls in palette if cls is not key_tool]
         folded.append(key_tool)  # the key tool comes after the others, once
         self.output_type = output_type
@@ -185,6 +153,13 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
             return float(fitted)
         return DEFAULT_SELECTION_THRESHOLD
 
+    def declared_output(self) -> type[ListArtifact[O]]:
+        """The answer's type, ``ListArtifact[output_type]``: known at run time even when the
+        class's type arguments are erased (``DecisionThinker[Note, Verdict](...)``), so the tool
+        run checks the answer against it."""
+        answer: type[ListArtifact[O]] = ListArtifact[self.output_type]  # type: ignore[name-defined]  # a runtime alias
+        return answer
+
     @property
     def _option_limit(self) -> int | None:
         """The running run's ``max_options`` (per run: a task-local value, not instance state)."""
@@ -226,27 +201,34 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
                 response, replay = await self._ask(context, hooks, number, request)
                 selection = self._selection(response, candidates)
                 answer = self._finish(context, world, turns, number, None, selection, candidates)
-                await _completed(hooks, replay, number, request, response, turns[-1])
+                await journal_finish(hooks, replay, number, request, response, turns[-1])
                 return answer
             request = self._request(world, done, moves, candidates)
             response, replay = await self._ask(context, hooks, number, request)
             chosen = response.choice("next")
-            move, ref, approval = self._steer(
-                hooks, replay, number, response, moves, bool(candidates)
+            move, ref, approval = steer(
+                hooks,
+                replay,
+                number,
+                response,
+                [(p.name, p.tool_class, refs) for p, refs in moves],
+                bool(candidates),
+                type(self),
+                functools.partial(self._input_id, moves),
             )
             if move == FINISH:
                 selection = self._selection(response, candidates)
                 answer = self._finish(
                     context, world, turns, number, chosen.probabilities, selection, candidates
                 )
-                await _completed(hooks, replay, number, request, response, turns[-1])
+                await journal_finish(hooks, replay, number, request, response, turns[-1])
                 return answer
             provider = tools[move]
             argument = response.choice(self._input_id(moves, provider.name))
             ref = argument.choice if ref is None else ref
             self._spend(world, provider.name, ref)
             if replay is not None and replay.done:  # journalled: its product, not a new run
-                turn, line = _restored(world, number, provider.name, ref, replay)
+                turn, line = restored_step(world, number, provider.name, ref, replay)
             elif approval is not None and approval.kind == "reject":
                 reason = approval.reason or "rejected by a person"
                 turn = DecisionTurn(number, None, provider.name, artifact=ref, failure=reason)
@@ -288,49 +270,6 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         if replay is not None:
             return replay.response, replay
         return await self._decide(context, request), None
-
-    def _steer(
-        self,
-        hooks: TurnHooks | None,
-        replay: ReplayedTurn | None,
-        number: int,
-        response: DecisionResponse,
-        moves: Sequence[tuple[ClassToolProvider[Never, Artifact], Sequence[str]]],
-        finishable: bool,
-    ) -> tuple[str, str | None, Approval | None]:
-        """The move taken: the model's, a forced one (branching), or a person's verdict on a
-        move below its approval bar. Returns the move, its ref if fixed, and the verdict."""
-        chosen = response.choice("next")
-        legal = moves_of([(p.name, refs) for p, refs in moves])
-        forced = None if hooks is None else hooks.forced(number)
-        if forced is not None:
-            move, ref = parse_move(forced, number, chosen.probabilities, legal, finishable)
-            return move, ref, None
-        if chosen.choice == FINISH:
-            return FINISH, None, None
-        provider = next(p for p, _ in moves if p.name == chosen.choice)
-        bar = approval_bar(provider.tool_class) or approval_bar(type(self))
-        p = probability(chosen.probabilities, chosen.choice)
-        if bar is None or p >= bar:
-            return chosen.choice, None, None
-        ref = response.choice(self._input_id(moves, chosen.choice)).choice
-        if replay is not None and replay.approval is not None:
-            approval = replay.approval
-        elif hooks is None:
-            raise ApprovalRequiredError(
-                f"turn {number}: {chosen.choice} on {ref} needs a person's approval "
-                f"({p:.2f} < {bar:.2f}); run with a journal (journal=PATH, --journal FILE) "
-                "to pause, or give an approver (approver=..., --approve yes|no)"
-            )
-        else:
-            pending = PendingApproval(
-                number, chosen.choice, ref, p, bar, legal, dict(chosen.probabilities)
-            )
-            approval = hooks.approve(pending, response)
-            pending.check(approval)
-        if approval.kind == "pick":
-            return str(approval.tool), approval.artifact, approval
-        return chosen.choice, ref, approval
 
     # The steps below are methods so a test can plant a broken thinker and watch the property
     # suite catch it (harness.testing.invariants).
@@ -397,7 +336,7 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         ref: str,
     ) -> tuple[DecisionTurn, str]:
         tool: DecisionTool[Any, Artifact] = provider.create(context)  # typed by the palette rules
-        key = _key(context, turn_hooks(context), number, provider.name, ref)
+        key = tool_run_key(context, turn_hooks(context), number, provider.name, ref)
         job = ToolRun(
             context,
             tool,
@@ -465,83 +404,8 @@ class _RunState:
     refused: set[str] = attrs.Factory(set)  # selections the model refused: never selected
 
 
-async def _completed(
-    hooks: TurnHooks | None,
-    replay: ReplayedTurn | None,
-    number: int,
-    request: DecisionRequest,
-    response: DecisionResponse,
-    turn: DecisionTurn,
-) -> None:
-    """Journal a live finishing turn (a replayed one is in the journal already)."""
-    if hooks is not None and replay is None:
-        await hooks.completed(
-            CompletedTurn(number, request, response, FINISH, None, None, None, None, None, turn)
-        )
-
-
-def _restored(
-    world: RunWorld, number: int, tool: str, ref: str, replay: ReplayedTurn
-) -> tuple[DecisionTurn, str]:
-    """A journalled tool step: its product adopted as the run adopted it, or its failure."""
-    if replay.product is None:
-        failure = replay.failure or "failed"
-        turn = DecisionTurn(number, None, tool, artifact=ref, failure=failure)
-        return turn, replay.line or f"{tool} on {ref} failed: {failure}"
-    result = world.adopt(replay.product)
-    turn = DecisionTurn(number, None, tool, artifact=ref, result=result)
-    return turn, replay.line or f"{tool} on {ref} produced {result}"
-
-
-def _key(
-    context: JobContext, hooks: TurnHooks | None, number: int, tool: str, ref: str
-) -> IdempotencyKey:
-    """The idempotency key of this turn's tool run: under the run's id for the top thinker,
-    under the key of the tool run it executes in for a nested one."""
-    within = getattr(context.job, "idempotency_key", None)
-    if hooks is not None or not isinstance(within, IdempotencyKey):
-        run_id = hooks.run_id if hooks is not None else context.job.identity.job_id
-        return IdempotencyKey(run_id, number, tool, ref)
-    return IdempotencyKey(within.run_id, number, tool, ref, within)
-
-
 _CURRENT: ContextVar[_RunState] = ContextVar("harness_thinker_run")
 """The state of the run executing in this task (set by :meth:`DecisionThinker.execute`)."""
-
-
-# Palettes already proved legal, by thinker class (weakly: classes made at run time may go).
-_LEGAL: weakref.WeakKeyDictionary[type, set[tuple[object, ...]]] = weakref.WeakKeyDictionary()
-
-
-def _validate(thinker: type, output_type: type, key_tool: type, palette: tuple[type, ...]) -> None:
-    """The runtime palette validator (the mypy plugin's verdicts, for every type checker),
-    once per thinker class and palette."""
-    key: tuple[object, ...] = (output_type, key_tool, palette)
-    proved = _LEGAL.setdefault(thinker, set())
-    if key in proved:
-        return
-    validate_palette(
-        thinker_input=thinker_input_of(thinker),
-        output_type=output_type,
-        key_tool=key_tool,
-        palette=palette,
-    )
-    proved.add(key)
-
-
-def _check_declared_output(thinker: type, output_type: type) -> None:
-    """A subclass that binds O (``DecisionThinker[Note, Verdict]``) must pass that O."""
-    try:
-        _, declared = tool_types(thinker)
-    except TypeError:
-        return  # O left open (a direct DecisionThinker[...](...) call): nothing to compare
-    item = list_iterand(declared)
-    if item is not None and item is not output_type:
-        raise ValueError(
-            f"{thinker.__qualname__} declares its answer as ListArtifact[{item.__qualname__}] "
-            f"but passes output_type={output_type.__qualname__}: pass output_type="
-            f"{item.__qualname__}"
-        )
 
 
 def _decision_entry(context: JobContext) -> CatalogEntry | None:
@@ -550,8 +414,3 @@ def _decision_entry(context: JobContext) -> CatalogEntry | None:
         return context.dispatcher.catalog.resolve_decision(None, asked_by=context.job.describe())
     except ValueError:
         return None  # no decision entry: the first decision call reports it, naming the job
-
-
-def _require(value: object, name: str, what: str) -> None:
-    if value is None:
-        raise ValueError(f"{name} is required: pass {what}")

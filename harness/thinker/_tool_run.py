@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from harness.artifacts import Artifact, ListArtifact, conforms
+from harness.artifacts import Artifact, conforms
 from harness.jobs import DEFAULT_UPSTREAM_RETRIES, Job, JobContext
 from harness.thinker._durable import IdempotencyKey, TurnHooks
 from harness.tools import NAME_ATTR, DecisionTool, Identifiable, tool_types
 
-__all__ = ["ThinkerRun", "ToolRun"]
+__all__ = ["DeclaresOutput", "ThinkerRun", "ToolRun"]
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for a tool's input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for a tool's output type
+
+
+@runtime_checkable
+class DeclaresOutput(Protocol):
+    """A tool that says its product's type at run time, where its class's type arguments may be
+    erased: a thinker built directly (``DecisionThinker[Note, Verdict](...)``) knows its answer's
+    item type from its constructor. Declared here so the tool run needs nothing of the thinker
+    module, which imports this one."""
+
+    def declared_output(self) -> type[Artifact]:
+        """The type the tool's product must conform to."""
+        ...
 
 
 class ToolRun(Job[O]):
@@ -56,13 +68,8 @@ class ToolRun(Job[O]):
         return product
 
     def _declared_output(self) -> type[Artifact]:
-        from harness.thinker._thinker import DecisionThinker  # the thinker module imports this one
-
-        if isinstance(self.tool, DecisionThinker):
-            # A thinker built directly (DecisionThinker[Note, Verdict](...)) has erased type
-            # arguments; it knows its answer's item type from its constructor.
-            answer: type[Artifact] = ListArtifact[self.tool.output_type]  # type: ignore[name-defined]  # a runtime alias
-            return answer
+        if isinstance(self.tool, DeclaresOutput):
+            return self.tool.declared_output()
         return tool_types(type(self.tool))[1]
 
 

@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 _SCOPE = frozenset({"Identifiable", "Identity", "Workflow", "new_job_id"})
+# ``_provider.__all__`` written out again: reading it would load the module this face defers.
 _PROVIDER = frozenset(
     {
         "ClassToolProvider",

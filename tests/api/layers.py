@@ -221,3 +221,94 @@ def reach_ins(harness_root: Path) -> dict[tuple[str, str], list[Violation]]:
             Violation(shown, use.line, use.module, use.kind)
         )
     return found
+
+
+def imported_modules(
+    source: str, here: str, *, is_package: bool, is_module: Callable[[str], bool]
+) -> set[str]:
+    """The modules of ``here``'s top package (``harness``) that ``source``, the text of module
+    ``here``, imports anywhere: at module level, under ``TYPE_CHECKING`` and inside functions.
+    An import deferred into a function hides a circle from the loader, not from the reader, and
+    is the usual way one is papered over; so it counts. ``from harness.x import _y`` (``_y`` a
+    module) names ``harness.x._y``; ``from harness.x import Name`` names ``harness.x``, whose
+    ``__init__`` must bind ``Name``. Python loads ``harness.x`` before any ``harness.x._y``, but
+    that is not counted: every private module would otherwise sit in a circle with the face that
+    imports it."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = _resolve(node, here, is_package)
+            if not module:
+                continue
+            for alias in node.names:
+                inner = f"{module}.{alias.name}"
+                found.add(inner if is_module(inner) else module)
+    top = here.split(".")[0]
+    return {name for name in found if name.startswith(f"{top}.") and is_module(name)} - {here}
+
+
+def import_graph(harness_root: Path) -> dict[str, set[str]]:
+    """Module -> the ``harness`` modules it imports (a package counts as its ``__init__``)."""
+    root = harness_root.parent
+    is_module = is_module_under(harness_root)
+    return {
+        module_name(path, root): imported_modules(
+            path.read_text(encoding="utf-8"),
+            module_name(path, root),
+            is_package=path.name == "__init__.py",
+            is_module=is_module,
+        )
+        for path in sources(harness_root)
+    }
+
+
+def circles(harness_root: Path) -> list[tuple[str, ...]]:
+    """Every import circle among the modules of the tree at ``harness_root``: each strongly
+    connected group of two or more modules, its members sorted, shortest name first."""
+    graph = import_graph(harness_root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[tuple[str, ...]] = []
+
+    def connect(start: str) -> None:
+        # Tarjan's algorithm, iteratively (a deep chain of imports must not hit the recursion
+        # limit): each frame is a module and the iterator over its remaining edges.
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        frames = [(start, iter(sorted(graph.get(start, ()))))]
+        while frames:
+            node, edges = frames[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    frames.append((target, iter(sorted(graph.get(target, ())))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                frames.pop()
+                if frames:
+                    parent = frames[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(tuple(sorted(group)))
+
+    for module in sorted(graph):
+        if module not in index:
+            connect(module)
+    return sorted(found)

@@ -1,4 +1,5 @@
-"""The layer checker fails on an upward import planted each way, and on a planted reach-in.
+"""The layer checker fails on an upward import planted each way, on a planted reach-in, and
+on a planted import circle.
 
 Each test writes a small ``harness`` tree in a temporary folder (a low package ``decision``, a
 high package ``thinker`` with a private module) and runs the checker of ``tests/api/layers.py``
@@ -110,3 +111,55 @@ def test_a_package_may_use_its_own_private_modules(tmp_path: Path) -> None:
         "from harness.thinker._turn import TURN\n", encoding="utf-8"
     )
     assert layers.reach_ins(root) == {}
+
+
+CIRCLES = {
+    "module level": (
+        "from harness.thinker._b import B\nA = 1\n",
+        "from harness.thinker._a import A\nB = 2\n",
+    ),
+    "type checking": (
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from harness.thinker._b import B\nA = 1\n",
+        "from harness.thinker._a import A\nB = 2\n",
+    ),
+    "in a function": (
+        "def later() -> object:\n    from harness.thinker._b import B\n    return B\nA = 1\n",
+        "from harness.thinker._a import A\nB = 2\n",
+    ),
+    "relative": ("from ._b import B\nA = 1\n", "from . import _a\nB = 2\n"),
+    "through the face": (
+        "from harness.thinker import B\nA = 1\n",
+        "from harness.thinker._a import A\nB = 2\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("way", sorted(CIRCLES))
+def test_a_planted_import_circle_is_found(tmp_path: Path, way: str) -> None:
+    root = tree(tmp_path, "X = 1\n")
+    a, b = CIRCLES[way]
+    (root / "thinker" / "_a.py").write_text(a, encoding="utf-8")
+    (root / "thinker" / "_b.py").write_text(b, encoding="utf-8")
+    expected: list[tuple[str, ...]]
+    if way == "through the face":  # the face imports _b; _a takes B from the face
+        (root / "thinker" / "__init__.py").write_text(
+            "from harness.thinker._b import B as B\n", encoding="utf-8"
+        )
+        expected = [("harness.thinker", "harness.thinker._a", "harness.thinker._b")]
+    else:
+        expected = [("harness.thinker._a", "harness.thinker._b")]
+    assert layers.circles(root) == expected
+
+
+def test_modules_importing_one_way_make_no_circle(tmp_path: Path) -> None:
+    root = tree(tmp_path, "from harness.thinker import _turn\n")
+    (root / "thinker" / "__init__.py").write_text(
+        "from harness.thinker._a import A as A\nfrom harness.thinker._turn import TURN as TURN\n",
+        encoding="utf-8",
+    )
+    (root / "thinker" / "_a.py").write_text(
+        "from harness.thinker import _turn\nfrom harness.thinker._turn import TURN\nA = TURN\n",
+        encoding="utf-8",
+    )
+    assert layers.circles(root) == []

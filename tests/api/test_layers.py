@@ -40,8 +40,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 docs/architecture.md)."""
 
 ALLOWED_UPWARD: set[tuple[str, str]] = set()
-"""None: even a type-only import upward makes an import cycle for mypy (whose parallel mode then
-lost the plugin's verdicts when the thinker imported the run API's types)."""
+"""None: even a type-only import upward makes an import cycle for mypy, whose parallel mode can
+then lose the plugin's verdicts (the thinker importing the run API's types would do it)."""
 
 ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
     ("harness/cli/_observe.py", "harness.observe._console"): (
@@ -51,6 +51,13 @@ ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
     ),
 }
 """(file, another package's private module) -> why the file cannot use the public face."""
+
+ALLOWED_CIRCLES_FOR_NOW: set[tuple[str, ...]] = {
+    # TEMPORARY, to be removed at merge: the catalog entry and its calibration import each other
+    # on this branch; the branch that owns harness/catalog/_calibration.py removes the circle.
+    ("harness.catalog._calibration", "harness.catalog._entry"),
+}
+"""Import circles this branch does not own and another branch removes; empty once merged."""
 
 
 def layer_of(package: str) -> int:
@@ -96,10 +103,22 @@ def test_private_modules_are_used_from_outside_only_where_listed() -> None:
     assert all(reason.strip() for reason in ALLOWED_REACH_INS.values())
 
 
-def test_the_old_circle_is_gone() -> None:
-    """tools <- jobs <- providers used to run both ways: jobs took Identity from tools, the clients
-    took the record types from jobs, jobs took the clients; and the override loaded the record
-    package at call time, closing a circle of llm, jobs, thinker and record."""
+def test_no_import_circle_between_modules() -> None:
+    """Two modules that import each other, directly or around a ring, are a type living in the
+    wrong module: move it so each imports one way. Imports at module level, under
+    ``TYPE_CHECKING`` and inside functions all count (see ``layers.imported_modules``)."""
+    found = layers.circles(HARNESS)
+    unlisted = [" <-> ".join(circle) for circle in found if circle not in ALLOWED_CIRCLES_FOR_NOW]
+    assert unlisted == [], "move the shared type into the module both use (or a new one)"
+    stale = sorted(circle for circle in ALLOWED_CIRCLES_FOR_NOW if circle not in found)
+    assert stale == [], "circles gone: remove them from ALLOWED_CIRCLES_FOR_NOW"
+    assert layers.circles(ROOT / "mypy_plugin") == []  # the plugin's modules import one way too
+
+
+def test_jobs_providers_and_replay_import_nothing_that_uses_them() -> None:
+    """The jobs take identities from ``harness.scope``, not the tools; the clients write no job
+    record and make no tool; the override and replay load none of the jobs, the thinker or the
+    records: each of these imports would close a circle of packages with the ones that use it."""
     jobs = {t for p in (HARNESS / "jobs").rglob("*.py") for t in harness_imports(p)}
     providers = {t for p in (HARNESS / "providers").rglob("*.py") for t in harness_imports(p)}
     replay = {t for p in (HARNESS / "replay").rglob("*.py") for t in harness_imports(p)}
@@ -153,8 +172,9 @@ def test_importing_a_package_loads_nothing_above_it(package: str) -> None:
     )
 
 
-def test_each_moved_name_has_one_home() -> None:
-    """0.x keeps no shims: a moved name lives at its new path only (CHANGELOG.md lists them)."""
+def test_each_name_has_one_home() -> None:
+    """A name lives at one path: a package serves only its own names (no shim re-exports one
+    from another package), and the paths listed below, where no module belongs, hold none."""
     import harness.decision
     import harness.errors
     import harness.record

@@ -1,8 +1,8 @@
-"""The calibration's maps, cut for issue 26, give bit for bit what they gave before: the
-reference below is the code as it was (the public answer constructors, comprehensions, ``max``
-and ``min``), and for any map and any answer the two agree on every float's bits, or refuse with
-the same error. What the trusted constructors made is what the public ones make of the same
-values (equal, same hash, same repr)."""
+"""The calibration's maps (fast paths through the trusted answer constructors) give bit for bit
+what the plain reading of the maps gives: the reference below is that reading (the public
+answer constructors, comprehensions, ``max`` and ``min``), and for any map and any answer the
+two agree on every float's bits, or refuse with the same error. What the trusted constructors
+made is what the public ones make of the same values (equal, same hash, same repr)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from harness.decision import (
 
 EPSILON = 1e-6
 
-# -- the reference: the maps as they were before the cut ---------------------------------------
+# -- the reference: the maps read plainly, through the public constructors --------------------
 
 
 def reference_distribution(temperature: float, probabilities: list[float]) -> list[float]:
@@ -252,7 +252,7 @@ def test_the_distribution_is_the_reference(temperature: float, values: list[floa
     assert [bits(v) for v in got] == [bits(v) for v in expected]
 
 
-def test_a_distribution_of_nothing_is_refused_as_before() -> None:
+def test_a_distribution_of_nothing_is_refused_as_the_reference_refuses_it() -> None:
     refused = refusal(lambda: reference_distribution(2.0, []))
     assert refused is not None
     assert refusal(lambda: TemperatureMap(temperature=2.0).distribution([])) == refused

@@ -9,7 +9,7 @@ from harness.catalog import CatalogEntry
 from harness.decision import Choice, DecisionRequest, Noul
 from harness.errors import JobTimeoutError
 from harness.jobs import DecisionBinding, Dispatcher, Job, JobContext, Requirements
-from harness.jobs._dispatcher import INTAKE_PER_SLICE
+from harness.jobs._intake import INTAKE_PER_SLICE
 from harness.testing import FakeSystemOneServer
 from harness.thinker import DecisionCall
 from harness.tools import Identifiable, Workflow

@@ -1,4 +1,4 @@
-"""The fixed cost of a call, cut without giving up the contract: events are built only for the
+"""The fixed cost of a call kept small without giving up the contract: events are built only for the
 kinds someone subscribed to, jobs coming one at a time pass the intake without scheduling
 anything, a job's record is made on first use, a workflow has one root identity."""
 
@@ -27,8 +27,9 @@ from harness.jobs import (
     ResolvedBinding,
 )
 from harness.jobs import _dispatcher as dispatcher_module
+from harness.jobs import _events as events_module
 from harness.jobs import _requirements as requirements_module
-from harness.jobs._dispatcher import INTAKE_PER_SLICE, _Intake
+from harness.jobs._intake import INTAKE_PER_SLICE, Intake
 from harness.scope import Budget, Workflow
 from harness.testing import FakeDecisionModel
 from harness.thinker import DecisionCall
@@ -56,7 +57,7 @@ def _count_snapshots(monkeypatch: pytest.MonkeyPatch) -> list[object]:
         built.append(fields["job_id"])
         return real(**fields)  # type: ignore[arg-type]  # the dispatcher's own fields
 
-    monkeypatch.setattr(dispatcher_module, "JobSnapshot", counting)
+    monkeypatch.setattr(events_module, "JobSnapshot", counting)
     return built
 
 
@@ -112,7 +113,7 @@ async def test_a_subscription_without_kinds_still_hears_every_kind() -> None:
 
 async def test_jobs_coming_one_at_a_time_pass_the_intake_without_waiting() -> None:
     loop = asyncio.get_running_loop()
-    intake = _Intake(INTAKE_PER_SLICE)
+    intake = Intake(INTAKE_PER_SLICE)
     assert all(intake.passes(loop) for _ in range(INTAKE_PER_SLICE))
     assert not intake.passes(loop)  # the slice is full: the next one waits for a later turn
     waiting = asyncio.ensure_future(intake.wait(loop))

@@ -1,4 +1,4 @@
-"""The dispatcher's time limits, kept by one timer for the earliest (issue 26): each job still
+"""The dispatcher's time limits, kept by one timer for the earliest: each job still
 ends at its own limit, whatever order the limits come in; a cancellation from outside stays a
 cancellation; the limit's own cancellation is taken back as ``asyncio.timeout`` takes it back."""
 

@@ -1,4 +1,4 @@
-"""Jobs run in the task that awaits them (``Job.runs_inline``, issue 26): a decision call awaited
+"""Jobs run in the task that awaits them (``Job.runs_inline``): a decision call awaited
 through ``Dispatcher.run`` or ``JobContext.run`` makes no task of its own, and still keeps every
 promise a job in its own task keeps: its time limit, its events, cancellation from outside,
 ``aclose``, and a turn of the loop for others when many run back to back."""
@@ -13,7 +13,7 @@ import pytest
 from harness.catalog import CatalogEntry
 from harness.errors import JobTimeoutError
 from harness.jobs import Dispatcher, EventKind, Job, JobContext, JobEvent
-from harness.jobs._dispatcher import INTAKE_PER_SLICE
+from harness.jobs._intake import INTAKE_PER_SLICE
 from harness.record import RecordingDispatcher
 from harness.testing import FakeDecisionModel
 from harness.thinker import DecisionCall

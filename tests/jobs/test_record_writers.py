@@ -1,5 +1,5 @@
-"""A decision call records its own calls (issue 26, round 4: no recording and calibrating
-clients wrapped around its client); ``ObservableDecisionClient`` around
+"""A decision call records its own calls (no recording and calibrating clients wrapped around
+its client, each a layer of calls on every decision); ``ObservableDecisionClient`` around
 ``CalibratedDecisionClient`` still writes the same record for any other caller: answered
 (the model's answers and the calibrated ones) and failed (the reason redacted)."""
 

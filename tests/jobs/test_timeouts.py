@@ -63,7 +63,7 @@ async def test_many_hanging_calls_all_time_out_and_free_every_permit() -> None:
             assert (gate.in_use, gate.waiting) == (0, 0)
     assert all(isinstance(outcome, JobTimeoutError) for outcome in outcomes), outcomes
     assert server.requests == 9
-    # Three rounds of three through a gate of three: the six behind the first three each waited
+    # Three waves of three through a gate of three: the six behind the first three each waited
     # in line for a permit, and never more than three ran at once.
     kinds = [event.kind for event in events]
     assert kinds.count(EventKind.ADMISSION_WAIT) == 6

@@ -301,8 +301,8 @@ def test_an_instrumentation_attaches_to_one_dispatcher_only(telemetry: Telemetry
     plain = Dispatcher(priced_catalog(), clients={"fake": FakeDecisionModel()})
     traced = Dispatcher(priced_catalog(), clients={"fake": FakeDecisionModel()})
     harness.observe.instrument(traced, tracer_provider=telemetry.tracer_provider)
-    assert len(traced._subscriptions) == 1
-    assert plain._subscriptions == []
+    assert len(traced._events.subscriptions) == 1
+    assert plain._events.subscriptions == []
 
 
 __all__ = ["JudgeNote", "SplitNote"]

@@ -1,4 +1,4 @@
-"""Property (issue 24): for any drawn scenario, a journalled run cut after any turn and resumed
+"""Property: for any drawn scenario, a journalled run cut after any turn and resumed
 gives the record of the run that was never interrupted, asking the model only the turns that
 were not journalled."""
 

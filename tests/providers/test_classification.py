@@ -22,9 +22,10 @@ from harness.errors import (
     TransientError,
     UnauthorizedError,
 )
-from harness.providers._http import error_message, retry_after
+from harness.providers._http_failures import error_message, retry_after
 from harness.providers._systemone import SystemOneClient
-from harness.testing._fake_server import FakeSystemOneServer, Fault
+from harness.testing._fake_server import FakeSystemOneServer
+from harness.testing._faults import Fault
 
 from .wire_cases import (
     CANARY_KEY,

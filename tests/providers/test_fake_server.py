@@ -14,7 +14,8 @@ from harness.decision import Answer, DecisionRequest, Noul
 from harness.errors import RateLimitedError, RetryableError, TransientError
 from harness.providers._fake import yes
 from harness.providers._systemone import SystemOneClient
-from harness.testing._fake_server import FakeSystemOneServer, Fault
+from harness.testing._fake_server import FakeSystemOneServer
+from harness.testing._faults import Fault
 
 from .wire_cases import sample_request
 

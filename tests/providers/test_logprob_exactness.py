@@ -18,7 +18,7 @@ from harness.providers._chat_logprobs import label_of
 from harness.providers._completion_logprobs import question_prompt
 from harness.providers._logprob_reading import asked_questions, cyclic_orders
 from harness.testing import BigramModel, LogprobServer
-from harness.testing._logprob_server import chat_prompt
+from harness.testing._bigram import chat_prompt
 
 MODEL = BigramModel()
 

@@ -19,7 +19,8 @@ from harness.errors import (
 )
 from harness.providers._fake import default_answers
 from harness.providers._openai import OpenAIDecisionsClient
-from harness.testing._fake_server import FakeSystemOneServer, Fault
+from harness.testing._fake_server import FakeSystemOneServer
+from harness.testing._faults import Fault
 
 from .wire_cases import CANARY_KEY, CASES, StatusCase, assert_classified, sample_request
 

@@ -16,7 +16,7 @@ from harness.errors import (
     TransientError,
     UnauthorizedError,
 )
-from harness.testing._fake_server import ErrorShape, Fault
+from harness.testing._faults import ErrorShape, Fault
 
 CANARY_KEY = "sk-canary-3f9d1c7a5e2b48e0"
 """A key value that must never appear in a message or a log record."""
