@@ -1,5 +1,6 @@
 """What other harness packages need of replay's machinery and users do not: :class:`FileFormat`,
-the one reader and checker of a harness file's header.
+the one reader and checker of a harness file's header, and :data:`UncheckedJson`, the JSON
+object a run record and a journal write and read.
 
 A cassette (here), a run record (:mod:`harness.record`) and a journal (:mod:`harness.runs`) each
 open with ``"format": "harness-<kind>"`` and ``"version": N``; each names its kind with one
@@ -20,7 +21,12 @@ import attrs
 
 from harness.errors import HarnessError
 
-__all__ = ["FileFormat"]
+__all__ = ["FileFormat", "UncheckedJson"]
+
+UncheckedJson = dict[str, object]
+"""A JSON object whose values are not typed as JSON: what ``json.loads`` gives, or what a run
+record or a journal builds from artifacts' JSON. A cassette's ``JsonObject`` differs: it holds
+wire JSON (:data:`harness.decision.JsonValue`), checked as it is built."""
 
 E = TypeVar("E", bound=HarnessError)
 

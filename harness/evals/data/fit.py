@@ -75,8 +75,9 @@ async def ask_pack(split: str) -> list[ScoredDecision]:
     return list(report.decisions)
 
 
-async def served_model() -> str:
-    """The name the embedded model serves its answers under (what a calibration is bound to)."""
+async def fitted_model_name() -> str:
+    """The name of the model the calibration is fitted for: the name the embedded model serves
+    its answers under (what a calibration is bound to)."""
     from harness.decision import DecisionRequest, Noul
     from harness.providers import client_for
 
@@ -190,7 +191,7 @@ async def fit() -> dict[str, object]:
     threshold = fit_threshold(calibrated_dev)
     calibration = attrs.evolve(
         maps,
-        model=await served_model(),
+        model=await fitted_model_name(),
         selection_threshold=_between(threshold.value, calibrated_dev),
         fitted_on=(
             f"the shipped data's dev split ({len(pack_dev)} decisions, {len(dev.cases)} runs)"
