@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from harness.cli._common import (
     EXIT_FAILED,
     CliError,
+    add_allow_extra_option,
     add_catalog_option,
     add_scale_options,
     check_concurrency,
@@ -73,12 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare answered and expected items by these fields (default: every field)",
     )
     add_scale_options(parser, "cases")
-    parser.add_argument(
-        "--allow-extra",
-        action="store_true",
-        help="drop the keys of a case, its input or its items that are no field (refused by "
-        "name without it)",
-    )
+    add_allow_extra_option(parser, "a case, its input or an expected item")
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML file (cases, gates)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead")
     parser.add_argument(

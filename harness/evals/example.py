@@ -1,8 +1,8 @@
 """A small thinker and its labelled cases, for trying evals (docs/evals.md walks through them).
 
 :class:`KeepRefunds` splits a customer's note (the guide's :class:`~harness.demo.triage.Note`)
-into sentences and keeps those asking for money back. :data:`EXAMPLE_CASES` label a few notes; :func:`write_example_cases` writes them as the
-JSONL file ``harness eval`` reads::
+into sentences and keeps those asking for money back. :data:`EXAMPLE_CASES` label a few notes;
+:func:`write_example_cases` writes them as the JSONL file ``harness eval`` reads::
 
     harness eval harness.evals.example:KeepRefunds refunds.jsonl --model embedded
 """

@@ -5,8 +5,10 @@ object a run record and a journal write and read.
 A cassette (here), a run record (:mod:`harness.record`) and a journal (:mod:`harness.runs`) each
 open with ``"format": "harness-<kind>"`` and ``"version": N``; each names its kind with one
 :class:`FileFormat`, which writes that header, checks it (the same two mistakes read the same for
-every kind: a file of another kind, another version) and reads a JSON file of the kind. This
-package is the lowest of the three, so the class lives here. Not for users: the layer test allows
+every kind: a file of another kind, another version) and reads a JSON file of the kind. Each
+kind's module declares its own error class and :class:`FileFormat` in the same few lines: what
+differs is the kind's name, the error its readers catch and the wording of the fix. This package
+is the lowest of the three, so the class lives here. Not for users: the layer test allows
 ``harness.x._internal``.
 """
 
