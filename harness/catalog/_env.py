@@ -94,7 +94,11 @@ class Setting:
 
 @attrs.frozen
 class Environment:
-    """The configuration variables as read once (see the module's docstring)."""
+    """The configuration variables as read once (see the module's docstring).
+
+    Each provider's entry (:meth:`_systemone`, :meth:`_logprob_entry`, the ``openai`` one in
+    :meth:`entry_for`) lists its fields in full: the limits are that provider's own, so the lists
+    share their keys and little else."""
 
     variables: Mapping[str, str] = attrs.field(converter=_copy, repr=False)
 
@@ -102,6 +106,10 @@ class Environment:
         """The variable's value, ``None`` when unset or blank."""
         value = self.variables.get(name, "").strip()
         return value or None
+
+    def _key_env(self, name: str) -> str | None:
+        """``name`` when that API key variable is set: the entry reads its key from it."""
+        return name if self.get(name) else None
 
     @property
     def catalog_path(self) -> str | None:
@@ -135,10 +143,8 @@ class Environment:
         if not colon or provider not in ("systemone", "openai"):
             return None
         if not wire.strip():
-            raise CatalogError(
-                f"model {model!r} names no model after {provider!r}: write e.g. "
-                f"'{provider}:{'jev-latest' if provider == 'systemone' else '<model>'}'"
-            )
+            example = "jev-latest" if provider == "systemone" else "<model>"
+            raise _no_model(model, provider, f"{provider}:{example}")
         if provider == "systemone":
             return self._systemone(model, wire)
         return CatalogEntry(
@@ -146,7 +152,7 @@ class Environment:
             provider="openai",
             wire_model_id=wire,
             base_url=self.get(OPENAI_BASE_URL) or OPENAI_DEFAULT_BASE_URL,
-            api_key_env=OPENAI_API_KEY if self.get(OPENAI_API_KEY) else None,
+            api_key_env=self._key_env(OPENAI_API_KEY),
             tokenizer="o200k_base",
             max_context_tokens=128_000,
             max_concurrent=16,
@@ -160,10 +166,7 @@ class Environment:
         (:meth:`CatalogEntry.url_of`), as in a catalog."""
         wire, at, base = rest.partition("@")
         if not wire.strip():
-            raise CatalogError(
-                f"model {model!r} names no model after {provider!r}: write e.g. "
-                f"'{provider}:<model>@http://127.0.0.1:8000'"
-            )
+            raise _no_model(model, provider, f"{provider}:<model>@http://127.0.0.1:8000")
         if at and not base.startswith(("http://", "https://")):
             raise CatalogError(
                 f"model {model!r}: the part after '@' must be a base URL starting with http:// "
@@ -175,7 +178,7 @@ class Environment:
             provider=provider,
             wire_model_id=wire,
             base_url=base,
-            api_key_env=OPENAI_API_KEY if self.get(OPENAI_API_KEY) else None,
+            api_key_env=self._key_env(OPENAI_API_KEY),
             tokenizer="cl100k_base",
             max_context_tokens=32_768,
             max_concurrent=8,
@@ -214,7 +217,7 @@ class Environment:
             provider="systemone",
             wire_model_id=wire,
             base_url=base,
-            api_key_env=TYPESAFE_API_KEY if self.get(TYPESAFE_API_KEY) else None,
+            api_key_env=self._key_env(TYPESAFE_API_KEY),
             tokenizer="cl100k_base",
             max_context_tokens=65_536,
             tpm=15_000_000,
@@ -224,6 +227,13 @@ class Environment:
             max_options=255,
             max_levels=10,
         )
+
+
+def _no_model(model: str, provider: str, example: str) -> CatalogError:
+    """A model string with nothing after its provider: the one line naming a string to write."""
+    return CatalogError(
+        f"model {model!r} names no model after {provider!r}: write e.g. '{example}'"
+    )
 
 
 def read_environment(environ: Mapping[str, str] | None = None) -> Environment:

@@ -10,12 +10,12 @@ apply to B.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.cli._common import (
     EXIT_FAILED,
     CliError,
+    add_allow_extra_option,
     add_catalog_option,
     add_scale_options,
     check_concurrency,
@@ -26,7 +26,7 @@ from harness.cli._common import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.evals import GateResult, PositionBias
+    from harness.evals import PositionBias
 
 __all__ = ["DESCRIPTION", "add_arguments", "eval_command"]
 
@@ -74,12 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare answered and expected items by these fields (default: every field)",
     )
     add_scale_options(parser, "cases")
-    parser.add_argument(
-        "--allow-extra",
-        action="store_true",
-        help="drop the keys of a case, its input or its items that are no field (refused by "
-        "name without it)",
-    )
+    add_allow_extra_option(parser, "a case, its input or an expected item")
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML file (cases, gates)")
     parser.add_argument("--json", action="store_true", help="print the report's JSON instead")
     parser.add_argument(
@@ -98,11 +93,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-flips", type=int, metavar="N", help="compare: fail when more decisions flipped"
     )
     parser.set_defaults(command=eval_command)
-
-
-def failed(results: Sequence[GateResult]) -> list[GateResult]:
-    """The gates that failed."""
-    return [result for result in results if not result.passed]
 
 
 def _gates(args: argparse.Namespace) -> dict[str, float | None]:
@@ -156,8 +146,9 @@ def _run(args: argparse.Namespace) -> int:
         EvalError,
         check_gates,
         evaluate,
+        failed_gates,
         import_thinker,
-        render_text,
+        render_report_text,
         write_html,
         write_junit,
     )
@@ -208,11 +199,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(report.dumps(), end="")
     else:
-        print(render_text(report), end="")
+        print(render_report_text(report), end="")
         for result in results:
             say(result.message)
         say(f"report: {out / 'report.json'}, page: {out / 'report.html'}", error=True)
-    return EXIT_FAILED if failed(results) else 0
+    return EXIT_FAILED if failed_gates(results) else 0
 
 
 def _pack(args: argparse.Namespace) -> int:
@@ -224,8 +215,9 @@ def _pack(args: argparse.Namespace) -> int:
         DecisionPack,
         check_gates,
         evaluate_pack,
+        failed_gates,
         position_bias,
-        render_text,
+        render_report_text,
         write_html,
         write_junit,
     )
@@ -264,12 +256,12 @@ def _pack(args: argparse.Namespace) -> int:
     if args.json:
         print(_with_bias(report.to_json(), bias), end="")
     else:
-        print(render_text(report), end="")
+        print(render_report_text(report), end="")
         if bias is not None:
             print("\n".join(bias.lines()))
         for result in results:
             say(result.message)
-    return EXIT_FAILED if failed(results) else 0
+    return EXIT_FAILED if failed_gates(results) else 0
 
 
 def _with_bias(data: dict[str, object], bias: PositionBias | None) -> str:
@@ -296,6 +288,7 @@ def _compare(args: argparse.Namespace) -> int:
         DatasetError,
         check_gates,
         compare,
+        failed_gates,
         load_report,
         render_comparison,
         write_junit,
@@ -318,4 +311,4 @@ def _compare(args: argparse.Namespace) -> int:
         print(render_comparison(comparison), end="")
         for result in results:
             say(result.message)
-    return EXIT_FAILED if failed(results) else 0
+    return EXIT_FAILED if failed_gates(results) else 0

@@ -32,7 +32,7 @@ from harness.runs import (
 from harness.runs import run as run_thinker
 from harness.scope import Budget
 
-__all__ = ["DESCRIPTION", "add_arguments", "run"]
+__all__ = ["DESCRIPTION", "add_arguments", "run_command"]
 
 
 DESCRIPTION: Final = (
@@ -64,10 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-cost", type=float, metavar="X", help="budget: cost of the run")
     add_journal_options(parser)
     add_quiet_option(parser)
-    parser.set_defaults(command=run)
+    parser.set_defaults(command=run_command)
 
 
-def run(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace) -> int:
     """Import, build, run, print, record."""
     if args.resume is not None:
         return resume_run(args, import_target)

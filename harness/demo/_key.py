@@ -118,7 +118,8 @@ def answer_statements(record: RunRecord) -> list[tuple[str, str]]:
 
 def score_answer(statements: Iterable[tuple[str, str]], key: AnswerKey) -> DemoScore:
     """Score ``(source, text)`` statements (sources relative to the corpus) against ``key``;
-    a statement given twice counts once."""
+    a statement given twice counts once. (The wire codec's own ``score_answer``, private to
+    :mod:`harness.decision`, builds a model's answer to a score question: another thing.)"""
     chosen = set(statements)
     found = sum(1 for source, text in chosen if key.holds(source, text))
     return DemoScore(planted=len(key.decisions), selected=len(chosen), found=found)

@@ -29,7 +29,9 @@ class Note(Artifact, alias="note"):
 
 @attrs.frozen
 class Verdict(Artifact, alias="verdict"):
-    """Whether a note needs action."""
+    """Whether a note needs action. The guide's artifact keeps the name the guide builds it
+    under; :class:`harness.palette.Verdict` (a broken palette rule) is another thing on another
+    face, and no module uses both."""
 
     note: str
     urgent: bool

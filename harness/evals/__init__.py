@@ -32,14 +32,15 @@ from harness.evals._gates import GATES as GATES
 from harness.evals._gates import GateResult as GateResult
 from harness.evals._gates import assert_eval as assert_eval
 from harness.evals._gates import check_gates as check_gates
+from harness.evals._gates import failed_gates as failed_gates
 from harness.evals._pack import DecisionPack as DecisionPack
 from harness.evals._pack import Label as Label
 from harness.evals._pack import LabelledDecision as LabelledDecision
 from harness.evals._pack_run import evaluate_pack as evaluate_pack
 from harness.evals._pack_run import evaluate_pack_async as evaluate_pack_async
 from harness.evals._render import render_comparison as render_comparison
-from harness.evals._render import render_html as render_html
-from harness.evals._render import render_text as render_text
+from harness.evals._render import render_report_html as render_report_html
+from harness.evals._render import render_report_text as render_report_text
 from harness.evals._render import write_html as write_html
 from harness.evals._render import write_junit as write_junit
 from harness.evals._report import Candidate as Candidate
@@ -47,7 +48,7 @@ from harness.evals._report import CaseResult as CaseResult
 from harness.evals._report import EvalReport as EvalReport
 from harness.evals._report import ScoredDecision as ScoredDecision
 from harness.evals._report import load_report as load_report
-from harness.evals._report import role_of as role_of
+from harness.evals._report import report_role_of as report_role_of
 from harness.evals._run import EvalError as EvalError
 from harness.evals._run import at_threshold as at_threshold
 from harness.evals._run import evaluate as evaluate
@@ -95,6 +96,7 @@ __all__ = [
     "evaluate_async",
     "evaluate_pack",
     "evaluate_pack_async",
+    "failed_gates",
     "fit_calibration",
     "fit_threshold",
     "import_thinker",
@@ -103,9 +105,9 @@ __all__ = [
     "metrics",
     "position_bias",
     "render_comparison",
-    "render_html",
-    "render_text",
-    "role_of",
+    "render_report_html",
+    "render_report_text",
+    "report_role_of",
     "score",
     "without_calibration",
     "write_calibration",

@@ -29,22 +29,21 @@ from harness.decision import Choice, DecisionRequest, Question
 from harness.evals._report import DIGITS, _estimate_json
 from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, UndefinedMetricError, bootstrap
 from harness.jobs import Dispatcher
+from harness.providers._internal import cyclic_orders
 from harness.runs import ModelChoice, seat_for
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 
-__all__ = ["PositionBias", "QuestionBias", "cyclic_orders", "position_bias", "question_bias"]
+__all__ = ["PositionBias", "QuestionBias", "position_bias", "question_bias", "rotated_options"]
 
 
-def cyclic_orders(options: Sequence[str], orderings: int) -> list[list[str]]:
+def rotated_options(options: Sequence[str], orderings: int) -> list[list[str]]:
     """``orderings`` rotations of ``options`` (at most one per option), their shifts spread
-    evenly: the first is the options as given."""
-    count = len(options)
+    evenly: the first is the options as given. The orders are the logprob providers' own
+    (:func:`harness.providers._internal.cyclic_orders`), so a probe asks as they do."""
     if orderings < 1:
         raise ValueError(f"orderings must be at least 1, got {orderings}")
-    shown = min(orderings, count)
-    shifts = sorted({(index * count) // shown for index in range(shown)})
-    return [list(options[shift:]) + list(options[:shift]) for shift in shifts]
+    return [[options[i] for i in order] for order in cyclic_orders(len(options), orderings)]
 
 
 @attrs.frozen
@@ -173,7 +172,7 @@ async def question_bias(
             if not choices:
                 continue
             per_question = {
-                qid: cyclic_orders(list(q.options), orderings) for qid, q in choices.items()
+                qid: rotated_options(list(q.options), orderings) for qid, q in choices.items()
             }
             rounds = max(len(orders) for orders in per_question.values())
             plan = [

@@ -18,7 +18,7 @@ from harness.evals.metrics import reason_of
 if TYPE_CHECKING:
     from harness.evals._compare import Comparison
 
-__all__ = ["GATES", "GateResult", "assert_eval", "check_gates"]
+__all__ = ["GATES", "GateResult", "assert_eval", "check_gates", "failed_gates"]
 
 GATES: dict[str, tuple[str, Literal["min", "max"]]] = {
     "min_recall": ("recall", "min"),
@@ -137,8 +137,8 @@ def check_gates(
     return tuple(results)
 
 
-def failed(results: Sequence[GateResult]) -> list[GateResult]:
-    """The gates that failed."""
+def failed_gates(results: Sequence[GateResult]) -> list[GateResult]:
+    """The gates that failed (an eval fails when any did: ``harness eval`` exits 1)."""
     return [r for r in results if not r.passed]
 
 
@@ -154,7 +154,7 @@ def assert_eval(
     assert_eval(report, min_recall=0.8, max_ece=0.1)
     """
     results = check_gates(report, bounds, comparison=comparison, max_flips=max_flips)
-    wrong = failed(results)
+    wrong = failed_gates(results)
     if wrong:
         lines = "\n".join(f"  {r.message}" for r in wrong)
         raise AssertionError(

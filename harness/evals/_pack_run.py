@@ -30,7 +30,7 @@ from harness.decision import (
 from harness.evals import metrics as m
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, ScoredDecision
-from harness.evals._run import _model_name, blocking, score
+from harness.evals._run import _model_name, _sync_form, score
 from harness.jobs import Dispatcher
 from harness.runs import ModelChoice, seat_for
 from harness.scope import Workflow
@@ -172,4 +172,4 @@ async def evaluate_pack_async(
     return attrs.evolve(report, timings={**report.timings, "eval_seconds": asked})
 
 
-evaluate_pack = blocking(evaluate_pack_async, "evaluate_pack")
+evaluate_pack = _sync_form(evaluate_pack_async, "evaluate_pack")

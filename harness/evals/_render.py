@@ -19,7 +19,13 @@ from harness.evals._gates import GateResult
 from harness.evals._report import EvalReport
 from harness.evals.metrics import Bin, Estimate, reason_of
 
-__all__ = ["render_comparison", "render_html", "render_text", "write_html", "write_junit"]
+__all__ = [
+    "render_comparison",
+    "render_report_html",
+    "render_report_text",
+    "write_html",
+    "write_junit",
+]
 
 
 def _shown(estimate: Estimate | None) -> str:
@@ -63,7 +69,7 @@ def threshold_text(report: EvalReport) -> str:
     return f"threshold {report.threshold:g}{source}"
 
 
-def render_text(report: EvalReport) -> str:
+def render_report_text(report: EvalReport) -> str:
     """A table of every figure: the model's with its interval and n, then the baselines'."""
     header = (
         f"eval of {report.subject} on {report.model}: {len(report.cases)} cases of "
@@ -251,7 +257,7 @@ def _diagram(role: str, bins: Sequence[Bin], estimate: Estimate | None) -> str:
     return f"<figure>{''.join(parts)}<figcaption>{caption}</figcaption></figure>"
 
 
-def render_html(report: EvalReport, *, record_pages: dict[str, str] | None = None) -> str:
+def render_report_html(report: EvalReport, *, record_pages: dict[str, str] | None = None) -> str:
     """The report as one self-contained page; ``record_pages`` maps a case to the (relative)
     address of its run's record page."""
     pages = record_pages or {}
@@ -328,5 +334,5 @@ def write_html(report: EvalReport, folder: str | os.PathLike[str]) -> Path:
         page.write_text(render_record(record), encoding="utf-8")
         pages[case.name] = os.path.relpath(page, out)
     written = out / "report.html"
-    written.write_text(render_html(report, record_pages=pages), encoding="utf-8")
+    written.write_text(render_report_html(report, record_pages=pages), encoding="utf-8")
     return written

@@ -27,7 +27,7 @@ __all__ = [
     "EvalReport",
     "ScoredDecision",
     "load_report",
-    "role_of",
+    "report_role_of",
 ]
 
 REPORT_FORMAT: Final = "harness-eval"
@@ -39,9 +39,11 @@ Kind = Literal["choice", "noul", "score"]
 Status = Literal["completed", "failed", "invalid"]
 
 
-def role_of(question_id: str) -> str:
-    """A question's role: ``next``, ``<tool>_input``, ``select`` (every ``select_<ref>``), or
-    for a pack's own questions the question id."""
+def report_role_of(question_id: str) -> str:
+    """A question's role in a report: ``next``, ``<tool>_input``, ``select`` (every
+    ``select_<ref>``), or for a pack's own questions the question id. A report keeps each
+    ``<tool>_input`` apart, to show which tool's input is chosen badly; the calibration role
+    (:func:`harness.catalog.role_of`) merges them into ``input``, since one map serves them all."""
     if question_id.startswith("select_"):
         return "select"
     return question_id
@@ -67,8 +69,8 @@ class ScoredDecision:
 
     @property
     def role(self) -> str:
-        """The question's role (see :func:`role_of`)."""
-        return role_of(self.question)
+        """The question's role (see :func:`report_role_of`)."""
+        return report_role_of(self.question)
 
     @property
     def correct(self) -> bool:

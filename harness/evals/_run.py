@@ -40,7 +40,7 @@ from harness.evals._folder import (
 from harness.evals._report import CaseResult, EvalReport
 from harness.evals._score import baseline_figures, figures, reliability_bins
 from harness.runs import ModelChoice, TargetError, build_target, import_target, seat_for
-from harness.runs._internal import blocking as runs_blocking
+from harness.runs._internal import blocking
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
 
@@ -97,11 +97,11 @@ def target_of(thinker: Thinker, *, local: bool = True) -> str:
     return f"{name}:Thinker"
 
 
-def blocking(run: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
+def _sync_form(run: Callable[P, Coroutine[Any, Any, R]], name: str) -> Callable[P, R]:
     """The synchronous form ``name`` of the coroutine function ``run``, for code with no event
     loop: the same parameters, refused inside a running loop (the run API's one maker of
     synchronous forms, with the eval's own wording)."""
-    return runs_blocking(
+    return blocking(
         run,
         f":func:`{run.__name__}` for code with no event loop (inside a running one it refuses:"
         f" ``await {run.__name__}(...)`` there).\n\n{run.__doc__ or ''}",
@@ -224,7 +224,7 @@ async def evaluate_async(
             scratch.cleanup()
 
 
-evaluate = blocking(evaluate_async, "evaluate")
+evaluate = _sync_form(evaluate_async, "evaluate")
 
 
 def _threshold_source(

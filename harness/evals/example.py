@@ -1,8 +1,8 @@
 """A small thinker and its labelled cases, for trying evals (docs/evals.md walks through them).
 
-:class:`KeepRefunds` splits a customer's note into sentences and keeps those asking for money
-back. :data:`EXAMPLE_CASES` label a few notes; :func:`write_example_cases` writes them as the
-JSONL file ``harness eval`` reads::
+:class:`KeepRefunds` splits a customer's note (the guide's :class:`~harness.demo.triage.Note`)
+into sentences and keeps those asking for money back. :data:`EXAMPLE_CASES` label a few notes;
+:func:`write_example_cases` writes them as the JSONL file ``harness eval`` reads::
 
     harness eval harness.evals.example:KeepRefunds refunds.jsonl --model embedded
 """
@@ -17,18 +17,19 @@ from typing import Final
 import attrs
 
 from harness.artifacts import Artifact, ListArtifact
+from harness.demo.triage import Note
 from harness.jobs import JobContext
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, Identifiable, tool_name
 
-__all__ = ["EXAMPLE_CASES", "KeepRefunds", "Note", "Sentence", "SplitNote", "write_example_cases"]
-
-
-@attrs.frozen
-class Note(Artifact, alias="note"):
-    """A customer's note."""
-
-    text: str
+__all__ = [
+    "EXAMPLE_CASES",
+    "KeepRefunds",
+    "Note",
+    "Sentence",
+    "SplitSentences",
+    "write_example_cases",
+]
 
 
 @attrs.frozen
@@ -38,8 +39,8 @@ class Sentence(Artifact, alias="sentence"):
     text: str
 
 
-@tool_name("split_note")
-class SplitNote(DecisionTool[Note, ListArtifact[Sentence]]):
+@tool_name("split_sentences")
+class SplitSentences(DecisionTool[Note, ListArtifact[Sentence]]):
     """Splits a note into its sentences (at each period)."""
 
     async def execute(self, input: Note, context: JobContext) -> ListArtifact[Sentence]:
@@ -55,7 +56,7 @@ class KeepRefunds(DecisionThinker[Note, Sentence]):
         super().__init__(
             parent,
             output_type=Sentence,
-            key_tool=SplitNote,
+            key_tool=SplitSentences,
             palette=(),
             objective="Keep the sentences that ask for money back",
             selection_threshold=selection_threshold,

@@ -66,7 +66,7 @@ from harness.artifacts import (
     digest_line,
 )
 from harness.errors import HarnessError
-from harness.replay._internal import FileFormat
+from harness.replay._internal import FileFormat, UncheckedJson
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -97,8 +97,6 @@ RECORD_FILE: Final = FileFormat(
 RECORD_FORMAT: Final = RECORD_FILE.name
 RECORD_VERSION: Final = RECORD_FILE.version
 
-JsonObject = dict[str, object]
-
 
 @attrs.frozen
 class RecordedAnswer:
@@ -115,7 +113,7 @@ class RecordedAnswer:
         ``selection`` (``None`` when the finish did not rank it)."""
         return cls(ref, type(item).alias, selection.get(ref), artifact_converter.unstructure(item))
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> UncheckedJson:
         """The item as a JSON object."""
         return {
             "ref": self.ref,
@@ -163,9 +161,9 @@ class RecordedCall:
             reading=None if made.reading is None else dict(made.reading),
         )
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> UncheckedJson:
         """The call as a JSON object (``body`` only when kept)."""
-        data: JsonObject = {
+        data: UncheckedJson = {
             "success": self.success,
             "latency": self.latency,
             "model": self.model,
@@ -215,7 +213,7 @@ class RunRecord:
         read)."""
         return {ref: digest_line(ref, a, formatters) for ref, a in world.world()}
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> UncheckedJson:
         """The record as the JSON object written to a file."""
         return {
             **RECORD_FILE.header(),

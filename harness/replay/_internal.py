@@ -1,11 +1,14 @@
 """What other harness packages need of replay's machinery and users do not: :class:`FileFormat`,
-the one reader and checker of a harness file's header.
+the one reader and checker of a harness file's header, and :data:`UncheckedJson`, the JSON
+object a run record and a journal write and read.
 
 A cassette (here), a run record (:mod:`harness.record`) and a journal (:mod:`harness.runs`) each
 open with ``"format": "harness-<kind>"`` and ``"version": N``; each names its kind with one
 :class:`FileFormat`, which writes that header, checks it (the same two mistakes read the same for
-every kind: a file of another kind, another version) and reads a JSON file of the kind. This
-package is the lowest of the three, so the class lives here. Not for users: the layer test allows
+every kind: a file of another kind, another version) and reads a JSON file of the kind. Each
+kind's module declares its own error class and :class:`FileFormat` in the same few lines: what
+differs is the kind's name, the error its readers catch and the wording of the fix. This package
+is the lowest of the three, so the class lives here. Not for users: the layer test allows
 ``harness.x._internal``.
 """
 
@@ -20,7 +23,12 @@ import attrs
 
 from harness.errors import HarnessError
 
-__all__ = ["FileFormat"]
+__all__ = ["FileFormat", "UncheckedJson"]
+
+UncheckedJson = dict[str, object]
+"""A JSON object whose values are not typed as JSON: what ``json.loads`` gives, or what a run
+record or a journal builds from artifacts' JSON. A cassette's ``JsonObject`` differs: it holds
+wire JSON (:data:`harness.decision.JsonValue`), checked as it is built."""
 
 E = TypeVar("E", bound=HarnessError)
 

@@ -29,7 +29,7 @@ from typing import IO, Final
 import attrs
 
 from harness.errors import HarnessError
-from harness.replay._internal import FileFormat
+from harness.replay._internal import FileFormat, UncheckedJson
 
 __all__ = [
     "JOURNAL_FILE",
@@ -51,8 +51,6 @@ JOURNAL_FILE: Final = FileFormat(
     written_by="the file written by run(..., journal=PATH) or --journal FILE",
     rewrite="start the run again with a new journal",
 )
-
-Json = dict[str, object]
 
 
 @attrs.frozen
@@ -124,7 +122,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalledRun:
     lines = raw.split(b"\n")
     whole = lines[:-1]  # the part after the last newline is torn (or empty)
     good = len(raw) - len(lines[-1])
-    parsed: list[Json] = []
+    parsed: list[UncheckedJson] = []
     for number, line in enumerate(whole, 1):
         try:
             value = json.loads(line)

@@ -110,7 +110,9 @@ async def resume(
     approver: Approver | None = None,
     accept_model_change: bool = False,
 ) -> RunResult[O]:
-    """Continue the run ``journal`` holds, at its next turn.
+    """Continue the run ``journal`` holds, at its next turn. The parameters it shares with
+    :func:`~harness.runs.run` are written out again, not forwarded as ``**kwargs``: a public
+    signature is what a type checker and a reader see.
 
     ``model`` defaults to the journalled entry id (a run on a ``DecisionClient`` needs the
     client again). The thinker, palette, objective, question scheme, threshold, turn limit and

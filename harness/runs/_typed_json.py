@@ -23,6 +23,7 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.jobs import ModelCall
+from harness.replay._internal import UncheckedJson
 from harness.runs._target import import_object
 
 __all__ = [
@@ -44,8 +45,6 @@ __all__ = [
     "type_spec",
 ]
 
-Json = dict[str, object]
-
 
 def request_digest(request: DecisionRequest) -> str:
     """A digest of what the model is asked (the state and the questions)."""
@@ -55,7 +54,7 @@ def request_digest(request: DecisionRequest) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def answer_json(answer: Answer) -> Json:
+def answer_json(answer: Answer) -> UncheckedJson:
     """An answer as JSON, exactly (every probability as written)."""
     if isinstance(answer, ChoiceAnswer):
         return {
@@ -120,9 +119,9 @@ def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def call_json(call: ModelCall, body: object, reply: object = None) -> Json:
+def call_json(call: ModelCall, body: object, reply: object = None) -> UncheckedJson:
     """One model call as the journal keeps it (and its wire body when the run keeps them)."""
-    data: Json = {
+    data: UncheckedJson = {
         "entry_id": call.entry_id,
         "provider": call.provider,
         "success": call.success,
@@ -172,7 +171,7 @@ def call_of(data: Mapping[str, object]) -> tuple[ModelCall, object, object]:
     return call, data.get("body"), data.get("reply")
 
 
-def response_json(response: DecisionResponse) -> Json:
+def response_json(response: DecisionResponse) -> UncheckedJson:
     """The answered response of a turn's decision (its request is rebuilt on replay)."""
     return {
         "answers": {qid: answer_json(a) for qid, a in response.answers.items()},
@@ -234,7 +233,7 @@ def import_class(path: str, classes: Classes | None = None) -> type:
     return found
 
 
-def type_spec(tp: object) -> Json:
+def type_spec(tp: object) -> UncheckedJson:
     """An artifact type as JSON: its class, and its parameters (``ListArtifact[Note]``)."""
     origin = get_origin(tp) or tp
     assert isinstance(origin, type)
@@ -250,7 +249,7 @@ def type_of(spec: Mapping[str, object], classes: Classes | None = None) -> Any: 
     return cls
 
 
-def product_json(product: Artifact) -> Json:
+def product_json(product: Artifact) -> UncheckedJson:
     """A tool's product as typed data: its class and its cattrs form (a list: its iterand type
     and each item's own)."""
     if isinstance(product, ListArtifact):

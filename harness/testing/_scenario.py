@@ -28,7 +28,7 @@ from harness.tools import DecisionTool, tool_name
 
 __all__ = [
     "MAX_ITEMS",
-    "OBJECTIVE",
+    "SCENARIO_OBJECTIVE",
     "VOCABULARY",
     "KindSpec",
     "PlantedCrash",
@@ -45,7 +45,7 @@ VOCABULARY: Final = ("alpha", "beta", "gamma", "delta", "omega")
 MAX_ITEMS: Final = 3
 """The most items a list-making tool makes."""
 
-OBJECTIVE: Final = "Keep the artifacts that answer the question"
+SCENARIO_OBJECTIVE: Final = "Keep the artifacts that answer the question"
 """The objective of every generated scenario's thinker."""
 
 _converter = cattrs.Converter()

@@ -33,7 +33,7 @@ from harness.testing._policy import CHOICE_PROBABILITIES as CHOICE_PROBABILITIES
 from harness.testing._policy import SELECTION_PROBABILITIES as SELECTION_PROBABILITIES
 from harness.testing._policy import RandomPolicy as RandomPolicy
 from harness.testing._scenario import MAX_ITEMS as MAX_ITEMS
-from harness.testing._scenario import OBJECTIVE as OBJECTIVE
+from harness.testing._scenario import SCENARIO_OBJECTIVE as SCENARIO_OBJECTIVE
 from harness.testing._scenario import VOCABULARY as VOCABULARY
 from harness.testing._scenario import KindSpec as KindSpec
 from harness.testing._scenario import PlantedCrash as PlantedCrash
@@ -49,7 +49,7 @@ __all__ = [
     "ALIASES",
     "CHOICE_PROBABILITIES",
     "MAX_ITEMS",
-    "OBJECTIVE",
+    "SCENARIO_OBJECTIVE",
     "SELECTION_PROBABILITIES",
     "THRESHOLDS",
     "TOOL_NAMES",
@@ -125,7 +125,7 @@ class Scenario:
             "output_type": self.output_type,
             "key_tool": self.key_tool,
             "palette": self.palette,
-            "objective": OBJECTIVE,
+            "objective": SCENARIO_OBJECTIVE,
             "max_turns": spec.max_turns,
             "selection_threshold": spec.threshold,
         }

@@ -11,7 +11,7 @@ import pytest
 from harness.cli import main
 from harness.decision import Choice, ChoiceAnswer, DecisionRequest, Noul, NoulAnswer
 from harness.evals import load_report
-from harness.evals._bias import cyclic_orders, position_bias
+from harness.evals._bias import position_bias, rotated_options
 from harness.testing import FakeDecisionModel, override
 
 PLACE = (0.55, 0.25, 0.1, 0.1)
@@ -60,17 +60,17 @@ def expected_share(weight: float) -> float:
     return position / (position + content)
 
 
-def test_cyclic_orders_rotate_and_spread() -> None:
-    assert cyclic_orders(["a", "b", "c", "d"], 4) == [
+def test_rotated_options_rotate_and_spread() -> None:
+    assert rotated_options(["a", "b", "c", "d"], 4) == [
         ["a", "b", "c", "d"],
         ["b", "c", "d", "a"],
         ["c", "d", "a", "b"],
         ["d", "a", "b", "c"],
     ]
-    assert cyclic_orders(["a", "b", "c", "d"], 2) == [["a", "b", "c", "d"], ["c", "d", "a", "b"]]
-    assert len(cyclic_orders(["a", "b"], 5)) == 2  # at most one order per option
+    assert rotated_options(["a", "b", "c", "d"], 2) == [["a", "b", "c", "d"], ["c", "d", "a", "b"]]
+    assert len(rotated_options(["a", "b"], 5)) == 2  # at most one order per option
     with pytest.raises(ValueError, match="at least 1"):
-        cyclic_orders(["a"], 0)
+        rotated_options(["a"], 0)
 
 
 @pytest.mark.parametrize("weight", [0.0, 0.3, 1.0])

@@ -337,12 +337,12 @@ def test_a_thinker_defined_in_a_script_runs_on_the_local_engine(
 ) -> None:
     from harness.thinker import DecisionThinker
     from harness.tools import Identifiable
-    from tests.evals.thinkers import SplitNote
+    from tests.evals.thinkers import SplitSentences
 
     class Local(DecisionThinker[Note, Sentence]):  # defined in a function: not importable
         def __init__(self, parent: Identifiable) -> None:
             super().__init__(
-                parent, output_type=Sentence, key_tool=SplitNote, palette=(), objective="keep"
+                parent, output_type=Sentence, key_tool=SplitSentences, palette=(), objective="keep"
             )
 
     report = evaluate(Local, dataset, model=FakeDecisionModel(refund_policy()), resamples=50)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.catalog import default_catalog
-from harness.evals import Dataset, EvalError, evaluate, render_text
+from harness.evals import Dataset, EvalError, evaluate, render_report_text
 from harness.testing import FakeDecisionModel
 from tests.evals.thinkers import KeepSentences, KeepSentencesSlowly, Note, Sentence, refund_policy
 
@@ -72,7 +72,9 @@ def test_the_header_names_where_the_threshold_came_from(
     )
     assert fitted.threshold == pytest.approx(0.229064)
     assert fitted.threshold_source == "the entry's fitted selection_threshold"
-    assert "threshold 0.229064 (the entry's fitted selection_threshold)" in render_text(fitted)
+    assert "threshold 0.229064 (the entry's fitted selection_threshold)" in render_report_text(
+        fitted
+    )
     plain = evaluate(KeepSentences, dataset, model=FakeDecisionModel(refund_policy()), resamples=20)
     assert plain.threshold == 0.5
     assert plain.threshold_source == "the default: neither the thinker nor the entry sets one"
@@ -83,4 +85,4 @@ def test_the_header_names_where_the_threshold_came_from(
     )
     assert strict.threshold == 0.7
     assert strict.threshold_source == "the thinker's constructor"
-    assert "threshold 0.7 (the thinker's constructor)" in render_text(strict)
+    assert "threshold 0.7 (the thinker's constructor)" in render_report_text(strict)

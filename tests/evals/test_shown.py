@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from harness.evals import Estimate, EvalReport, check_gates, render_html, render_text
+from harness.evals import Estimate, EvalReport, check_gates, render_report_html, render_report_text
 
 
 def _report(metrics: dict[str, Estimate]) -> EvalReport:
@@ -26,10 +26,10 @@ BIASED = Estimate(0.117, 0.133, 0.300, 18, 8, None, 0.094)
 
 def test_an_undefined_figure_shows_its_reason_in_the_table_and_the_page() -> None:
     report = _report({"precision": UNDEFINED})
-    text = render_text(report)
+    text = render_report_text(report)
     row = next(line for line in text.splitlines() if line.startswith("precision"))
     assert "undefined: nothing was answered" in row
-    assert "undefined: nothing was answered" in render_html(report)
+    assert "undefined: nothing was answered" in render_report_html(report)
 
 
 def test_a_gate_on_an_undefined_figure_fails_naming_the_reason() -> None:
@@ -41,13 +41,13 @@ def test_a_gate_on_an_undefined_figure_fails_naming_the_reason() -> None:
 
 def test_an_estimate_outside_its_interval_is_shown_with_its_bias() -> None:
     report = _report({"select.ece_mass": BIASED})
-    text = render_text(report)
+    text = render_report_text(report)
     row = next(line for line in text.splitlines() if line.startswith("select.ece_mass"))
     assert "0.117 [0.133, 0.300]*" in row
     assert BIASED.note is not None
     assert "+0.094" in BIASED.note
     assert f"* select.ece_mass: {BIASED.note}" in text
-    assert html.escape(BIASED.note) in render_html(report)
+    assert html.escape(BIASED.note) in render_report_html(report)
     (gate,) = check_gates(_report({"select.ece_width": BIASED}), max_ece=0.5)
     assert gate.passed
     assert BIASED.note in gate.message
@@ -55,11 +55,11 @@ def test_an_estimate_outside_its_interval_is_shown_with_its_bias() -> None:
 
 def test_the_table_and_the_page_say_what_n_counts() -> None:
     run_level = _report({"f1": Estimate(0.5, 0.2, 0.7, 18, 8)})
-    text = render_text(run_level)
+    text = render_report_text(run_level)
     assert "f1 the items expected or answered (TP + FP + FN)" in text
-    assert "f1 the items expected or answered (TP + FP + FN)" in render_html(run_level)
+    assert "f1 the items expected or answered (TP + FP + FN)" in render_report_html(run_level)
     roles = _report({"choice.accuracy": Estimate(0.5, 0.2, 0.7, 12, 12)})
-    assert "n: a role's figures count its decisions" in render_text(roles)
+    assert "n: a role's figures count its decisions" in render_report_text(roles)
 
 
 def test_every_figure_of_a_report_on_drawn_data_lies_within_its_interval_or_says_why() -> None:
@@ -81,7 +81,7 @@ def test_every_figure_of_a_report_on_drawn_data_lies_within_its_interval_or_says
             expected = tuple(k for k, p in seen.items() if rng.random() < p)  # calibrated
             cases.append(_case(f"c{number}", expected, seen))
         report = score(cases, subject="m:T", dataset="d", model="m", resamples=100, seed=trial)
-        shown = render_text(report)
+        shown = render_report_text(report)
         figures = [*report.metrics.items()]
         for baseline in report.baselines.values():
             figures.extend(baseline.items())

@@ -12,7 +12,7 @@ from harness.artifacts import ListArtifact
 from harness.decision import Answer, Choice, DecisionRequest, Noul
 from harness.evals.example import Note as Note
 from harness.evals.example import Sentence as Sentence
-from harness.evals.example import SplitNote as SplitNote
+from harness.evals.example import SplitSentences as SplitSentences
 from harness.jobs import JobContext
 from harness.testing import choose, default_answers, digest_of, yes
 from harness.thinker import FINISH, DecisionThinker
@@ -27,7 +27,7 @@ class KeepSentences(DecisionThinker[Note, Sentence]):
         super().__init__(
             parent,
             output_type=Sentence,
-            key_tool=SplitNote,
+            key_tool=SplitSentences,
             palette=(),
             objective="Keep the sentences that ask for a refund",
             selection_threshold=selection_threshold,
@@ -44,7 +44,7 @@ def refund_policy(
         answers = default_answers(request)
         for question_id, question in request.questions.items():
             if question_id == "next" and isinstance(question, Choice):
-                tool = next(o for o in question.options if o.startswith("split_note"))
+                tool = next(o for o in question.options if o.startswith("split_sentences"))
                 move = FINISH if FINISH in question.options else tool
                 answers[question_id] = choose(question, move, probability=0.9)
             elif isinstance(question, Noul):
@@ -55,9 +55,9 @@ def refund_policy(
     return policy
 
 
-@tool_name("split_note_slowly")
-class SplitNoteSlowly(DecisionTool[Note, ListArtifact[Sentence]]):
-    """:class:`SplitNote`, noting each run in the file $HARNESS_EVAL_RUN_LOG and pausing
+@tool_name("split_sentences_slowly")
+class SplitSentencesSlowly(DecisionTool[Note, ListArtifact[Sentence]]):
+    """:class:`SplitSentences`, noting each run in the file $HARNESS_EVAL_RUN_LOG and pausing
     $HARNESS_EVAL_PAUSE seconds (a long eval to kill midway)."""
 
     async def execute(self, input: Note, context: JobContext) -> ListArtifact[Sentence]:
@@ -66,7 +66,7 @@ class SplitNoteSlowly(DecisionTool[Note, ListArtifact[Sentence]]):
             with open(log, "a", encoding="utf-8") as file:  # noqa: ASYNC230 - a test tool's tiny log
                 file.write(input.text + "\n")
         await asyncio.sleep(float(os.environ.get("HARNESS_EVAL_PAUSE", "0")))
-        return await SplitNote(self).execute(input, context)
+        return await SplitSentences(self).execute(input, context)
 
 
 @tool_name("keep_sentences_slowly")
@@ -77,7 +77,7 @@ class KeepSentencesSlowly(DecisionThinker[Note, Sentence]):
         super().__init__(
             parent,
             output_type=Sentence,
-            key_tool=SplitNoteSlowly,
+            key_tool=SplitSentencesSlowly,
             palette=(),
             objective="Keep the sentences that ask for a refund",
         )

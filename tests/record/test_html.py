@@ -3,8 +3,8 @@
 The record is the demo's, run on the answer-key policy (a perfect model of the shipped corpus:
 seven of the ~60 candidates selected, the rest refused), so the page holds every kind of
 distribution, a selection with and without answers, and answer items with sources. One
-candidate's digest is then made very long (what used to shift its bar) to show the bars keep
-their place whatever the text.
+candidate's digest is then made very long (a text long enough to push a bar out of its column if
+the layout let it) to show the bars keep their place whatever the text.
 """
 
 from __future__ import annotations
@@ -143,9 +143,11 @@ def test_usage_and_cost_come_first(key_record: RunRecord, stressed: RunRecord) -
     assert f"counted {counted:,}" in line
 
 
-def test_a_record_without_the_new_fields_still_renders(
+def test_a_record_without_threshold_and_cost_loads_and_renders(
     key_record: RunRecord, tmp_path: pathlib.Path
 ) -> None:
+    """``threshold`` and each call's ``cost`` are optional in a record file: without them it
+    loads with both ``None`` and its page shows no threshold line but still marks the answer."""
     old = attrs.evolve(
         key_record,
         threshold=None,

@@ -41,7 +41,8 @@ __all__ = ["FITTED", "ask_pack", "fit", "main", "run_reports"]
 
 FITTED: Final = Path(__file__).resolve().parent / "fitted.json"
 """The figures of the last fit, as ``harness demo`` reads them."""
-ENTRY: Final = "embedded"
+FITTED_ENTRY: Final = "embedded"
+"""The shipped catalog entry the calibration is fitted for."""
 
 _TYPES: Final[dict[str, tuple[type[Any], type[Any]]]] = {  # Any: each domain's own types
     "support": (d.Inbox, d.Ticket),
@@ -62,7 +63,8 @@ _THINKERS: Final[dict[str, dict[str, type[Any]]]] = {  # Any: each domain's own 
 
 def _catalog(calibration: Calibration | None) -> Catalog:
     """The shipped embedded entry with ``calibration`` (``None``: the model's own answers)."""
-    entry: CatalogEntry = attrs.evolve(default_catalog().entry(ENTRY), calibration=calibration)
+    shipped = default_catalog().entry(FITTED_ENTRY)
+    entry: CatalogEntry = attrs.evolve(shipped, calibration=calibration)
     return Catalog([entry], {"decision": entry.id}, source="the shipped embedded entry")
 
 
@@ -75,12 +77,13 @@ async def ask_pack(split: str) -> list[ScoredDecision]:
     return list(report.decisions)
 
 
-async def served_model() -> str:
-    """The name the embedded model serves its answers under (what a calibration is bound to)."""
+async def fitted_model_name() -> str:
+    """The name of the model the calibration is fitted for: the name the embedded model serves
+    its answers under (what a calibration is bound to)."""
     from harness.decision import DecisionRequest, Noul
     from harness.providers import client_for
 
-    entry = _catalog(None).entry(ENTRY)
+    entry = _catalog(None).entry(FITTED_ENTRY)
     client = client_for(entry)
     try:
         response = await client.decide(DecisionRequest("a", {"q": Noul("Is it?")}), entry)
@@ -190,7 +193,7 @@ async def fit() -> dict[str, object]:
     threshold = fit_threshold(calibrated_dev)
     calibration = attrs.evolve(
         maps,
-        model=await served_model(),
+        model=await fitted_model_name(),
         selection_threshold=_between(threshold.value, calibrated_dev),
         fitted_on=(
             f"the shipped data's dev split ({len(pack_dev)} decisions, {len(dev.cases)} runs)"

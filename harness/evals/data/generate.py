@@ -226,7 +226,7 @@ class DomainQuestions:
     levels: tuple[str, ...]
 
 
-QUESTIONS: Final[dict[str, DomainQuestions]] = {
+DOMAIN_QUESTIONS: Final[dict[str, DomainQuestions]] = {
     "support": DomainQuestions(
         state_key="ticket",
         choice="Which team should handle this support ticket?",
@@ -273,6 +273,9 @@ QUESTIONS: Final[dict[str, DomainQuestions]] = {
         levels=("info", "warning", "error", "critical"),
     ),
 }
+"""Each domain's questions, as the model reads them. The three entries share a shape because they
+are the same record filled three ways; what repeats is the field names, and the wording, which
+differs, is the data."""
 
 MAKERS: Final[dict[str, Callable[[random.Random], Item]]] = {
     "support": _support_item,
@@ -302,7 +305,7 @@ def decision_lines(seed: int = SEED) -> list[dict[str, object]]:
     lines: list[dict[str, object]] = []
     for domain in ("support", "recipes", "logs"):
         rng = random.Random(f"{seed}-decisions-{domain}")
-        spec = QUESTIONS[domain]
+        spec = DOMAIN_QUESTIONS[domain]
         items = _distinct(MAKERS[domain], rng, ITEMS_PER_DOMAIN)
         for index, item in enumerate(items):
             for kind in ("choice", "noul", "score"):
