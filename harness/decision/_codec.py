@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ._frozen_map import FrozenMap
-from ._json import JsonValue, compact_json, json_kind
+from ._json import JsonValue, json_bytes, json_kind
 from ._questions import Choice, Score
 from ._request import DecisionRequest
 from ._wire import (
@@ -109,7 +109,7 @@ def body_encoder(wire: str, module: str, encode_request: RequestEncoder) -> Body
     wire and model."""
 
     def encode(request: DecisionRequest, model: str | None) -> bytes:
-        return compact_json(encode_request(request, model)).encode("utf-8")
+        return json_bytes(encode_request(request, model), finite=True)  # a checked state
 
     return made_body_encoder(wire, module, encode)
 

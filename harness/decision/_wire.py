@@ -3,7 +3,6 @@ converter that structures reply shapes strictly (no coercion: a string is never 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -22,7 +21,7 @@ from harness.errors import (
 
 from ._answers import Answer, ChoiceAnswer, ScoreAnswer, choice_confidence, score_confidence
 from ._frozen_map import FrozenMap
-from ._json import JsonValue, compact_json, json_kind, plain_json
+from ._json import JsonValue, compact_json, json_kind, load_json, plain_json
 from ._questions import Choice, Score
 
 __all__ = [
@@ -247,7 +246,7 @@ def load_reply(
             "right"
         )
     try:
-        return json.loads(body)
+        return load_json(body)
     except (ValueError, RecursionError) as error:
         reason = (
             "it is not UTF-8 JSON text" if isinstance(error, UnicodeError) else "it is not JSON"
@@ -267,7 +266,7 @@ def _too_deep(body: bytes, limit: int) -> bool:
     A body with at most ``limit`` opening brackets cannot be (most bodies: no scan). Otherwise
     strings are dropped, the brackets kept, and ``limit`` times every innermost pair removed:
     a structure at most ``limit`` deep is then gone, so a bracket left means deeper (or
-    unbalanced, which json.loads would refuse anyway). Every step runs in C over the bytes.
+    unbalanced, which the reader would refuse anyway). Every step runs in C over the bytes.
     """
     if body.count(b"[") + body.count(b"{") <= limit:
         return False
@@ -357,7 +356,7 @@ def wire_text(value: object) -> str | None:
         return value
     if isinstance(value, (Mapping, list)):
         try:
-            return compact_json(plain_json(value, "the text"))
+            return compact_json(plain_json(value, "the text"), finite=True)
         except ValueError:
             return None
     return None

@@ -111,7 +111,7 @@ def encode_request(request: DecisionRequest, model: str | None) -> dict[str, Jso
     ]
     return _codec.request_body(
         model,
-        input=state if isinstance(state, str) else compact_json(state),
+        input=state if isinstance(state, str) else compact_json(state, finite=True),
         questions=questions,
     )
 
