@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import datetime
 import decimal
-import json
+import json  # the stdlib: only for its JSONDecodeError, what load_json raises for a body it refuses
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
@@ -26,6 +26,7 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
 from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.decision._internal import compact_json, load_json
 
 __all__ = ["artifact_converter", "from_json", "to_json"]
 
@@ -164,7 +165,7 @@ def to_json(artifact: Artifact) -> str:
         raise TypeError(f"to_json takes an Artifact, not a {type(artifact).__qualname__}")
     value = artifact_converter.unstructure(artifact)
     try:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = compact_json(value)
     except (TypeError, ValueError) as error:
         raise TypeError(
             f"a {type(artifact).__qualname__} artifact has no JSON form ({error}): register an "
@@ -189,7 +190,7 @@ def from_json(tp: type[A], text: str | bytes) -> A:
             "...) and the list with ListArtifact.of(ItemType, items)"
         )
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except json.JSONDecodeError as error:
         raise ValueError(
             f"the input for a {origin.__qualname__} is not JSON (line {error.lineno}, column "

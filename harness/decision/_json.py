@@ -99,6 +99,8 @@ def _plain(value: object, what: str, depth: int, path: set[int]) -> JsonValue:
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 """The fallback encoder of :func:`json_bytes` (``json.dumps`` makes a new one per call)."""
+_COMPACT_NAN = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""The same, writing NaN and infinities as ``json`` does by default (``NaN``, ``Infinity``)."""
 
 _ORJSON_REFUSED = (orjson.JSONEncodeError, TypeError, ValueError, OverflowError)
 """What orjson raises for a value it will not write as ``json`` does (a big integer, a key that
@@ -140,21 +142,26 @@ def _orjson(value: object, option: int, finite: bool) -> bytes | None:
     return out
 
 
-def json_bytes(value: object, *, finite: bool = False) -> bytes:
+def json_bytes(value: object, *, finite: bool = False, allow_nan: bool = False) -> bytes:
     """``value`` as compact, deterministic UTF-8 JSON: no spaces, non-ASCII kept, keys in order;
     byte for byte ``json.dumps(value, separators=(",", ":"), ensure_ascii=False,
     allow_nan=False).encode("utf-8")``, and the same errors (``ValueError`` for a non-finite
     number, ``TypeError`` for what is not JSON, ``UnicodeEncodeError`` for a lone surrogate).
     ``finite``: the caller has checked that ``value`` holds no NaN or infinity
-    (:func:`plain_json` has), which saves a search of the output."""
+    (:func:`plain_json` has), which saves a search of the output. ``allow_nan``: write them as
+    ``json.dumps`` does by default (``NaN``, ``Infinity``) instead of refusing them."""
     out = _orjson(value, 0, finite)
-    return _COMPACT.encode(value).encode("utf-8") if out is None else out
+    if out is None:
+        return (_COMPACT_NAN if allow_nan else _COMPACT).encode(value).encode("utf-8")
+    return out
 
 
-def compact_json(value: JsonValue, *, finite: bool = False) -> str:
+def compact_json(value: object, *, finite: bool = False, allow_nan: bool = False) -> str:
     """:func:`json_bytes` as text (a lone surrogate kept, as ``json.dumps`` keeps it)."""
     out = _orjson(value, 0, finite)
-    return _COMPACT.encode(value) if out is None else out.decode("utf-8")
+    if out is None:
+        return (_COMPACT_NAN if allow_nan else _COMPACT).encode(value)
+    return out.decode("utf-8")
 
 
 _INDENT_OPTIONS = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
+import json  # the stdlib: the state digest below hashes its default text (", "), not orjson's
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,6 +38,7 @@ from harness.decision import (
     RefusedAnswer,
     ScoreAnswer,
 )
+from harness.decision._internal import json_bytes, load_json
 from harness.errors import HarnessError
 from harness.jobs import ModelCall
 from harness.replay._internal import FileFormat
@@ -368,7 +369,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalledRun:
     parsed: list[Json] = []
     for number, line in enumerate(whole, 1):
         try:
-            value = json.loads(line)
+            value = load_json(line)
             if not isinstance(value, dict):
                 raise ValueError("not an object")
         except ValueError:
@@ -429,8 +430,7 @@ class JournalWriter:
     def append(self, entry: Mapping[str, object], *, sync: bool = True) -> None:
         """Write one line and flush it to the system (it survives the process); with ``sync``
         also fsync it (it survives the machine) before returning."""
-        line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        self._file.write(line.encode("utf-8") + b"\n")
+        self._file.write(json_bytes(entry) + b"\n")
         self._file.flush()
         if sync:
             os.fsync(self._file.fileno())
