@@ -119,7 +119,7 @@ class Means:
 
     def add(self, name: str, benchmark: pyperf.Benchmark | None) -> None:
         """Keep ``benchmark``'s mean (None: this process did not run it)."""
-        if benchmark is None:
+        if benchmark is None or benchmark.get_nvalue() == 0:  # calibration: no values yet
             return
         self.seconds[name] = benchmark.mean()
         self.spread[name] = benchmark.stdev() if benchmark.get_nvalue() > 1 else 0.0

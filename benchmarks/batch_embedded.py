@@ -2,8 +2,9 @@
 
 ``--runs`` inputs a loop (default 200), each a short ticket, run by
 ``tests.batch.thinkers:EchoTickets`` (two decisions a run: echo the ticket, then finish) on the
-shipped catalog's embedded model (sparrow-decider, in-process), two ways, each a pyperf benchmark of the same run
-(``benchmarks/_perf.py``: calibrated loops, worker processes, warm-ups; a way's mean time a run):
+shipped catalog's embedded model (sparrow-decider, in-process), two ways, each a pyperf
+benchmark of the same run (``benchmarks/_perf.py``: calibrated loops, worker processes,
+warm-ups; a way's mean time a run):
 
 * **batch**: :func:`harness.batch.run_batch_async` over a JSONL file of the inputs, writing its
   results file (each input its own recorded run: record, result line, progress);

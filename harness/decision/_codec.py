@@ -162,7 +162,7 @@ def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -
     directly; any other goes through :func:`read_usage` and :func:`served_model`, which give the
     same for these."""
     usage = body.get("usage")
-    if type(usage) is dict:
+    if type(usage) is dict:  # both counts written out, not a helper called twice: every reply
         given_in = usage.get("input_tokens")
         given_out = usage.get("output_tokens")
         input_tokens = (

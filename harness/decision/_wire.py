@@ -101,7 +101,9 @@ def decoded_reply(
     output_tokens: int | None,
 ) -> WireReply:
     """A :class:`WireReply` made without its converter, from ``answers`` that already are a
-    frozen map (a codec's checked answers): the same object the constructor makes."""
+    frozen map (a codec's checked answers): the same object the constructor makes. (The
+    answers' trusted constructors in ``_answers.py`` have this shape too: each sets its own
+    class's fields, so none serves another.)"""
     reply = WireReply.__new__(WireReply)
     _set(reply, "answers", answers)
     _set(reply, "model", model)

@@ -4,6 +4,8 @@ Client side: :func:`encode_request` / :func:`encode_body` build the body, :func:
 reads the reply (lenient on extra fields and answers never asked, strict on missing ones).
 Server side (the project's fake server, ``harness serve``): :func:`decode_request` reads a body
 or lists its problems for a 422, :func:`encode_reply` writes the answers as the reference does.
+The steps both wires take are in ``_codec.py``; the fast path :func:`_plain_answer` is this
+wire's own (see ``openai.py`` for how the two differ).
 
 >>> from harness.decision import DecisionRequest, Noul
 >>> encode_body(DecisionRequest("hi", {"q": Noul("Greeting?")}), "jev-latest")
