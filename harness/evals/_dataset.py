@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+
+# the stdlib's json: keys and case lines as json writes them (default separators, NaN), which
+# orjson cannot
 import json
 import os
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -25,6 +28,7 @@ import attrs
 import cattrs
 
 from harness.artifacts import Artifact, artifact_converter, to_json
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 
 __all__ = ["Case", "Dataset", "DatasetError", "ItemKey", "key_text"]
@@ -286,7 +290,7 @@ def _read_rows(source: Path) -> list[tuple[int, object]]:
             if not text:
                 continue
             try:
-                rows.append((number, json.loads(text)))
+                rows.append((number, load_json(text)))
             except json.JSONDecodeError as error:
                 problems.append(f"line {number}: not JSON (column {error.colno}: {error.msg})")
     if problems:

@@ -11,6 +11,8 @@ values, which the dataset's key labels: every run yields labelled ``select_`` de
 from __future__ import annotations
 
 import asyncio
+
+# the stdlib's json: stamps and keys as json writes them (ASCII escapes, NaN), which orjson cannot
 import json
 import os
 import sys
@@ -26,6 +28,7 @@ import attrs
 from harness.artifacts import Artifact
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import Catalog
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset, _RowError, key_text, structure_item
@@ -119,7 +122,7 @@ def _prepare(target: str, dataset: Dataset[Any, Any], out: Path, model: str) -> 
     stamp = out / "eval.json"
     if stamp.exists():
         try:
-            found = json.loads(stamp.read_text(encoding="utf-8"))
+            found = load_json(stamp.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             found = None
         if found != identity:
@@ -334,7 +337,7 @@ def _read_results(path: Path) -> dict[int, dict[str, object]]:
         return found
     for raw in path.read_text(encoding="utf-8").splitlines():
         if raw.strip():
-            line = json.loads(raw)
+            line: Any = load_json(raw)  # Any: a line this module wrote, an object
             found[int(line["line"])] = line
     return found
 

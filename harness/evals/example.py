@@ -9,7 +9,7 @@ JSONL file ``harness eval`` reads::
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: lines with json's default separators, which orjson cannot write
 import os
 from pathlib import Path
 from typing import Final

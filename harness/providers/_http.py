@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+
+# the stdlib's json: an error body read with NaN refused (parse_constant, which orjson has no hook
+# for)
 import json
 import socket
 import time

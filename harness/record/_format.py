@@ -45,7 +45,7 @@ file.
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: a record file's one-space indent, which orjson cannot write
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final

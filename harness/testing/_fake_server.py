@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+
+# the stdlib's json: replies as the reference server writes them (json's separators), which orjson
+# cannot
 import json
 import logging
 import math

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import math
 import threading
@@ -39,6 +38,7 @@ import attrs
 from aiohttp import web
 
 from harness.catalog import Tokenizer, tokenizer
+from harness.decision._internal import load_json
 from harness.serve import ServerShell
 
 __all__ = ["TRAINING_TEXT", "BigramModel", "LogprobServer"]
@@ -281,7 +281,7 @@ class LogprobServer(ServerShell):
         if self.fail_with is not None:
             return _error(self.fail_with, "cannot serve this request: " + raw.decode("utf-8"))
         try:
-            body = json.loads(raw)
+            body = load_json(raw)
         except ValueError:
             return _error(400, "the body is not JSON")
         if not isinstance(body, dict):
