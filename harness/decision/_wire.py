@@ -10,6 +10,7 @@ from typing import NewType, TypeAlias, TypeVar
 
 import attrs
 import cattrs
+import cattrs.preconf.orjson
 import cattrs.v
 
 from harness.errors import (
@@ -174,7 +175,9 @@ def _integer(value: object, _: object) -> int:
     return value
 
 
-_converter = cattrs.Converter(forbid_extra_keys=False, detailed_validation=True)
+_converter = cattrs.preconf.orjson.make_converter(forbid_extra_keys=False, detailed_validation=True)
+"""cattrs' converter pre-configured for orjson (what the bodies are read with), its hooks for the
+wire's scalars replaced by the strict ones below."""
 _converter.register_structure_hook(str, _string)
 _converter.register_structure_hook(int, _integer)
 _converter.register_structure_hook(float, _number)
