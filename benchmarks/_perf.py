@@ -1,9 +1,9 @@
 """pyperf for the fixed-cost benchmarks: each way of making calls is one pyperf benchmark.
 
 pyperf calibrates each way's loop count, runs it in worker processes of their own (each with
-warm-up values first), and gives each way's mean time a call and its spread over the workers;
-the script then prints its targets as ratios of those means, every way measured in the same
-run. ``-o FILE`` writes pyperf's own results, which ``python -m pyperf compare_to OLD.json
+warm-up values first), and gives each way's time a call and its spread over the workers; the
+script then prints its targets as ratios of those times (their medians), every way measured in
+the same run. ``-o FILE`` writes pyperf's own results, which ``python -m pyperf compare_to OLD.json
 NEW.json`` compares between two builds; ``--json FILE`` writes the benchmark's results
 (``_results.py``).
 
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
 import os
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import pyperf
 
-__all__ = ["Means", "closing", "runner", "timed_async", "worker_loop"]
+__all__ = ["Means", "closing", "finish", "runner", "timed_async", "worker_loop"]
 
 
 def runner(
@@ -61,26 +61,31 @@ _closers: list[Callable[[], Coroutine[Any, Any, object]]] = []
 
 def worker_loop() -> asyncio.AbstractEventLoop:
     """This process's event loop (one per worker: a way's state lives on it between values);
-    what :func:`closing` was given is closed on it when the process exits."""
+    what :func:`closing` was given is closed on it by :func:`finish`."""
     global _loop
     if _loop is None:
         _loop = asyncio.new_event_loop()
         asyncio.set_event_loop(_loop)
-        atexit.register(_close)
     return _loop
 
 
 def closing(close: Callable[[], Coroutine[Any, Any, object]]) -> None:
-    """Await ``close()`` on the worker's loop when the process exits (a session, a dispatcher)."""
+    """Await ``close()`` on the worker's loop at :func:`finish` (a session, a dispatcher)."""
     _closers.append(close)
 
 
-def _close() -> None:
+def finish() -> None:
+    """Close what :func:`closing` was given, and the loop: the last thing a script's ``main``
+    does, in its workers and in the main process alike (at interpreter exit the executors the
+    closing needs are already shut)."""
+    global _loop
     if _loop is None or _loop.is_closed():
         return
     for close in reversed(_closers):
         _loop.run_until_complete(close())
+    _closers.clear()
     _loop.close()
+    _loop = None
 
 
 def timed_async(
@@ -98,10 +103,10 @@ def timed_async(
         call = made[0]
 
         async def calls() -> float:
-            started = pyperf.perf_counter()
+            started = time.perf_counter()
             for _ in range(loops):
                 await call()
-            return pyperf.perf_counter() - started
+            return time.perf_counter() - started
 
         return loop.run_until_complete(calls())
 
@@ -109,8 +114,10 @@ def timed_async(
 
 
 class Means:
-    """Each way's mean seconds a call (pyperf's ``Benchmark.mean``), by name; empty in a worker,
-    whose runner returns no benchmark for the ways it did not run."""
+    """Each way's seconds a call, by name: the median of pyperf's values (``Benchmark.median``;
+    on a shared machine a value now and then takes a preemption, which moves the mean and not
+    the median); empty in a worker, whose runner returns no benchmark for the ways it did not
+    run."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
@@ -121,7 +128,7 @@ class Means:
         """Keep ``benchmark``'s mean (None: this process did not run it)."""
         if benchmark is None or benchmark.get_nvalue() == 0:  # calibration: no values yet
             return
-        self.seconds[name] = benchmark.mean()
+        self.seconds[name] = benchmark.median()
         self.spread[name] = benchmark.stdev() if benchmark.get_nvalue() > 1 else 0.0
         self.values[name] = benchmark.get_nvalue()
 

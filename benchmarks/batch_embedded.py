@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _breakdown import breakdown, print_breakdown  # noqa: E402
-from _perf import Means, runner, worker_loop  # noqa: E402
+from _perf import Means, finish, runner, worker_loop  # noqa: E402
 from _results import conditions, target, write  # noqa: E402
 
 from harness.batch import BatchSpec, run_batch_async  # noqa: E402
@@ -140,6 +140,7 @@ def main() -> None:
             name, way(name.split(" ")[0], runs, "CPU" in name), inner_loops=runs
         )
         means.add(name, found)
+    finish()  # the worker's loop and what it holds, closed
     if options.worker or not means.complete(WAYS):
         return  # a worker: the main process sums up
     parts = None
@@ -153,7 +154,7 @@ def main() -> None:
     batch_cpu, loop_cpu = means["batch (CPU)"], means["loop (CPU)"]
     ratio = batch_rate / loop_rate
     print(f"load average: {load:.2f} before, {os.getloadavg()[0]:.2f} after, {os.cpu_count()} CPUs")
-    print(f"{runs} runs a loop; means of pyperf's")
+    print(f"{runs} runs a loop; medians of pyperf's values")
     for name, rate, cpu in (
         ("plain loop (harness.run)", loop_rate, loop_cpu),
         ("batch", batch_rate, batch_cpu),

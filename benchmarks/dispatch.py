@@ -61,7 +61,7 @@ import aiohttp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _breakdown import breakdown, print_breakdown
-from _perf import Means, closing, runner, worker_loop
+from _perf import Means, closing, finish, runner, worker_loop
 from _results import conditions, target, write
 
 from harness.catalog import Catalog, CatalogEntry
@@ -173,7 +173,7 @@ async def run_bare(
                 payload = load_json(await reply.read())
                 if reply.status == 503:
                     continue
-                if reply.status != 200 or "answers" not in payload:
+                if reply.status != 200 or not isinstance(payload, dict) or "answers" not in payload:
                     raise SystemExit(f"the bare loop got HTTP {reply.status}: the figures are void")
                 return
 
@@ -250,12 +250,12 @@ async def _opened(port: int) -> tuple[aiohttp.ClientSession, Dispatcher, str]:
     if "session" not in _state:
         entry = entry_for(port)
         catalog = Catalog([entry], {"decision": entry.id})
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-        dispatcher = Dispatcher(catalog, pacing=Pacing.immediate())
-        await dispatcher.__aenter__()  # open for the worker's life
-        _state.update(session=session, dispatcher=dispatcher, url=entry.url)
-        closing(session.close)
-        closing(dispatcher.aclose)
+        opened = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        dispatching = Dispatcher(catalog, pacing=Pacing.immediate())
+        await dispatching.__aenter__()  # open for the worker's life
+        _state.update(session=opened, dispatcher=dispatching, url=entry.url)
+        closing(opened.close)
+        closing(dispatching.aclose)
     session, dispatcher, url = _state["session"], _state["dispatcher"], _state["url"]
     assert isinstance(session, aiohttp.ClientSession)
     assert isinstance(dispatcher, Dispatcher)
@@ -344,6 +344,7 @@ def main() -> None:
             server.join(timeout=10)
             if server.is_alive():
                 server.terminate()
+    finish()  # the worker's loop and what it holds, closed
     if options.worker or not means.complete(WAYS):
         return  # a worker: the main process sums up
     report(options, means, parts, served, load)

@@ -39,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _breakdown import breakdown, print_breakdown
-from _perf import Means, closing, runner, timed_async, worker_loop
+from _perf import Means, closing, finish, runner, timed_async, worker_loop
 from _results import conditions, target, write
 
 from harness.catalog import default_catalog
@@ -267,6 +267,7 @@ def main() -> None:
         "harness, model canned",
         perf.bench_time_func("harness, model canned", timed_async(canned_way(request))),
     )
+    finish()  # the worker's loop and what it holds, closed
     if options.worker or not means.complete(WAYS):
         return  # a worker: the main process sums up
     report(options, request, means, load)
@@ -286,7 +287,8 @@ def report(
     if options.breakdown:
         parts, cpu_us = asyncio.run(profiled(request, options.breakdown_calls))
     print(f"load average: {load:.2f} before, {os.getloadavg()[0]:.2f} after, {os.cpu_count()} CPUs")
-    print(f"request: {options.request} ({len(request.questions)} question(s)); means of pyperf's")
+    asked = len(request.questions)
+    print(f"request: {options.request} ({asked} question(s)); medians of pyperf's values")
     print(f"  sparrow-decider directly : {model * 1e6:9.1f} µs  CPU {model_cpu * 1e6:9.1f} µs")
     print(
         f"  through harness          : {harness * 1e6:9.1f} µs  CPU {harness_cpu_s * 1e6:9.1f} µs"

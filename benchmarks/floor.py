@@ -65,7 +65,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _breakdown import breakdown, print_breakdown
-from _perf import Means, runner, timed_async, worker_loop
+from _perf import Means, finish, runner, timed_async, worker_loop
 from _results import conditions, target, write
 from embedded import LATENCY_TARGET, SMALL, THROUGHPUT_TARGET, harness_way, submitted
 
@@ -309,6 +309,7 @@ def main() -> None:
             "a bare task a call, at once", _at_once(block, _bare_task), inner_loops=block
         ),
     )
+    finish()  # the worker's loop and what it holds, closed
     if options.worker or not means.complete(WAYS):
         return  # a worker: the main process sums up
     report(options, floor, means, load)
@@ -325,7 +326,7 @@ def report(options: argparse.Namespace, floor: Floor, means: Means, load: float)
     if options.breakdown:
         parts = asyncio.run(_profiled(floor, options.breakdown_calls))
     print(f"load average: {load:.2f} before, {os.getloadavg()[0]:.2f} after, {os.cpu_count()} CPUs")
-    print("latency, means of pyperf's:")
+    print("latency, medians of pyperf's values:")
     print(f"  sparrow-decider directly : {model_s * 1e6:8.1f} µs")
     print(f"  the floor path           : {floor_s * 1e6:8.1f} µs")
     print(f"  through harness          : {harness_s * 1e6:8.1f} µs")

@@ -113,6 +113,12 @@ _NUMBERS = bytes(
 """Every digit as ``0`` and every byte that may end a number as ``,``: a run of digits and a
 number's end are then one pattern each (a bytes search in C, not a regular expression)."""
 
+_FLOAT_MARKS = bytes(
+    ord("d") if 0x31 <= byte <= 0x39 else ord(",") if chr(byte) in ",}]\n" else byte
+    for byte in range(256)
+)
+"""The digits 1-9 as ``d`` (``0`` kept) and every byte that may end a number as ``,``."""
+
 _LONG_DIGITS = b"0" * 19
 """19 digits in a row: an integer beyond 64 bits needs them (2**63 has 19)."""
 
@@ -121,14 +127,11 @@ def _orjson_differs(out: bytes) -> bool:
     """Whether orjson's ``out`` may hold a float it writes otherwise than ``repr``: one in
     [1e-5, 1e-4) in fixed notation (``0.0000``) or one in [1e-9, 1e-5) with a one-digit
     exponent (``e-7``, where ``repr`` gives ``e-07``). Strings holding these patterns give a
-    false alarm, which costs only the fallback."""
-    if b"0.0000" in out:
-        return True
-    if b"e-" not in out:  # most bodies: two searches in C, no copy
-        return False
-    return b"e-0," in out.translate(_NUMBERS) or out.endswith(
-        (b"e-1", b"e-2", b"e-3", b"e-4", b"e-5", b"e-6", b"e-7", b"e-8", b"e-9")
-    )
+    false alarm, which costs only the fallback. One copy of the bytes with the digits 1-9 made
+    alike (``0`` kept) and a number's ends made alike, then two searches: no search for a short
+    pattern of common letters (``e-`` alone takes ten times as long over English text)."""
+    marked = out.translate(_FLOAT_MARKS)
+    return b"0.0000" in marked or b"e-d," in marked or marked.endswith(b"e-d")
 
 
 def _orjson(value: object, option: int, finite: bool) -> bytes | None:
