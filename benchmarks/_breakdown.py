@@ -7,7 +7,7 @@ call, so the figures are larger than the unprofiled ones: read them as shares, a
 the unprofiled CPU a call the benchmark measures (:func:`scaled`).
 
 Used by ``benchmarks/embedded.py``, ``benchmarks/dispatch.py`` and ``benchmarks/batch_embedded.py``
-(their ``--profile`` option); not a script of its own.
+(their ``--breakdown`` option); not a script of its own.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ PARTS = (
 _BY_PATH: tuple[tuple[str, str], ...] = (
     ("sparrow_decider", "model"),
     ("numpy", "model"),
-    ("harness/catalog/_calibration.py", "calibration"),
+    ("harness/catalog/_calibration", "calibration"),  # the maps and the roles
     ("harness/providers/_calibrated.py", "calibration"),
     ("harness/jobs/_job.py", "job and identity"),
     ("harness/scope/", "job and identity"),

@@ -1,7 +1,7 @@
 """What a benchmark writes with ``--json FILE``: its conditions, figures, targets and breakdown.
 
-Every benchmark of the fixed cost of a call (``embedded.py``, ``dispatch.py``,
-``batch_embedded.py``) writes one JSON object of this shape, so a test
+Every benchmark of the fixed cost of a call (``embedded.py``, ``floor.py``, ``dispatch.py``,
+``batch_embedded.py``) and ``json_body.py`` writes one JSON object of this shape, so a test
 (``tests/benchmarks/test_results.py``) can run each in a tiny size and compare the structure
 with ``benchmarks/shapes/<name>.json``: a benchmark that stops measuring something fails it.
 
@@ -23,11 +23,15 @@ __all__ = ["TINY", "Target", "conditions", "target", "write"]
 
 Target = dict[str, object]
 
+_ONE = ["--processes", "1", "--values", "1", "--warmups", "1", "--quiet"]
+"""pyperf in its least: one worker process a way, one warm-up and one value."""
+
 TINY: dict[str, list[str]] = {
-    "embedded": ["--rounds", "4", "--calls", "12", "--block", "4", "--piece-calls", "3"],
-    "dispatch": ["--calls", "12", "--rounds", "2"],
-    "batch_embedded": ["--runs", "6", "--passes", "1"],
-    "floor": ["--rounds", "4", "--calls", "12", "--block", "4"],
+    "embedded": [*_ONE, "--loops", "2", "--block", "4", "--breakdown-calls", "5"],
+    "dispatch": [*_ONE, "--loops", "1", "--calls", "12"],
+    "batch_embedded": [*_ONE, "--loops", "1", "--runs", "4"],
+    "floor": [*_ONE, "--loops", "2", "--block", "4", "--breakdown-calls", "5"],
+    "json_body": [*_ONE, "--loops", "2", "--artifacts", "20"],
 }
 """Each benchmark's tiny size: every part of it runs, briefly (seconds; the figures mean
 nothing). The structure test (``tests/benchmarks/test_results.py``) and ``targets.py --quick``

@@ -1,5 +1,6 @@
-"""The contract's floor: the least any code keeping issue 26's contract can add to the embedded
-model, measured beside harness in the same run.
+"""The contract's floor: the least any code keeping harness's contract (every call priced,
+admitted, recorded, traceable) can add to the embedded model, measured beside harness in the
+same run.
 
 ``embedded.py`` asks whether harness's own time is at most 0.2 of the model's (latency) and
 whether its rate is at least 0.95 of the model's serial rate (throughput). When a target is
@@ -11,7 +12,7 @@ plain asyncio for this one request and entry, with nothing general about it:
 * a call submitted among many runs as a task of its own (a job can be awaited and cancelled
   on its own: the throughput path); a call awaited alone runs in the awaiting task, which
   cancels it by being cancelled (the latency path; harness's ``Dispatcher.run`` does the same
-  with a decision call since issue 26's fourth round: before it, this path made a task too);
+  with a decision call);
 * an identity (a job id) and a context variable naming the running job, set and reset
   (traceable);
 * the call priced: the body's length reserved against the entry's ceiling (the body encoded
@@ -33,16 +34,17 @@ answer objects beyond tuples: whatever harness does beyond it is design, not con
 floor path's ratios bound what any implementation could reach on this machine: a target the
 floor misses cannot be met without giving up part of the contract.
 
-Three ways, interleaved per round in rotating order (``--rounds``, medians): sparrow-decider
-asked directly (the baseline), the floor path, and harness's ``DecisionCall`` through a
-``Dispatcher``. Then throughput: ``--calls`` calls each way (default 2,000) in interleaved blocks of
-``--block`` (default 100; ``benchmarks/_blocks.py``): the model in a plain loop, the floor path's
-and harness's calls each block submitted at once, and the model asked in a bare task a call
-(``create_task`` and ``gather``, nothing else of the contract): what the task per submitted job
-alone costs.
+Each way is a pyperf benchmark of the same run (``benchmarks/_perf.py``: calibrated loops,
+worker processes, warm-ups): sparrow-decider asked directly (the baseline), the floor path and
+harness's ``DecisionCall`` through a ``Dispatcher``, each awaited one after another (latency);
+then ``--block`` calls (default 100) submitted at once and gathered (throughput): the floor
+path's, harness's, and the model asked in a bare task a call (``create_task`` and ``gather``,
+nothing else of the contract: what the task per submitted job alone costs), each against the
+model in a plain loop.
 
-A script, not a test: ``python benchmarks/floor.py [--rounds 300] [--calls 500]``;
-``--json FILE`` writes the results (``benchmarks/_results.py``).
+A script, not a test: ``python benchmarks/floor.py [--fast | --rigorous] [-o now.json]``;
+``--json FILE`` writes the results (``benchmarks/_results.py``), ``--breakdown`` profiles the
+floor path by part.
 """
 
 from __future__ import annotations
@@ -52,10 +54,8 @@ import asyncio
 import contextvars
 import cProfile
 import itertools
-import json
 import math
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -64,16 +64,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _blocks import interleaved
 from _breakdown import breakdown, print_breakdown
+from _perf import Means, finish, runner, timed_async, worker_loop
 from _results import conditions, target, write
-from embedded import LATENCY_TARGET, SMALL, THROUGHPUT_TARGET
+from embedded import LATENCY_TARGET, SMALL, THROUGHPUT_TARGET, harness_way, submitted
 
 from harness.catalog import TemperatureMap, default_catalog
 from harness.decision import Choice, DecisionRequest, systemone
-from harness.jobs import Dispatcher
-from harness.thinker import DecisionCall
-from harness.tools import Workflow
+from harness.decision._internal import json_bytes
 
 _job = contextvars.ContextVar[int]("floor_job")
 _EPSILON = 1e-12
@@ -115,7 +113,7 @@ class Floor:
             raise TypeError("the wire's questions are an object")
         self.state = body["state"]
         self.questions: dict[str, Any] = questions  # sparrow's own JSON shapes
-        self.body_length = len(json.dumps(body, separators=(",", ":")).encode())
+        self.body_length = len(json_bytes(body))
         self.ceiling = 1 << 20
         self.options = {
             qid: tuple(q.options) for qid, q in request.questions.items() if isinstance(q, Choice)
@@ -215,180 +213,196 @@ def _temperature() -> float:
     return found.temperature
 
 
-async def _timed(
-    way: Callable[[], Coroutine[Any, Any, object]] | Callable[[], object],
-) -> tuple[float, float]:
-    cpu = time.process_time()
-    started = time.perf_counter()
-    result = way()
-    if asyncio.iscoroutine(result):
-        await result
-    return time.perf_counter() - started, time.process_time() - cpu
-
-
-async def measure(options: argparse.Namespace) -> dict[str, object]:
+def _model() -> Any:  # Any: sparrow's Decider
     import sparrow_decider
 
+    return sparrow_decider.Decider.load()
+
+
+_made: dict[str, Any] = {}
+
+
+def _floor() -> Floor:
+    """This worker's floor path (made once)."""
+    if "floor" not in _made:
+        worker_loop()
+        _made["floor"] = Floor(_model(), SMALL, _temperature())
+    found: Floor = _made["floor"]
+    return found
+
+
+async def _floor_way() -> Callable[[], Coroutine[Any, Any, object]]:
+    return _floor().call
+
+
+def _at_once(
+    block: int, make: Callable[[], Callable[[], Coroutine[Any, Any, object]]]
+) -> Callable[[int], float]:
+    """``loops`` blocks of ``block`` calls of ``make()``, each block made a task a call at once
+    and gathered."""
+
+    def time_func(loops: int) -> float:
+        loop = worker_loop()
+        call = make()
+
+        async def blocks() -> float:
+            started = time.perf_counter()
+            for _ in range(loops):
+                await asyncio.gather(*[loop.create_task(call()) for _ in range(block)])
+            return time.perf_counter() - started
+
+        return loop.run_until_complete(blocks())
+
+    return time_func
+
+
+def _bare_task() -> Callable[[], Coroutine[Any, Any, object]]:
+    floor = _floor()
+    model, state, questions = floor.model, floor.state, floor.questions
+
+    async def asked() -> object:
+        return model.ask(state, questions)
+
+    return asked
+
+
+WAYS = (
+    "model",
+    "floor",
+    "harness",
+    "floor, at once",
+    "harness, at once",
+    "a bare task a call, at once",
+)
+
+
+def own_options(parser: argparse.ArgumentParser) -> None:
+    """The script's own options (pyperf's are its own: --fast, --rigorous, -p, -n, -l, -o)."""
+    parser.add_argument("--block", type=int, default=100, help="calls submitted at once")
+    parser.add_argument("--breakdown", action="store_true", help="break the floor path down")
+    parser.add_argument("--breakdown-calls", type=int, default=500, help="calls profiled")
+
+
+def main() -> None:
+    """Run every way as a pyperf benchmark; in the main process, print and write the ratios."""
     load = os.getloadavg()[0]
-    request = SMALL
-    model = sparrow_decider.Decider.load()
-    floor = Floor(model, request, _temperature())
-    state, questions = floor.state, floor.questions
-    workflow = Workflow()
-    parts: dict[str, float] | None = None
-    async with Dispatcher(default_catalog()) as dispatcher:
+    perf, options = runner(own_options, ("block",), processes=6, values=3)
+    block = options.block
+    floor = _floor()
+    means = Means()
+    means.add("model", perf.bench_func("model", floor.model.ask, floor.state, floor.questions))
+    means.add("floor", perf.bench_time_func("floor", timed_async(_floor_way)))
+    means.add("harness", perf.bench_time_func("harness", timed_async(harness_way(SMALL))))
+    means.add(
+        "floor, at once",
+        perf.bench_time_func(
+            "floor, at once", _at_once(block, lambda: _floor().job), inner_loops=block
+        ),
+    )
+    means.add(
+        "harness, at once",
+        perf.bench_time_func("harness, at once", submitted(SMALL, block), inner_loops=block),
+    )
+    means.add(
+        "a bare task a call, at once",
+        perf.bench_time_func(
+            "a bare task a call, at once", _at_once(block, _bare_task), inner_loops=block
+        ),
+    )
+    finish()  # the worker's loop and what it holds, closed
+    if options.worker or not means.complete(WAYS):
+        return  # a worker: the main process sums up
+    report(options, floor, means, load)
 
-        def direct() -> object:
-            return model.ask(state, questions)
 
-        async def harness() -> object:
-            response = await dispatcher.run(DecisionCall(workflow, request))
-            if not response.success:
-                raise SystemExit(f"a harness call failed: {response.failure}")
-            return response
-
-        ways: list[Callable[[], Any]] = [direct, floor.call, harness]
-        wall: list[list[float]] = [[], [], []]
-        cpu: list[list[float]] = [[], [], []]
-        warm = min(30, options.rounds)
-        for round_ in range(options.rounds + warm):
-            for index in range(3):
-                way = (round_ + index) % 3
-                elapsed, spent = await _timed(ways[way])
-                if round_ >= warm:
-                    wall[way].append(elapsed)
-                    cpu[way].append(spent)
-        medians = [statistics.median(times) for times in wall]
-        cpu_medians = [statistics.median(times) for times in cpu]
-
-        def loop_of_direct(count: int) -> None:
-            for _ in range(count):
-                model.ask(state, questions)
-
-        async def asked(_: int) -> None:
-            model.ask(state, questions)
-
-        async def tasks_at_once(count: int) -> None:
-            loop = asyncio.get_running_loop()  # a task a call and nothing else of the contract
-            await asyncio.gather(*[loop.create_task(asked(0)) for _ in range(count)])
-
-        async def floor_at_once(count: int) -> None:
-            loop = asyncio.get_running_loop()  # one task a call, as dispatcher.submit makes
-            await asyncio.gather(*[loop.create_task(floor.job()) for _ in range(count)])
-
-        async def harness_at_once(count: int) -> None:
-            handles = [dispatcher.submit(DecisionCall(workflow, request)) for _ in range(count)]
-            await asyncio.gather(*(h.result() for h in handles))
-
-        rates = await interleaved(
-            [
-                ("direct", loop_of_direct),
-                ("floor", floor_at_once),
-                ("harness", harness_at_once),
-                ("tasks", tasks_at_once),
-            ],
-            options.calls,
-            options.block,
-        )
-        if options.profile:
-            profiler = cProfile.Profile()
-            profiler.enable()
-            for _ in range(options.calls):
-                await floor.call()
-            profiler.disable()
-            parts = breakdown(profiler, options.calls)
-
-    model_s, floor_s, harness_s = medians
-    model_cpu, floor_cpu, harness_cpu = cpu_medians
+def report(options: argparse.Namespace, floor: Floor, means: Means, load: float) -> None:
+    """Print the ratios of the means and write the results."""
+    model_s, floor_s, harness_s = means["model"], means["floor"], means["harness"]
     floor_own = (floor_s - model_s) / model_s
     harness_own = (harness_s - model_s) / model_s
-    print(f"load average: {load:.2f} on {os.cpu_count()} CPUs")
-    print(f"latency, median of {options.rounds} interleaved rounds (wall, CPU):")
-    print(f"  sparrow-decider directly : {model_s * 1e6:8.1f} µs {model_cpu * 1e6:8.1f} µs")
-    print(f"  the floor path           : {floor_s * 1e6:8.1f} µs {floor_cpu * 1e6:8.1f} µs")
-    print(f"  through harness          : {harness_s * 1e6:8.1f} µs {harness_cpu * 1e6:8.1f} µs")
+    rate = 1 / model_s
+    rates = {name: 1 / means[name] for name in WAYS[3:]}
+    parts: dict[str, float] | None = None
+    if options.breakdown:
+        parts = asyncio.run(_profiled(floor, options.breakdown_calls))
+    print(f"load average: {load:.2f} before, {os.getloadavg()[0]:.2f} after, {os.cpu_count()} CPUs")
+    print("latency, medians of pyperf's values:")
+    print(f"  sparrow-decider directly : {model_s * 1e6:8.1f} µs")
+    print(f"  the floor path           : {floor_s * 1e6:8.1f} µs")
+    print(f"  through harness          : {harness_s * 1e6:8.1f} µs")
     print(
         f"  own time / the model's   : floor {floor_own:.3f}, harness {harness_own:.3f} "
         f"(target <= {LATENCY_TARGET})"
     )
-    print(f"throughput, interleaved blocks of {options.block} calls each way:")
-    print(f"  sparrow-decider in a loop: {rates.rate(0):8.0f} decisions/s")
-    print(f"  the floor path, at once  : {rates.rate(1):8.0f} decisions/s = {rates.describe(1)}")
-    print(f"  harness, at once         : {rates.rate(2):8.0f} decisions/s = {rates.describe(2)}")
-    print(f"  a bare task a call       : {rates.rate(3):8.0f} decisions/s = {rates.describe(3)}")
-    print(f"  (target >= {THROUGHPUT_TARGET})")
+    print(f"throughput, blocks of {options.block} calls at once (target >= {THROUGHPUT_TARGET}):")
+    print(f"  sparrow-decider in a loop: {rate:8.0f} decisions/s")
+    for name, found in rates.items():
+        print(f"  {name:<27}: {found:8.0f} decisions/s = {found / rate:.3f}")
     if parts is not None:
-        print_breakdown("the floor path, one call after another", parts, floor_cpu * 1e6)
-    baseline = "sparrow-decider asked directly, interleaved"
+        print_breakdown("the floor path, one call after another", parts, floor_s * 1e6)
+    baseline = "sparrow-decider asked directly, the same run"
     plain = "sparrow-decider in a plain loop"
-    return {
-        "conditions": conditions(
-            {"rounds": options.rounds, "calls": options.calls, "block": options.block}, load
+    write(
+        options.json,
+        "floor",
+        conditions(
+            {
+                "block": options.block,
+                "processes": options.processes,
+                "values": options.values,
+                "loops": options.loops,
+            },
+            load,
         ),
-        "figures": {
+        {
             "model_us": round(model_s * 1e6, 2),
             "floor_us": round(floor_s * 1e6, 2),
             "harness_us": round(harness_s * 1e6, 2),
-            "model_cpu_us": round(model_cpu * 1e6, 2),
-            "floor_cpu_us": round(floor_cpu * 1e6, 2),
-            "harness_cpu_us": round(harness_cpu * 1e6, 2),
-            "model_rate_per_s": round(rates.rate(0), 2),
-            "floor_rate_per_s": round(rates.rate(1), 2),
-            "harness_rate_per_s": round(rates.rate(2), 2),
-            **rates.figures(1, "floor"),
-            **rates.figures(2, "harness"),
-            "tasks_rate_per_s": round(rates.rate(3), 2),
-            **rates.figures(3, "tasks"),
+            "model_rate_per_s": round(rate, 2),
+            "floor_rate_per_s": round(rates["floor, at once"], 2),
+            "harness_rate_per_s": round(rates["harness, at once"], 2),
+            "tasks_rate_per_s": round(rates["a bare task a call, at once"], 2),
+            "values": dict(means.values),
+            "stdev_us": {name: round(spread * 1e6, 3) for name, spread in means.spread.items()},
         },
-        "targets": [
+        [
             target(
                 "the floor path's own time / the model's", floor_own, LATENCY_TARGET, "<=", baseline
             ),
             target("harness's own time / the model's", harness_own, LATENCY_TARGET, "<=", baseline),
             target(
                 "the floor path's rate / the model's serial rate",
-                rates.ratio(1),
+                rates["floor, at once"] / rate,
                 THROUGHPUT_TARGET,
                 ">=",
                 plain,
             ),
             target(
                 "harness's rate / the model's serial rate",
-                rates.ratio(2),
+                rates["harness, at once"] / rate,
                 THROUGHPUT_TARGET,
                 ">=",
                 plain,
             ),
             target(
                 "a bare task a call: rate / the model's serial rate",
-                rates.ratio(3),
+                rates["a bare task a call, at once"] / rate,
                 THROUGHPUT_TARGET,
                 ">=",
                 plain,
             ),
         ],
-        "breakdown": parts,
-    }
-
-
-def main() -> None:
-    """Parse the options and measure."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=300)
-    parser.add_argument("--calls", type=int, default=2000, help="throughput calls each way")
-    parser.add_argument("--block", type=int, default=100, help="calls a throughput block")
-    parser.add_argument("--profile", action="store_true", help="break the floor path down")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (- : stdout)")
-    options = parser.parse_args()
-    found = asyncio.run(measure(options))
-    write(
-        options.json,
-        "floor",
-        found["conditions"],  # type: ignore[arg-type]  # built by measure
-        found["figures"],  # type: ignore[arg-type]  # built by measure
-        found["targets"],  # type: ignore[arg-type]  # built by measure
-        found["breakdown"],  # type: ignore[arg-type]  # built by measure
+        parts,
     )
+
+
+async def _profiled(floor: Floor, calls: int) -> dict[str, float]:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        await floor.call()
+    profiler.disable()
+    return breakdown(profiler, calls)
 
 
 if __name__ == "__main__":

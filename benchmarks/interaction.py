@@ -1,8 +1,8 @@
 """How harness's path and the embedded model slow each other down, measured apart.
 
-Round 5 (docs/performance.md) found that harness's path runs 2-3 times slower right after the
-model than back to back: the model leaves the CPU's caches holding its own code and data. This
-script measures the other half and what the cold path consists of:
+Harness's path runs 2-3 times slower right after the model than back to back: the model leaves
+the CPU's caches holding its own code and data. This script measures the other half and what
+the cold path consists of:
 
 * **the model inside harness**: sparrow-decider's ``ask`` timed inside harness's calls (the
   embedded client's model call wrapped in two clock reads) against the same ``ask`` called

@@ -1,4 +1,4 @@
-"""What a journal costs a run, and what a resume saves, on the embedded model (issue 24).
+"""What a journal costs a run, and what a resume saves, on the embedded model.
 
 A thinker splits a plan of ``--chores`` chores and does each (a tool with a small side effect
 in memory), one decision per turn, on sparrow-decider in-process. Measured in the same process,

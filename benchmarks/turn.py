@@ -19,7 +19,7 @@ one decision and finishes without asking again). Printed per turn, in millisecon
   asked directly, best of ``--model-repeat``), and **share**: the turn over the model's time;
 
 and the wire body's kilobytes and tokens, and per size the body with the most tools over the
-body with the fewest. Targets (issue 14): the turn (framework and tokenizer) at most 0.05 of the
+body with the fewest. Targets: the turn (framework and tokenizer) at most 0.05 of the
 model's time at every size measured; at 1,000 artifacts the body with 20 tools at most 1.2 x
 the body with 5. ``--scheme`` picks the question scheme (``lean``, the default, or ``verbose``).
 A script, not a test::

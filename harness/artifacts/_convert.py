@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import datetime
 import decimal
-import json
+import json  # the stdlib: only for its JSONDecodeError, what load_json raises for a body it refuses
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
@@ -31,6 +31,7 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
 from harness.artifacts._artifact import Artifact, ListArtifact
+from harness.decision._internal import compact_json, load_json
 from harness.errors import HarnessError
 
 __all__ = [
@@ -246,7 +247,7 @@ def to_json(artifact: Artifact) -> str:
         )
     value = artifact_converter.unstructure(artifact)
     try:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = compact_json(value)
     except (TypeError, ValueError) as error:
         raise TypeError(
             f"{with_article(type(artifact).__qualname__)} artifact has no JSON form ({error}): "
@@ -273,7 +274,7 @@ def from_json(tp: type[A], text: str | bytes, *, allow_extra: bool = False) -> A
             "...) and the list with ListArtifact.of(ItemType, items)"
         )
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except json.JSONDecodeError as error:
         raise ValueError(
             f"the input for {with_article(origin.__qualname__)} is not JSON (line "

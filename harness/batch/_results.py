@@ -12,11 +12,12 @@ whole, to a temporary file renamed over it, so a kill then leaves the old file o
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
+
+from harness.decision._internal import json_bytes, load_json
 
 __all__ = ["RETRIED", "ResultsFile"]
 
@@ -46,7 +47,7 @@ class ResultsFile:
         kept: list[bytes] = []
         for raw in data[:keep].splitlines(keepends=True):
             try:
-                line = json.loads(raw)
+                line = load_json(raw)
             except ValueError:
                 raise ValueError(
                     f"{self.path} holds a line that is not JSON: it is not a results file of "
@@ -78,7 +79,7 @@ class ResultsFile:
         assert isinstance(number, int)
         if number in self.done:
             return False
-        data = (json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = json_bytes(result, allow_nan=True) + b"\n"
         written = os.write(self._fd, data)
         if written != len(data):  # a regular file writes all or fails; say so if it did not
             raise OSError(f"short write to {self.path}: {written} of {len(data)} bytes")

@@ -5,14 +5,12 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final, Literal, Protocol
+from typing import Final, Literal, Protocol
 
 import attrs
 
-from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from ._calibration import Calibration
+from ._calibration import Calibration
+from ._errors import CatalogError as CatalogError
 
 __all__ = [
     "DEFAULT_PATHS",
@@ -53,10 +51,6 @@ DEFAULT_MAX_REPLY_DEPTH = 32
 WINDOW_CONNECTIONS = 32
 """The connection pool of a window-bounded entry without ``max_connections``: its bucket admits
 by tokens, not by calls, so the pool bounds the sockets instead."""
-
-
-class CatalogError(HarnessError, ValueError):
-    """A catalog, an entry or a pin breaks a rule: names the entry and the rule."""
 
 
 class RetryFields(Protocol):
@@ -269,8 +263,6 @@ class CatalogEntry:
             rules.append("decision_timeout_s must be > 0 seconds (leave it out for 60 s)")
         if self.orderings < 1:
             rules.append("orderings must be >= 1 (1: no position-bias correction)")
-
-        from ._calibration import Calibration  # it imports this module's CatalogError
 
         calibration: object = self.calibration  # built from Python, it may be anything
         if calibration is not None and not isinstance(calibration, Calibration):

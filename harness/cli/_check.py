@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
+import json  # the stdlib: the log's ASCII escapes (ensure_ascii), which orjson cannot write
 import pkgutil
 import sys
 from collections.abc import Iterator, Sequence

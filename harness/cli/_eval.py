@@ -275,9 +275,10 @@ def _with_bias(data: dict[str, object], bias: PositionBias | None) -> str:
 
 def _add_bias(path: Path, bias: PositionBias) -> None:
     """Add the position bias to the report file written at ``path``."""
-    import json
+    from harness.decision._internal import load_json
 
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = load_json(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)  # a report this command just wrote
     path.write_text(_with_bias(data, bias), encoding="utf-8")
 
 

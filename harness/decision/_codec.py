@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer
 from ._frozen_map import FrozenMap
-from ._json import JsonValue, compact_json, json_kind
+from ._json import JsonValue, json_bytes, json_kind
 from ._questions import Choice, Score
 from ._request import DecisionRequest
 from ._wire import (
@@ -109,7 +109,7 @@ def body_encoder(wire: str, module: str, encode_request: RequestEncoder) -> Body
     wire and model."""
 
     def encode(request: DecisionRequest, model: str | None) -> bytes:
-        return compact_json(encode_request(request, model)).encode("utf-8")
+        return json_bytes(encode_request(request, model), finite=True)  # a checked state
 
     return made_body_encoder(wire, module, encode)
 
@@ -162,7 +162,7 @@ def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -
     directly; any other goes through :func:`read_usage` and :func:`served_model`, which give the
     same for these."""
     usage = body.get("usage")
-    if type(usage) is dict:
+    if type(usage) is dict:  # both counts written out, not a helper called twice: every reply
         given_in = usage.get("input_tokens")
         given_out = usage.get("output_tokens")
         input_tokens = (

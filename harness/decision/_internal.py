@@ -1,5 +1,6 @@
 """What the packages above use of the wire's machinery and is not part of the vocabulary users
-see: compact JSON (the canonical body), the bounded reply reader and its byte limit,
+see: JSON written and read through orjson with the standard library's bytes (the canonical
+body among them), the bounded reply reader and its byte limit,
 :func:`checked_answers` (answers already checked against their request, for the calibration),
 the answers' trusted constructors (values their caller has checked; see ``_answers.py``), and
 :func:`wire_questions` (a request's System One questions, made once and shared).
@@ -9,6 +10,9 @@ from harness.decision._answers import trusted_choice as trusted_choice
 from harness.decision._answers import trusted_noul as trusted_noul
 from harness.decision._answers import trusted_score as trusted_score
 from harness.decision._json import compact_json as compact_json
+from harness.decision._json import indented_json as indented_json
+from harness.decision._json import json_bytes as json_bytes
+from harness.decision._json import load_json as load_json
 from harness.decision._response import checked_answers as checked_answers
 from harness.decision._wire import MAX_REPLY_BYTES as MAX_REPLY_BYTES
 from harness.decision._wire import load_reply as load_reply
@@ -18,6 +22,9 @@ __all__ = [
     "MAX_REPLY_BYTES",
     "checked_answers",
     "compact_json",
+    "indented_json",
+    "json_bytes",
+    "load_json",
     "load_reply",
     "trusted_choice",
     "trusted_noul",

@@ -1,9 +1,11 @@
 """What both wire codecs share: the decoded reply, request validation problems, and the cattrs
-converter that structures reply shapes strictly (no coercion: a string is never a number)."""
+converter that structures reply shapes strictly (no coercion: a string is never a number).
+
+One concern, a reply's reading as both wires read it (its bounds, its shapes, the checks of each
+value); the steps the codecs take in turn are in ``_codec.py``, the server's in ``_server.py``."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -11,6 +13,7 @@ from typing import NewType, TypeAlias, TypeVar
 
 import attrs
 import cattrs
+import cattrs.preconf.orjson
 import cattrs.v
 
 from harness.errors import (
@@ -22,7 +25,7 @@ from harness.errors import (
 
 from ._answers import Answer, ChoiceAnswer, ScoreAnswer, choice_confidence, score_confidence
 from ._frozen_map import FrozenMap
-from ._json import JsonValue, compact_json, json_kind, plain_json
+from ._json import JsonValue, compact_json, json_kind, load_json, plain_json
 from ._questions import Choice, Score
 
 __all__ = [
@@ -102,7 +105,9 @@ def decoded_reply(
     output_tokens: int | None,
 ) -> WireReply:
     """A :class:`WireReply` made without its converter, from ``answers`` that already are a
-    frozen map (a codec's checked answers): the same object the constructor makes."""
+    frozen map (a codec's checked answers): the same object the constructor makes. (The
+    answers' trusted constructors in ``_answers.py`` have this shape too: each sets its own
+    class's fields, so none serves another.)"""
     reply = WireReply.__new__(WireReply)
     _set(reply, "answers", answers)
     _set(reply, "model", model)
@@ -173,7 +178,9 @@ def _integer(value: object, _: object) -> int:
     return value
 
 
-_converter = cattrs.Converter(forbid_extra_keys=False, detailed_validation=True)
+_converter = cattrs.preconf.orjson.make_converter(forbid_extra_keys=False, detailed_validation=True)
+"""cattrs' converter pre-configured for orjson (what the bodies are read with), its hooks for the
+wire's scalars replaced by the strict ones below."""
 _converter.register_structure_hook(str, _string)
 _converter.register_structure_hook(int, _integer)
 _converter.register_structure_hook(float, _number)
@@ -247,7 +254,7 @@ def load_reply(
             "right"
         )
     try:
-        return json.loads(body)
+        return load_json(body)
     except (ValueError, RecursionError) as error:
         reason = (
             "it is not UTF-8 JSON text" if isinstance(error, UnicodeError) else "it is not JSON"
@@ -267,7 +274,7 @@ def _too_deep(body: bytes, limit: int) -> bool:
     A body with at most ``limit`` opening brackets cannot be (most bodies: no scan). Otherwise
     strings are dropped, the brackets kept, and ``limit`` times every innermost pair removed:
     a structure at most ``limit`` deep is then gone, so a bracket left means deeper (or
-    unbalanced, which json.loads would refuse anyway). Every step runs in C over the bytes.
+    unbalanced, which the reader would refuse anyway). Every step runs in C over the bytes.
     """
     if body.count(b"[") + body.count(b"{") <= limit:
         return False
@@ -357,7 +364,7 @@ def wire_text(value: object) -> str | None:
         return value
     if isinstance(value, (Mapping, list)):
         try:
-            return compact_json(plain_json(value, "the text"))
+            return compact_json(plain_json(value, "the text"), finite=True)
         except ValueError:
             return None
     return None

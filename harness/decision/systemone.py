@@ -4,6 +4,8 @@ Client side: :func:`encode_request` / :func:`encode_body` build the body, :func:
 reads the reply (lenient on extra fields and answers never asked, strict on missing ones).
 Server side (the project's fake server, ``harness serve``): :func:`decode_request` reads a body
 or lists its problems for a 422, :func:`encode_reply` writes the answers as the reference does.
+The steps both wires take are in ``_codec.py``; the fast path :func:`_plain_answer` is this
+wire's own (see ``openai.py`` for how the two differ).
 
 >>> from harness.decision import DecisionRequest, Noul
 >>> encode_body(DecisionRequest("hi", {"q": Noul("Greeting?")}), "jev-latest")
@@ -27,7 +29,7 @@ from ._answers import (
     trusted_noul,
     trusted_score,
 )
-from ._json import JsonValue, compact_json
+from ._json import JsonValue, json_bytes
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
 from ._response import checked_answers
@@ -89,14 +91,15 @@ _SHARED_KEPT: Final = 32
 an eval asks one or a few; a thinker's turns ask new ones each time, and each entry holds its
 questions three times over (the mapping, the forms, the text), so few are kept."""
 
-_shared: dict[int, tuple[Mapping[str, Question], Mapping[str, object], str]] = {}
+_shared: dict[int, tuple[Mapping[str, Question], Mapping[str, object], bytes | None]] = {}
 
 
 def _shared_questions(
     questions: Mapping[str, Question],
-) -> tuple[Mapping[str, Question], Mapping[str, object], str]:
+) -> tuple[Mapping[str, Question], Mapping[str, object], bytes | None]:
     """``questions`` (a request's own mapping), their wire forms and those forms' compact JSON
-    text, made once per mapping object: requests asking the same questions of other states
+    bytes (None when a text holds a lone surrogate, which UTF-8 cannot carry: the body is refused
+    when made), made once per mapping object: requests asking the same questions of other states
     (``DecisionRequest(state, other.questions)``, a batch's or an eval's items) share them, so
     each request's body encodes only its state. Keyed by the mapping's identity; the entry holds
     the mapping, so the id cannot be reused while it is kept."""
@@ -104,7 +107,11 @@ def _shared_questions(
     if found is not None and found[0] is questions:
         return found
     forms = {qid: _encode_question(q) for qid, q in questions.items()}
-    made = (questions, forms, compact_json(forms))
+    try:
+        text: bytes | None = json_bytes(forms, finite=True)  # texts only
+    except UnicodeEncodeError:
+        text = None
+    made = (questions, forms, text)
     if len(_shared) >= _SHARED_KEPT:
         _shared.clear()
     _shared[id(questions)] = made
@@ -112,14 +119,23 @@ def _shared_questions(
 
 
 def _body(request: DecisionRequest, model: str | None) -> bytes:
-    """:func:`encode_request`'s body as compact JSON (``compact_json`` of it, byte for byte),
+    """:func:`encode_request`'s body as compact JSON (``json_bytes`` of it, byte for byte),
     with the questions' text shared by every request asking the same mapping: the state is the
     only part encoded per request."""
-    questions = _shared_questions(request.questions)[2]
-    state = compact_json(request.state)
+    shared = _shared_questions(request.questions)
+    questions = json_bytes(shared[1]) if shared[2] is None else shared[2]  # None: refused here
+    state = json_bytes(request.state, finite=True)  # checked by the request (plain_json)
     if model is None:
-        return f'{{"state":{state},"questions":{questions}}}'.encode()
-    return f'{{"model":{compact_json(model)},"state":{state},"questions":{questions}}}'.encode()
+        return b'{"state":' + state + b',"questions":' + questions + b"}"
+    return (
+        b'{"model":'
+        + json_bytes(model, finite=True)
+        + b',"state":'
+        + state
+        + b',"questions":'
+        + questions
+        + b"}"
+    )
 
 
 encode_body = _codec.made_body_encoder("systemone", __name__, _body)

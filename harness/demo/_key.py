@@ -9,13 +9,13 @@ build a perfect policy from it (:class:`~harness.demo.AnswerKeyPolicy`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
+from harness.decision._internal import load_json
 from harness.record import RunRecord
 
 __all__ = [
@@ -66,7 +66,7 @@ class AnswerKey:
 def answer_key() -> AnswerKey:
     """The key shipped with the corpus (a malformed key raises ``ValueError`` naming the file)."""
     raw = resources.files("harness.demo").joinpath(KEY_FILE).read_text(encoding="utf-8")
-    data = json.loads(raw)
+    data: Any = load_json(raw)  # Any: read by key; a malformed key raises below
     try:
         decisions = tuple(
             PlantedDecision(str(item["file"]), str(item["sentence"])) for item in data["decisions"]

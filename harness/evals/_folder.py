@@ -10,6 +10,8 @@ the default is the embedded entry, and a folder of another eval is refused namin
 from __future__ import annotations
 
 import hashlib
+
+# the stdlib's json: stamps and keys as json writes them (ASCII escapes, NaN), which orjson cannot
 import json
 import os
 from pathlib import Path

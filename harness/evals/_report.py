@@ -8,7 +8,7 @@ from there.
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: a report's one-space indent, which orjson cannot write
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import Final, Literal
 
 import attrs
 
+from harness.decision._internal import load_json
 from harness.evals._rows import DatasetError
 from harness.evals.metrics import Bin, Estimate
 
@@ -298,7 +299,7 @@ def load_report(path: str | os.PathLike[str]) -> EvalReport:
     if source.is_dir():
         source = source / "report.json"
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
+        data = load_json(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DatasetError(
             f"no eval report {source}: give a report.json or the --out folder"

@@ -5,6 +5,9 @@ refused by name (the wording every command shares), a JSON array told the format
 from __future__ import annotations
 
 import importlib
+
+# the stdlib's json: a bad line is named with its column and json's message (JSONDecodeError),
+# which orjson does not give
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path

@@ -9,6 +9,8 @@ never reported on the cases it was fitted on.
 
 from __future__ import annotations
 
+# the stdlib's json: a value shown with json's default separators and escapes, which orjson cannot
+# write
 import json
 import os
 import tomllib

@@ -9,7 +9,7 @@ into sentences and keeps those asking for money back. :data:`EXAMPLE_CASES` labe
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: lines with json's default separators, which orjson cannot write
 import os
 from pathlib import Path
 from typing import Final

@@ -20,7 +20,7 @@ What a finished decision call writes on its span and the metrics is ``_decision_
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: a state shown with json's default separators, which orjson cannot write
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -30,6 +30,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from harness.catalog import CatalogEntry
+from harness.decision._internal import load_json
 from harness.errors import HarnessError, RateLimitedError, RetryableError, StatusError
 from harness.jobs import EventKind, JobEvent
 from harness.observe import _names as n
@@ -338,7 +339,7 @@ def _turns(metadata: Mapping[str, str]) -> tuple[DecisionTurn, ...]:
     if not text:
         return ()
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError:
         return ()
     if not isinstance(data, list):

@@ -304,7 +304,7 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The body of the longest first round of ``request``'s questions: what must fit in the
     model's context (``max_context_tokens``) and what admission counts. A decision takes one such
     call a question at least: see docs/providers.md for the cost."""
-    import json
+    from harness.decision._internal import compact_json
 
     client = ChatLogprobsClient.__new__(ChatLogprobsClient)
     state = _logprob_reading.render_state(request)
@@ -315,5 +315,5 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
         words = asked.kind == "noul"
         labels = [asked.names[i] if words else LETTERS[i] for i in range(count)]
         body = client.body(entry, state, asked, items, labels)
-        bodies.append(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        bodies.append(compact_json(body, allow_nan=True))
     return max(bodies, key=len).encode("utf-8")

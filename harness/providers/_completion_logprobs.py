@@ -348,10 +348,10 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The completions body of ``request``'s longest prompt: what must fit in the model's context
     (``max_context_tokens``) and what admission counts. The call carries every prompt (about
     one per option and ordering), each billed: see docs/providers.md for the cost."""
-    import json
+    from harness.decision._internal import json_bytes
 
     _, texts = _groups(request, entry, local_answers(request))
     client = CompletionLogprobsClient.__new__(CompletionLogprobsClient)
     longest = max(texts, key=len, default="")
     body = client.body(entry, [longest])
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json_bytes(body, allow_nan=True)

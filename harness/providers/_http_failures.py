@@ -21,6 +21,8 @@ transport that makes the round trip is ``_http.py``.
 
 from __future__ import annotations
 
+# the stdlib's json: an error body read with NaN refused (parse_constant, which orjson has no hook
+# for)
 import json
 import socket
 from collections.abc import Mapping

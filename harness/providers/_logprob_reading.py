@@ -12,7 +12,6 @@ how they read it in a :class:`Reading`.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -36,6 +35,7 @@ from harness.decision import (
     choice_confidence,
     score_confidence,
 )
+from harness.decision._internal import compact_json, json_bytes, load_json
 from harness.errors import ExternalServiceError, NotAnAnswerError
 
 from ._client import CheckedClient
@@ -95,7 +95,7 @@ def render_state(request: DecisionRequest) -> str:
     state = request.state
     if isinstance(state, str):
         return state
-    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(state, finite=True)  # a request's state: checked
 
 
 def cyclic_orders(count: int, orderings: int) -> list[list[int]]:
@@ -234,11 +234,11 @@ class LogprobClient(CheckedClient):
     ) -> tuple[dict[str, object], HttpReply]:
         """One round trip; the reply's JSON object, or :class:`NotAnAnswerError`."""
         timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = json_bytes(payload, allow_nan=True)
         self.upstream_calls += 1
         reply = await self._transport.request("POST", endpoint, entry, body, timeout=timeout)
         try:
-            decoded: object = json.loads(reply.body)
+            decoded: object = load_json(reply.body)
         except (ValueError, RecursionError):
             decoded = None
         if not isinstance(decoded, dict):

@@ -10,7 +10,6 @@ still leaves its record: :class:`RunFailedError` carries the turns so far and th
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Generic
@@ -28,6 +27,7 @@ from harness.artifacts import (
 )
 from harness.catalog import DECISION, Catalog, CatalogEntry
 from harness.decision import DecisionRequest
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 from harness.jobs import Dispatcher, EventKind, Job, JobEvent, JobHandle, ModelCall
 from harness.providers import DecisionClient, Redaction, client_for, wire_body
@@ -106,7 +106,7 @@ class RecordingDispatcher(Dispatcher):
     def _body(self, decision: DecisionCall, made: ModelCall) -> object:
         if decision.request is None:
             return None
-        return json.loads(wire_body(decision.request, self.catalog.entry(made.entry_id)))
+        return load_json(wire_body(decision.request, self.catalog.entry(made.entry_id)))
 
 
 def _reply(request: DecisionRequest, made: ModelCall) -> object:

@@ -51,7 +51,7 @@ the first thing wrong with its place in the file.
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: a record file's one-space indent, which orjson cannot write
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final

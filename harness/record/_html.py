@@ -26,7 +26,7 @@ Each bar carries ``data-question`` (``next``, ``argument`` or ``selection``) and
 from __future__ import annotations
 
 import html
-import json
+import json  # the stdlib: a value shown with json's default separators, which orjson cannot write
 from collections.abc import Mapping, Sequence
 from typing import Final
 

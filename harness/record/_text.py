@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: a value shown with json's default separators, which orjson cannot write
 from collections.abc import Mapping
 from typing import Final
 

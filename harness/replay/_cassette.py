@@ -34,7 +34,6 @@ place in the file (:class:`CassetteError`).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
@@ -43,7 +42,7 @@ import attrs
 
 from harness.decision import Answer, DecisionRequest, DecisionResponse, JsonValue, RefusedAnswer
 from harness.decision import systemone as systemone_codec
-from harness.decision._internal import compact_json
+from harness.decision._internal import indented_json, json_bytes, load_json
 from harness.errors import HarnessError
 from harness.replay._internal import FileFormat
 
@@ -172,14 +171,14 @@ class Interaction:
     @classmethod
     def of(cls, body: bytes, response: DecisionResponse) -> Interaction:
         """The interaction of a request sent as ``body`` and answered with ``response``."""
-        request = json.loads(body)
+        request = load_json(body)
         assert isinstance(request, dict)
         return cls(request=request, reply=RecordedReply.of(response))
 
     @property
     def body(self) -> bytes:
         """The canonical wire body (compact UTF-8 JSON), byte for byte what was sent."""
-        return compact_json(dict(self.request)).encode("utf-8")
+        return json_bytes(dict(self.request))
 
     @property
     def digest(self) -> str:
@@ -206,7 +205,7 @@ class Cassette:
 
     def dumps(self) -> str:
         """The file's text: indented UTF-8 JSON, keys in their fixed order, newline at the end."""
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return indented_json(self.to_json(), indent=2) + "\n"
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the cassette to ``path`` (its folder is made when missing), atomically."""

@@ -15,7 +15,6 @@ Strict (no ``fallback``, the default): a request the cassette does not hold rais
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections import deque
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.decision import systemone as systemone_codec
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 from harness.providers import DecisionClient
 from harness.replay._cassette import Cassette, Interaction, body_digest, load_cassette
@@ -160,7 +160,8 @@ class _Tape:
                 nearest=None,
                 differences=(),
             )
-        wanted = json.loads(body)
+        wanted = load_json(body)
+        assert isinstance(wanted, dict)  # a body the codec wrote: an object
         nearest, differences = min(
             (
                 (index, request_differences(item.request, wanted))

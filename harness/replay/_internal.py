@@ -14,13 +14,14 @@ is the lowest of the three, so the class lives here. Not for users: the layer te
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: only for its JSONDecodeError, what load_json raises for a body it refuses
 import os
 from collections.abc import Mapping
 from typing import Generic, TypeVar
 
 import attrs
 
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 
 __all__ = ["FileFormat", "UncheckedJson"]
@@ -98,7 +99,7 @@ class FileFormat(Generic[E]):
         except (OSError, UnicodeDecodeError) as error:
             raise self.error(f"{label} {source} cannot be read: {error}") from None
         try:
-            return json.loads(text)
+            return load_json(text)
         except json.JSONDecodeError as error:
             raise self.error(
                 f"{label} {source} is not JSON (line {error.lineno}, column {error.colno})"

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextvars
 import ipaddress
 import itertools
-import json
+import json  # the stdlib: only for its JSONDecodeError, what load_json raises for a file it refuses
 import os
 from collections.abc import Callable, MutableMapping
 from types import TracebackType
@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 from harness._guard import guard_real_models, real_models_blocked
 from harness.decision import DecisionRequest, DecisionResponse
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 from harness.providers import DecisionClient, FakeDecisionModel, HttpDecisionClient, Policy
 from harness.replay._cassette import CassetteError, cassette_from_json, cassette_from_record_json
@@ -229,7 +230,7 @@ def _replay_file(path: str) -> DecisionClient:
 
     try:
         with open(path, encoding="utf-8") as file:
-            data = json.load(file)
+            data = load_json(file.read())
     except FileNotFoundError:
         raise CassetteError(
             f"cassette {path} does not exist: record it first (pytest --harness-record=new, or "

@@ -69,7 +69,7 @@ def _cut(text: str) -> str:
 
 
 def _text(value: object) -> str:
-    return compact_json(value)  # type: ignore[arg-type]  # decoded JSON values only
+    return compact_json(value)
 
 
 def request_differences(

@@ -117,9 +117,9 @@ def _decision_groups(
 
 
 def _json(body: bytes) -> object:
-    import json
+    from harness.decision._internal import load_json
 
-    return json.loads(body)
+    return load_json(body)
 
 
 class JournalHooks:

@@ -20,7 +20,6 @@ is appended to it).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import IO, Final
 
 import attrs
 
+from harness.decision._internal import json_bytes, load_json
 from harness.errors import HarnessError
 from harness.replay._internal import FileFormat, UncheckedJson
 
@@ -125,7 +125,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalledRun:
     parsed: list[UncheckedJson] = []
     for number, line in enumerate(whole, 1):
         try:
-            value = json.loads(line)
+            value = load_json(line)
             if not isinstance(value, dict):
                 raise ValueError("not an object")
         except ValueError:
@@ -186,8 +186,7 @@ class JournalWriter:
     def append(self, entry: Mapping[str, object], *, sync: bool = True) -> None:
         """Write one line and flush it to the system (it survives the process); with ``sync``
         also fsync it (it survives the machine) before returning."""
-        line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        self._file.write(line.encode("utf-8") + b"\n")
+        self._file.write(json_bytes(entry) + b"\n")
         self._file.flush()
         if sync:
             os.fsync(self._file.fileno())

@@ -9,6 +9,8 @@ before ``at``, forces ``move`` at ``at`` and goes on live, without touching the 
 
 from __future__ import annotations
 
+# the stdlib's json: an input's text as json.dumps writes it (separators, escapes), which orjson
+# cannot
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence

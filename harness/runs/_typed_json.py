@@ -8,6 +8,8 @@ reads back; one concern, the shapes of the data, apart from the file that holds 
 from __future__ import annotations
 
 import hashlib
+
+# the stdlib's json: the state digest hashes json's default text (", "), not orjson's
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, get_args, get_origin

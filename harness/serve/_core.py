@@ -18,7 +18,6 @@ own live beside it: the admission of requests (``_capacity.py``), the listener
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -32,6 +31,7 @@ from harness.catalog import DEFAULT_PATHS
 from harness.decision import DecisionRequest, JsonValue, RequestValidationError
 from harness.decision import openai as openai_codec
 from harness.decision import systemone as systemone_codec
+from harness.decision._internal import load_json
 from harness.decision.systemone import REQUEST_ID_HEADER
 from harness.serve._capacity import Capacity
 from harness.serve._listener import Listener
@@ -115,7 +115,7 @@ def decode_request_body(
 ) -> tuple[DecisionRequest, str] | web.Response:
     """The request and the model it names, or the 422 saying what is wrong with the body."""
     try:
-        payload: object = json.loads(body)
+        payload: object = load_json(body)
     except (ValueError, UnicodeDecodeError):
         found = {"loc": ["body"], "msg": "the body is not JSON", "type": "json_invalid"}
         return reply(422, {"detail": [found]}, request_id)

@@ -7,6 +7,8 @@ serves them is ``_fake_server.py``.
 
 from __future__ import annotations
 
+# the stdlib's json: replies as the reference server writes them (json's separators), which orjson
+# cannot
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta

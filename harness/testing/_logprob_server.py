@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import threading
 import time
@@ -34,6 +33,7 @@ from typing import Literal, Self
 
 from aiohttp import web
 
+from harness.decision._internal import load_json
 from harness.serve import ServerShell
 from harness.testing._bigram import BigramModel, chat_prompt
 
@@ -147,7 +147,7 @@ class LogprobServer(ServerShell):
         if self.fail_with is not None:
             return _error(self.fail_with, "cannot serve this request: " + raw.decode("utf-8"))
         try:
-            body = json.loads(raw)
+            body = load_json(raw)
         except ValueError:
             return _error(400, "the body is not JSON")
         if not isinstance(body, dict):

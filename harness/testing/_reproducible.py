@@ -11,7 +11,7 @@ and compares them with a run in this interpreter.
 from __future__ import annotations
 
 import difflib
-import json
+import json  # the stdlib: a body shown indented with ASCII kept as json writes it, for a diff
 import os
 import pickle
 import random
@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from harness.artifacts import Artifact
+from harness.decision._internal import load_json
 from harness.providers import Policy
 from harness.testing._policy import RandomPolicy
 from harness.testing._run_report import RunBytes, report_run
@@ -73,7 +74,7 @@ def _around(data: bytes, offset: int) -> tuple[str, int]:
 
 def _pretty(data: bytes) -> list[str]:
     try:
-        return json.dumps(json.loads(data), indent=2, ensure_ascii=False).splitlines()
+        return json.dumps(load_json(data), indent=2, ensure_ascii=False).splitlines()
     except ValueError:
         return data.decode("utf-8", "replace").splitlines() or [""]
 
@@ -110,7 +111,7 @@ def byte_diff(what: str, first: bytes, second: bytes, labels: tuple[str, str]) -
 
 def _turns_of(data: str) -> list[dict[str, Any]]:  # JSON objects as written by turns_json
     try:
-        loaded = json.loads(data)
+        loaded = load_json(data)
     except ValueError:
         return []
     return [t for t in loaded if isinstance(t, dict)] if isinstance(loaded, list) else []
@@ -119,7 +120,8 @@ def _turns_of(data: str) -> list[dict[str, Any]]:  # JSON objects as written by 
 def _state_lines(body: bytes) -> list[str]:
     """The artifact lines of a wire body's state (none when it has no such lines)."""
     try:
-        lines = json.loads(body)["state"]["artifacts"]
+        found: Any = load_json(body)  # Any: read by key; what is not so raises below
+        lines = found["state"]["artifacts"]
     except (ValueError, KeyError, TypeError):
         return []
     return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []

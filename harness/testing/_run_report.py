@@ -18,7 +18,7 @@ import asyncio
 import base64
 import hashlib
 import inspect
-import json
+import json  # the stdlib: json's default separators and escapes, which orjson cannot write
 import pathlib
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +38,7 @@ from harness.decision import (
     NoulAnswer,
 )
 from harness.decision import systemone as systemone_codec
+from harness.decision._internal import load_json
 from harness.jobs import Dispatcher, Pacing
 from harness.providers import FakeDecisionModel, Policy
 from harness.testing._rerun import Rerun, rerun_moves
@@ -99,7 +100,7 @@ class RunBytes:
     @classmethod
     def from_json(cls, text: str) -> RunBytes:
         """Read a fingerprint written by :meth:`to_json`."""
-        data = json.loads(text)
+        data: Any = load_json(text)  # Any: read by key; a malformed file fails as before
         return cls(
             bodies=tuple(base64.b64decode(body) for body in data["bodies"]),
             turns=str(data["turns"]),

@@ -14,7 +14,7 @@ mentioning ``crashes`` with :class:`PlantedCrash` (unreadable: it fails the run)
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: ASCII escapes (ensure_ascii), which orjson cannot write
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Never, cast
@@ -23,6 +23,7 @@ import attrs
 import cattrs
 
 from harness.artifacts import Artifact, ListArtifact
+from harness.decision._internal import load_json
 from harness.errors import InvalidInputError
 from harness.tools import DecisionTool, tool_name
 
@@ -114,7 +115,7 @@ class ScenarioSpec:
     @classmethod
     def from_json(cls, text: str) -> ScenarioSpec:
         """Read a spec written by :meth:`to_json`."""
-        return _converter.structure(json.loads(text), cls)
+        return _converter.structure(load_json(text), cls)
 
     def describe(self) -> str:
         """The scenario in a few lines, as a failing example shows it."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
 import attrs
+
+from harness.decision._internal import compact_json, load_json
 
 __all__ = ["FINISH", "OBS_TURNS", "DecisionTurn", "parse_turns", "turns_json"]
 
@@ -120,14 +121,12 @@ class DecisionTurn:
 
 def turns_json(turns: Sequence[DecisionTurn]) -> str:
     """The compact JSON of ``turns`` (what ``OBS_TURNS`` holds)."""
-    return json.dumps(
-        [t.to_json() for t in turns], separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return compact_json([t.to_json() for t in turns])
 
 
 def parse_turns(text: str) -> tuple[DecisionTurn, ...]:
     """Read ``OBS_TURNS`` back into turns."""
-    data = json.loads(text)
+    data = load_json(text)
     if not isinstance(data, list):
         raise ValueError("OBS_TURNS holds a JSON list of turns")
     return tuple(DecisionTurn.from_json(item) for item in data)

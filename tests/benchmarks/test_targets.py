@@ -1,9 +1,7 @@
-"""``benchmarks/targets.py`` sums up runs as it says, and ``benchmarks/_blocks.py`` interleaves
-and compares the ways it is given."""
+"""``benchmarks/targets.py`` sums up runs as it says."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -17,7 +15,6 @@ SCRIPT = ROOT / "benchmarks" / "targets.py"
 sys.path.insert(0, str(SCRIPT.parent))
 
 import targets  # noqa: E402  # the benchmark script, from its folder
-from _blocks import Blocks, interleaved  # noqa: E402  # the benchmarks' own helper
 
 
 def test_the_median_interval_is_the_pair_of_runs_the_binomial_picks() -> None:
@@ -50,39 +47,6 @@ def test_a_verdict_needs_the_whole_interval_on_one_side(
     interval: tuple[float, float] | None, limit: float, direction: str, expected: str
 ) -> None:
     assert targets.verdict(interval, limit, direction) == expected
-
-
-def test_blocks_compare_summed_times_and_resample_rounds() -> None:
-    blocks = Blocks(("base", "way"), 10, ((1.0, 2.0, 1.0), (2.0, 2.0, 1.0)))
-    assert blocks.rate(0) == pytest.approx(30 / 4.0)
-    assert blocks.ratio(1) == pytest.approx(4.0 / 5.0)
-    assert blocks.block_ratios(1) == [0.5, 1.0, 1.0]
-    low, high = blocks.interval(1)
-    assert 0.5 <= low <= blocks.ratio(1) <= high <= 1.0
-    assert blocks.interval(1) == (low, high)  # a fixed seed: the same times, the same interval
-    figures = blocks.figures(1, "way")
-    assert figures["way_ratio"] == pytest.approx(0.8)
-    assert (figures["way_block_ratio_low"], figures["way_block_ratio_high"]) == (0.5, 1.0)
-
-
-def test_interleaved_rotates_the_ways_and_times_whole_blocks() -> None:
-    ran: list[tuple[str, int]] = []
-
-    def plain(count: int) -> None:
-        ran.append(("plain", count))
-
-    async def waited(count: int) -> None:
-        ran.append(("waited", count))
-        await asyncio.sleep(0.03)  # far longer than a plain block: which way is slower is sure
-
-    blocks = asyncio.run(interleaved([("plain", plain), ("waited", waited)], 10, 3))
-    order = [name for name, _ in ran]
-    assert order == ["plain", "waited", "waited", "plain", "plain", "waited"]
-    assert {count for _, count in ran} == {3}
-    assert [len(t) for t in blocks.times] == [3, 3]  # 10 calls: 3 whole blocks of 3
-    assert blocks.ratio(1) < 1.0  # the way that sleeps longer is the slower one
-    with pytest.raises(ValueError, match="block must be >= 1"):
-        asyncio.run(interleaved([("plain", plain)], 10, 0))
 
 
 def test_a_load_is_restarted_when_it_ends_and_stopped_with_its_children() -> None:
@@ -140,8 +104,8 @@ def test_an_unknown_benchmark_is_named_with_the_choices() -> None:
     )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "unknown benchmark 'embeded': choose among embedded, floor, dispatch, batch_embedded "
-        "(--only)"
+        "unknown benchmark 'embeded': choose among embedded, floor, dispatch, batch_embedded, "
+        "json_body (--only)"
     ]
 
 

@@ -1,4 +1,4 @@
-"""Checked once (issue 26): a response to the very request a wire codec decoded its answers for
+"""Checked once: a response to the very request a wire codec decoded its answers for
 takes them as they are; any other request, or answers from anywhere else, are checked as ever."""
 
 from __future__ import annotations

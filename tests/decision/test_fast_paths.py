@@ -1,4 +1,4 @@
-"""The decoding's fast paths (issue 26) give exactly what the careful readers give: a reply's
+"""The decoding's fast paths give exactly what the careful readers give: a reply's
 usage and model, a reply body or answers that are not a dict, a response's scalar checks, a
 frozen map's equality and hash made on first use."""
 

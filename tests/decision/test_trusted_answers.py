@@ -1,4 +1,4 @@
-"""The answers' trusted constructors (issue 26) make what the public constructors make: for any
+"""The answers' trusted constructors make what the public constructors make: for any
 values their callers owe, the two are equal, hash alike, print alike and read alike."""
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+
+# the stdlib's json: figures shown and kept with ASCII escapes and json's separators, which orjson
+# cannot write
 import json
 import os
 import re

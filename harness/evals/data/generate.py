@@ -26,7 +26,7 @@ kind. Written by hand for harness and released with it under the project's licen
 from __future__ import annotations
 
 import argparse
-import json
+import json  # the stdlib: lines with json's default separators, which orjson cannot write
 import random
 import sys
 from collections.abc import Callable, Sequence
