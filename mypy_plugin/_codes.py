@@ -21,7 +21,8 @@ RULE_CODES: Final[dict[str, str]] = {
     "harness-tool": "a palette entry or key tool that is not a concrete DecisionTool class",
     "harness-name": "a tool without its own @tool_name, or with an invalid or reserved name",
     "harness-ctor": "a tool that changes the (parent) constructor",
-    "harness-open-type": "a tool that leaves a type parameter Any, open or not an artifact",
+    "harness-open-type": "a tool that leaves a type parameter Any, open or not an artifact, or "
+    "whose execute method takes less than its declared input",
     "harness-duplicate": "two tools with the same name in one palette",
     "harness-key-tool": "a key tool whose output is not ListArtifact[O] for the thinker's O",
     "harness-graph": "a key tool whose input is unreachable from the thinker's input",

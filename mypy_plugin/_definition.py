@@ -19,7 +19,6 @@ from mypy.nodes import (
     CallExpr,
     ClassDef,
     Context,
-    FuncDef,
     Import,
     ImportFrom,
     IndexExpr,
@@ -42,7 +41,13 @@ from harness.palette._rules import (
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
 from mypy_plugin._facts import facts_of, own_name_record, tool_base
 from mypy_plugin._names import DECISION_TOOL
-from mypy_plugin._record import literal_name, name_argument, tool_name_calls
+from mypy_plugin._record import (
+    base_expression,
+    init_node,
+    literal_name,
+    name_argument,
+    tool_name_calls,
+)
 from mypy_plugin._report import checker_fail, report, reporting_surprises
 
 __all__ = ["check_tool_definition"]
@@ -86,23 +91,12 @@ def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
     return out
 
 
-def _base_expression(defn: ClassDef) -> Context:
-    for expr in defn.base_type_exprs:
-        target = expr.base if isinstance(expr, IndexExpr) else expr
-        node = target.node if isinstance(target, RefExpr) else None
-        if isinstance(node, TypeInfo) and tool_base(node) is not None:
-            return expr
-    return defn
-
-
 def _node_for(verdict: Verdict, defn: ClassDef, decorator: Context) -> Context:
     if verdict.code == "harness-ctor":
-        own = defn.info.names.get("__init__")
-        if own is not None and isinstance(own.node, FuncDef):
-            return own.node
-        return defn
+        init = init_node(defn)
+        return init if init is not None else defn
     if verdict.code == "harness-open-type":
-        return _base_expression(defn)
+        return base_expression(defn, lambda info: tool_base(info) is not None)
     return decorator
 
 

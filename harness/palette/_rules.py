@@ -26,6 +26,7 @@ __all__ = [
     "ToolFacts",
     "TypeNode",
     "Verdict",
+    "aliased_name_verdict",
     "container_entry_verdict",
     "dead_tool_verdicts",
     "decorated_non_tool_verdict",
@@ -51,7 +52,8 @@ CODES: dict[str, str] = {
     "harness-tool": "a palette entry or key tool that is not a concrete DecisionTool class",
     "harness-name": "a tool without its own @tool_name, or with an invalid or reserved name",
     "harness-ctor": "a tool that changes the (parent) constructor",
-    "harness-open-type": "a tool that leaves a type parameter Any, open or not an artifact",
+    "harness-open-type": "a tool that leaves a type parameter Any, open or not an artifact, or "
+    "whose execute method takes less than its declared input",
     "harness-duplicate": "two tools with the same name in one palette",
     "harness-key-tool": "a key tool whose output is not ListArtifact[O] for the thinker's O",
     "harness-graph": "a key tool whose input is unreachable from the thinker's input",
@@ -151,6 +153,9 @@ class ToolFacts(Generic[N]):
     # ``execute``'s own annotations (input, output) rendered, when concrete artifact types: the
     # fix for an open type parameter is built from them
     execute_hints: tuple[str | None, str | None] = (None, None)
+    # the concrete type ``execute``'s input is annotated with, when the class overrides it (a
+    # narrower one than the declared input refuses artifacts a thinker offers the tool)
+    execute_input: N | None = None
 
     @property
     def input_node(self) -> N | None:
@@ -242,6 +247,9 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 key=facts.key,
             )
         )
+    narrower = _narrower_execute(facts)
+    if narrower is not None:
+        out.append(narrower)
     for role, side in (("input", facts.input), ("output", facts.output)):
         if isinstance(side, Open):
             out.append(
@@ -255,6 +263,27 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 )
             )
     return out
+
+
+def _narrower_execute(facts: ToolFacts[N]) -> Verdict | None:
+    """``execute`` taking less than the declared input: a thinker offers the tool every
+    artifact of its declared input type (mypy reports it as ``[override]``)."""
+    declared, taken = facts.input_node, facts.execute_input
+    if declared is None or taken is None or declared.is_subtype_of(taken):
+        return None
+    return Verdict(
+        "harness-open-type",
+        facts.label,
+        f"Tool {_q(facts.label)} declares its input type {_q(declared.render())}, but its "
+        f"execute method takes only {_q(taken.render())}",
+        (
+            f"A thinker offers the tool every {_q(declared.render())}: declare the input it "
+            f'takes, "class {facts.label}(DecisionTool[{taken.render()}, ...])", or take '
+            f"{_q(declared.render())} in execute",
+        ),
+        definition=True,
+        key=facts.key,
+    )
 
 
 def _bind_note(facts: ToolFacts[N]) -> str:
@@ -314,7 +343,10 @@ def invalid_name_verdict(label: str, name: str, key: str = "") -> Verdict | None
         "harness-name",
         label,
         f"Invalid tool name {_q(name)} for {_q(label)}: {problem}",
-        (f"Use letters, digits and '_', not starting with a digit, and not {reserved}",),
+        (
+            "A tool name is an ASCII identifier: letters a-z and A-Z, digits and '_', not "
+            f"starting with a digit, not a Python keyword, and not {reserved}",
+        ),
         definition=True,
         key=key,
     )
@@ -377,6 +409,26 @@ def unseen_name_verdict(label: str, decorator: str, key: str = "") -> Verdict:
         ),
         definition=True,
         key=key,
+    )
+
+
+def aliased_name_verdict(label: str, alias: str) -> Verdict:
+    """A palette naming ``label`` (which has no ``@tool_name`` of its own) through the variable
+    ``alias``, whose value a type checker cannot read there: a call such as
+    ``alias = tool_name("...")(label)`` in another module may have named the class."""
+    return Verdict(
+        "harness-undecidable",
+        label,
+        f"The tool name of {_q(label)} cannot be read at type-check time: the palette names it "
+        f"through the variable {_q(alias)}, which a call such as "
+        f'tool_name("...")({label}) may have named',
+        (
+            "Its name's validity and uniqueness in a palette are then only checked when a "
+            "thinker is built",
+            f'Write {alias} = tool_name("...")({label}) with a literal in the module that builds '
+            f'the palette, or decorate the class with @tool_name("..."), ' + _RUNTIME_ONLY,
+        ),
+        key="",
     )
 
 

@@ -66,17 +66,63 @@ class RuntimeType:
         return RuntimeType(inner) if inner is not None else None
 
     def is_subtype_of(self, other: RuntimeType) -> bool:
-        """Subclassing, with ``ListArtifact`` covariant in its iterand."""
+        """Subclassing, with ``ListArtifact`` covariant in its iterand and any other generic
+        artifact (``Box[Note]``) compared argument by argument as its type variables declare
+        (covariant, contravariant, else invariant), as mypy compares them."""
         mine, theirs = self.iterand(), other.iterand()
         if theirs is not None:
             return (
                 mine is not None and issubclass(self.cls, other.cls) and mine.is_subtype_of(theirs)
             )
-        return issubclass(self.cls, other.cls)
+        if not issubclass(self.cls, other.cls):
+            return False
+        wanted = get_args(other.tp)
+        if not wanted:
+            return True
+        have = _arguments_as(self.cls, get_args(self.tp), other.cls)
+        parameters: tuple[object, ...] = getattr(other.cls, "__parameters__", ())
+        if have is None or len(have) != len(wanted) or len(parameters) != len(wanted):
+            return True  # nothing to compare by: the classes decide, as above
+        return all(
+            _argument_fits(parameter, got, asked)
+            for parameter, got, asked in zip(parameters, have, wanted, strict=True)
+        )
 
     def render(self) -> str:
         """``Note``, ``ListArtifact[Note]``, ``Verdicts``: as mypy prints it."""
         return type_text(self.tp)
+
+
+def _arguments_as(
+    origin: type, args: tuple[object, ...], target: type
+) -> tuple[object, ...] | None:
+    """The type arguments of ``target`` as the class ``origin[args]`` binds them, through its
+    bases' ``__orig_bases__`` (``class NoteBox(Box[Note])`` binds ``Box``'s to ``(Note,)``)."""
+    if origin is target:
+        return args
+    mapping = dict(zip(getattr(origin, "__parameters__", ()), args, strict=False))
+    for base in origin.__dict__.get("__orig_bases__", origin.__bases__):
+        base_origin = get_origin(base) or base
+        if isinstance(base_origin, type) and issubclass(base_origin, target):
+            bound = tuple(mapping.get(a, a) for a in get_args(base))
+            return _arguments_as(base_origin, bound, target)
+    return None
+
+
+def _argument_fits(parameter: object, got: object, asked: object) -> bool:
+    """Whether the type argument ``got`` fits where ``asked`` is wanted, by the variance of the
+    type variable ``parameter``."""
+
+    def sub(a: object, b: object) -> bool:
+        if isinstance(get_origin(a) or a, type) and isinstance(get_origin(b) or b, type):
+            return RuntimeType(cast(type, a)).is_subtype_of(RuntimeType(cast(type, b)))
+        return a == b
+
+    if getattr(parameter, "__covariant__", False):
+        return sub(got, asked)
+    if getattr(parameter, "__contravariant__", False):
+        return sub(asked, got)
+    return sub(got, asked) and sub(asked, got)
 
 
 def type_text(tp: object) -> str:
@@ -128,6 +174,9 @@ def _side(tp: object) -> RuntimeType | Open:
         return Open.not_an_artifact(type_text(tp))
     if issubclass(origin, ListArtifact) and list_iterand(tp) is None:
         return Open.any(type_text(tp))  # a bare generic list subclass: mypy reads Bag[Any]
+    parameters: tuple[object, ...] = getattr(origin, "__parameters__", ())
+    if tp is origin and parameters:
+        return Open.any(type_text(tp))  # a bare generic artifact: mypy reads Box[Any]
     inner = list_iterand(tp)
     if inner is not None and isinstance(_side(inner), Open):
         return Open.any(type_text(tp))
@@ -214,6 +263,22 @@ def _execute_hints(cls: type) -> tuple[str | None, str | None]:
     return shown[0], shown[1]
 
 
+def _execute_input(cls: type) -> RuntimeType | None:
+    """The concrete artifact type the class's own ``execute`` (or an override along its MRO
+    below ``DecisionTool``) annotates its input with, else ``None``."""
+    method = getattr(cls, "execute", None)
+    if method is None or method is DecisionTool.execute:
+        return None
+    module = sys.modules.get(getattr(method, "__module__", ""), None)
+    try:
+        hints = get_type_hints(method, vars(module) if module is not None else None)
+        names = [name for name in inspect.signature(method).parameters if name != "self"]
+    except Exception:  # an annotation that does not resolve here: nothing to compare
+        return None
+    side = _side(hints[names[0]]) if names and names[0] in hints else None
+    return side if isinstance(side, RuntimeType) else None
+
+
 def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
     """What the rules need to know about one palette entry, read from the live class."""
     if not isinstance(cls, type):
@@ -248,6 +313,7 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
         execute_hints=_execute_hints(cls)
         if any(isinstance(side, Open) for side in sides)
         else (None, None),
+        execute_input=_execute_input(cls) if isinstance(sides[0], RuntimeType) else None,
     )
 
 
