@@ -40,7 +40,7 @@ from harness.decision import (
 from harness.decision import systemone as systemone_codec
 from harness.jobs import Dispatcher, Pacing
 from harness.providers import FakeDecisionModel, Policy
-from harness.testing._rerun import Rerun, rerun_moves
+from harness.testing._rerun import Rerun, outcome_text, rerun_moves
 from harness.testing._wall_clock import RunHung, disarm
 from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun, turns_json
 from harness.tools import Workflow
@@ -132,6 +132,9 @@ class RunReport:
     runaway: bool = False
     hang: Hang | None = None
     reruns: tuple[Rerun, ...] = ()  # each tool move run again on its recorded artifact
+    # (turn, ref): a move whose recorded outcome is not what its tool makes of the recorded
+    # artifact, but is what it makes of another artifact of the world (the move ran there)
+    moved: tuple[tuple[int, str], ...] = ()
     max_options: int | None = None  # the fake entry's max_options for this run
 
     @property
@@ -429,8 +432,10 @@ async def report_run(
     turns = tuple(thinker.turns())
     world = tuple(thinker.registry.world())
     reruns: tuple[Rerun, ...] = ()
+    moved: tuple[tuple[int, str], ...] = ()
     if hang is None:
         reruns = await rerun_moves(thinker, turns, world, timeout=run_timeout)
+        moved = await _where_moves_ran(thinker, turns, world, reruns, run_timeout)
     return RunReport(
         thinker=thinker,
         input=input,
@@ -446,7 +451,50 @@ async def report_run(
         hang=hang,
         reruns=reruns,
         max_options=max_options,
+        moved=moved,
     )
+
+
+def _recorded_outcome(
+    turn: DecisionTurn, refs: Mapping[str, Artifact], formatters: object
+) -> str | None:
+    """A tool turn's outcome as its record says it (``None`` when the record is incomplete)."""
+    if turn.result is not None and turn.result in refs:
+        return outcome_text(refs[turn.result], None, formatters)
+    if turn.failure is not None:
+        return outcome_text(None, turn.failure, formatters)
+    return None
+
+
+async def _where_moves_ran(
+    thinker: DecisionThinker[Any, Any],  # any thinker: its palette and formatters are read
+    turns: Sequence[DecisionTurn],
+    world: World,
+    reruns: Sequence[Rerun],
+    timeout: float | None,
+) -> tuple[tuple[int, str], ...]:
+    """For each move whose recorded outcome is not what its tool makes of the recorded
+    artifact: the first other artifact of the world (in world order) on which the tool, run
+    again, gives the recorded outcome. Only a move already found wrong is searched."""
+    refs = dict(world)
+    by_turn = {turn.turn: turn for turn in turns}
+    found: list[tuple[int, str]] = []
+    for rerun in reruns:
+        turn = by_turn.get(rerun.turn)
+        if turn is None or rerun.unchecked is not None:
+            continue
+        recorded = _recorded_outcome(turn, refs, thinker.formatters)
+        again = outcome_text(rerun.product, rerun.failure, thinker.formatters)
+        if recorded is None or recorded == again:
+            continue
+        tried = [attrs.evolve(turn, artifact=ref) for ref, _ in world if ref != rerun.ref]
+        for other in await rerun_moves(thinker, tried, world, timeout=timeout):
+            if other.unchecked is None and (
+                outcome_text(other.product, other.failure, thinker.formatters) == recorded
+            ):
+                found.append((rerun.turn, other.ref))
+                break
+    return tuple(found)
 
 
 def _awaited(policy: Policy) -> Policy:
