@@ -42,7 +42,15 @@ from harness.jobs import Dispatcher, Pacing
 from harness.providers import FakeDecisionModel, Policy
 from harness.testing._rerun import Rerun, outcome_text, rerun_moves
 from harness.testing._wall_clock import RunHung, disarm
-from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun, turns_json
+from harness.thinker import (
+    DEFAULT_SELECTION_THRESHOLD,
+    FINISH,
+    OBS_TURNS,
+    DecisionThinker,
+    DecisionTurn,
+    ThinkerRun,
+    turns_json,
+)
 from harness.tools import Workflow
 
 __all__ = [
@@ -135,6 +143,21 @@ class RunReport:
     # (turn, ref): a move whose recorded outcome is not what its tool makes of the recorded
     # artifact, but is what it makes of another artifact of the world (the move ran there)
     moved: tuple[tuple[int, str], ...] = ()
+    entry_threshold: float | None = None  # the run's entry's fitted selection threshold
+
+    @property
+    def threshold(self) -> float:
+        """The selection threshold the run must answer at, derived as the runtime derives it
+        but from the inputs, never from the thinker's own account: the constructor's
+        ``selection_threshold`` argument, else the run's entry's fitted threshold, else
+        :data:`~harness.thinker.DEFAULT_SELECTION_THRESHOLD`."""
+        given = vars(self.thinker).get("_given_threshold")  # the argument, as the base stored it
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            return float(given)
+        if self.entry_threshold is not None:
+            return self.entry_threshold
+        return DEFAULT_SELECTION_THRESHOLD
+
     max_options: int | None = None  # the fake entry's max_options for this run
 
     @property
@@ -205,7 +228,7 @@ class RunReport:
         name = type(self.thinker).__qualname__
         lines = [
             f"run of {name} (max_turns {self.thinker.max_turns}, threshold "
-            f"{self.thinker.selection_threshold}): {self.outcome()}",
+            f"{self.threshold}): {self.outcome()}",
             "world:",
         ]
         for ref, artifact in self.world:
@@ -452,7 +475,16 @@ async def report_run(
         reruns=reruns,
         max_options=max_options,
         moved=moved,
+        entry_threshold=_fitted_threshold(entry),
     )
+
+
+def _fitted_threshold(entry: CatalogEntry) -> float | None:
+    """The selection threshold fitted for ``entry`` (its calibration's), if any."""
+    fitted = getattr(getattr(entry, "calibration", None), "selection_threshold", None)
+    if isinstance(fitted, int | float) and not isinstance(fitted, bool):
+        return float(fitted)
+    return None
 
 
 def _recorded_outcome(

@@ -227,18 +227,15 @@ def _finish_problems(rules: Rules, report: RunReport, world: World) -> list[Prob
                 f"gave {selection}",
             )
         )
-    wanted = [
-        ref
-        for ref, p in selection.items()
-        if p >= thinker.selection_threshold and ref not in unselectable
-    ]
+    threshold = report.threshold  # derived from the constructor's argument and the entry
+    wanted = [ref for ref, p in selection.items() if p >= threshold and ref not in unselectable]
     got = [ref_of(world, item) for item in answer.iterands]
     if got != wanted:
         out.append(
             Problem(
                 K.ANSWER,
                 f"the answer is {rules.refs(got)}; the candidates selected at >= "
-                f"{thinker.selection_threshold} in world order are {rules.refs(wanted)}"
+                f"{threshold} in world order are {rules.refs(wanted)}"
                 + (
                     f" (refused, so never selected: {rules.refs(sorted(unselectable))})"
                     if unselectable

@@ -800,3 +800,17 @@ def test_a_refused_selection_selected_at_threshold_0_is_caught() -> None:
     violation = caught(SelectsRefusalsAtZero, policies=REFUSING)
     assert violation.kind == InvariantKind.ANSWER
     assert "refused, so never selected" in str(violation)
+
+
+class ZeroMeansUnset(TriageAtZero):
+    """Broken: built with selection_threshold=0.0, it takes 0.0 for "not given" and answers
+    (and reports its threshold) at 0.5; its own account agrees with what it did."""
+
+    def _threshold_for(self, entry: object) -> float:
+        return 0.5 if not self._given_threshold else float(self._given_threshold)
+
+
+def test_a_threshold_of_0_taken_for_unset_is_caught() -> None:
+    violation = caught(ZeroMeansUnset)
+    assert violation.kind == InvariantKind.ANSWER, str(violation)
+    assert "the candidates selected at >= 0.0" in str(violation)
