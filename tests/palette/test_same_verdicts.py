@@ -1233,6 +1233,27 @@ def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -
     assert all(f.severity == "error" for f in findings)
 
 
+@pytest.mark.parametrize(
+    "name", sorted(n for n, c in CASES.items() if not c.conditional and c.plugin_codes is None)
+)
+def test_harness_check_reports_each_problem_on_mypys_line(
+    name: str, generated: Path, plugin_output: str
+) -> None:
+    """One line per problem in both: the line the plugin reports a verdict on is the line
+    ``harness check`` reports it on (mypy's own errors, such as ``[arg-type]``, aside)."""
+    if str(KIT) not in sys.path:
+        sys.path.insert(0, str(KIT))
+    mypy_lines = set()
+    for number, text in _lines(plugin_output, f"case_{name}"):
+        coded = CODED.match(text.removeprefix("error: ")) if text.startswith("error:") else None
+        if coded is not None and coded["code"].startswith("harness-"):
+            mypy_lines.add((coded["code"], number))
+    findings, _ = check_targets([str(generated / f"case_{name}.py")])
+    codes = {code for code, _ in mypy_lines}
+    check_lines = {(f.code, f.line) for f in findings if f.code in codes}
+    assert check_lines == mypy_lines, (findings, plugin_output)
+
+
 @pytest.mark.slow
 def test_dmypy_gives_mypys_verdicts_on_every_row(
     generated: Path, plugin_verdicts: dict[str, list[Shown]], tmp_path: Path
