@@ -19,6 +19,7 @@ from mypy.nodes import (
     CallExpr,
     ClassDef,
     Context,
+    Expression,
     Import,
     ImportFrom,
     IndexExpr,
@@ -53,9 +54,18 @@ from mypy_plugin._report import checker_fail, report, reporting_surprises
 __all__ = ["check_tool_definition"]
 
 
+def _quotes_a_type(expr: Expression) -> bool:
+    if not isinstance(expr, IndexExpr):
+        return False
+    args = expr.index.items if isinstance(expr.index, TupleExpr) else [expr.index]
+    return any(isinstance(arg, StrExpr) for arg in args)
+
+
 def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
     """A quoted type in a ``DecisionTool[...]`` base naming something imported only under
     ``if TYPE_CHECKING:``: it does not exist when the runtime reads the tool's types."""
+    if not any(_quotes_a_type(expr) for expr in defn.base_type_exprs):
+        return []  # most tools: nothing quoted, no import to walk
     module = (
         ctx.api.modules.get(defn.info.module_name) if isinstance(ctx.api, TypeChecker) else None
     )

@@ -656,6 +656,13 @@ def _note_definition(
         return
     if verdict.code in disabled_in_file(site.ctx.api.msg.errors.file):
         return
+    module = (
+        site.ctx.api.modules.get(info.module_name)
+        if isinstance(site.ctx.api, TypeChecker)
+        else None
+    )
+    if module is not None and verdict.code in disabled_in_file(module.path):
+        return  # switched off where the class is defined: its error was not shown there
     lines = record.get("lines")
     line = lines.get(verdict.code) if isinstance(lines, dict) else None
     line = line if isinstance(line, int) else record.get("line")

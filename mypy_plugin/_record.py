@@ -36,6 +36,7 @@ from mypy.nodes import (
     TypeInfo,
     Var,
 )
+from mypy.options import Options
 from mypy.plugin import ClassDefContext, SemanticAnalyzerPluginInterface
 from mypy.plugins.common import add_attribute_to_class
 from mypy.semanal import SemanticAnalyzer
@@ -49,7 +50,7 @@ from mypy_plugin._names import (
     OTHER_DECORATORS_KEY,
     TOOL_NAME,
 )
-from mypy_plugin._report import SURPRISE_NOTE, Fail, disabled_in_file, reporting_surprises
+from mypy_plugin._report import SURPRISE_NOTE, Fail, reporting_surprises
 
 __all__ = [
     "literal_name",
@@ -145,17 +146,14 @@ def _literal_name(call: Expression, final_iteration: bool) -> str | object | Non
     return None
 
 
-def _disabled_codes(api: SemanticAnalyzerPluginInterface) -> list[str]:
-    """The harness codes disabled in the module being analysed (the config, mypy's inline
-    comments and the plugin's own ``# harness: disable-error-code=...``)."""
-    options = api.options
-    path = api.cur_mod_node.path if isinstance(api, SemanticAnalyzer) else ""
-    own = disabled_in_file(path) if path else frozenset()
-    return sorted(
-        name
-        for name, code in ERROR_CODES.items()
-        if code in options.disabled_error_codes or name in own
-    )
+def _disabled_codes(options: Options) -> list[str]:
+    """The harness codes disabled in the module being analysed by mypy's own config and inline
+    comments (the plugin's ``# harness: disable-error-code=`` switch is read from the module's
+    file only when a palette files a pointer to the class: most runs never need it)."""
+    disabled = options.disabled_error_codes
+    if not disabled:
+        return []
+    return sorted(name for name, code in ERROR_CODES.items() if code in disabled)
 
 
 def _declare_name(api: SemanticAnalyzerPluginInterface, defn: ClassDef, name: str | None) -> None:
@@ -243,7 +241,7 @@ def _record(ctx: ClassDefContext) -> bool:
         "dynamic": literal is None,
         "line": ctx.cls.line,  # a class read from the cache has no line of its own
         "lines": _report_lines(ctx.cls, calls),
-        "disabled": _disabled_codes(ctx.api),
+        "disabled": _disabled_codes(ctx.api.options),
     }
     _declare_name(ctx.api, ctx.cls, literal)
     return True

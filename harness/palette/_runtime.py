@@ -183,18 +183,27 @@ def _side(tp: object) -> RuntimeType | Open:
     return RuntimeType(cast(type, tp))
 
 
+def _hints(function: object) -> tuple[object | None, object | None] | None:
+    """(first parameter's, return) annotations of ``function`` (``self`` aside), resolved as
+    ``typing.get_type_hints`` resolves them in its module; ``None`` when they do not resolve
+    here (an annotation that does not exist at run time: trusted, never a crash)."""
+    if not callable(function) or function is object.__init__:
+        return None
+    module = sys.modules.get(getattr(function, "__module__", ""), None)
+    try:
+        hints = get_type_hints(function, vars(module) if module is not None else None)
+        names = [name for name in inspect.signature(function).parameters if name != "self"]
+    except Exception:
+        return None
+    return (hints.get(names[0]) if names else None), hints.get("return")
+
+
 def _narrow_parent(cls: type) -> str | None:
     """The type of the constructor's ``parent`` when it is narrower than ``Identifiable``."""
-    init = getattr(cls, "__init__", None)
-    if init is None or init is object.__init__:
+    found = _hints(getattr(cls, "__init__", None))
+    if found is None:
         return None
-    module = sys.modules.get(getattr(init, "__module__", ""), None)
-    try:
-        hints = get_type_hints(init, vars(module) if module is not None else None)
-        names = [name for name in inspect.signature(init).parameters if name != "self"]
-    except Exception:  # an annotation that does not resolve here: trust it
-        return None
-    wanted = hints.get(names[0]) if names else None
+    wanted = found[0]
     if not isinstance(wanted, type) or wanted is object:
         return None
     if wanted is Identifiable or issubclass(Identifiable, wanted):
@@ -247,35 +256,20 @@ def _ctor_problem(cls: type) -> str | None:
 def _execute_hints(cls: type) -> tuple[str | None, str | None]:
     """``execute``'s input and return annotations, rendered, when each is a concrete artifact
     type (the fix for an open type parameter is built from them); ``None`` otherwise."""
-    method = getattr(cls, "execute", None)
-    if method is None:
-        return None, None
-    module = sys.modules.get(getattr(method, "__module__", ""), None)
-    try:
-        hints = get_type_hints(method, vars(module) if module is not None else None)
-    except Exception:  # an annotation that does not resolve here: no hint, never a crash
-        return None, None
-    names = [name for name in inspect.signature(method).parameters if name != "self"]
+    found = _hints(getattr(cls, "execute", None))
     shown: list[str | None] = []
-    for tp in (hints.get(names[0]) if names else None, hints.get("return")):
+    for tp in found if found is not None else (None, None):
         side = _side(tp) if tp is not None else None
         shown.append(side.render() if isinstance(side, RuntimeType) else None)
     return shown[0], shown[1]
 
 
 def _execute_input(cls: type) -> RuntimeType | None:
-    """The concrete artifact type the class's own ``execute`` (or an override along its MRO
-    below ``DecisionTool``) annotates its input with, else ``None``."""
+    """The concrete artifact type an ``execute`` override (the class's own or a base's below
+    ``DecisionTool``) annotates its input with, else ``None``."""
     method = getattr(cls, "execute", None)
-    if method is None or method is DecisionTool.execute:
-        return None
-    module = sys.modules.get(getattr(method, "__module__", ""), None)
-    try:
-        hints = get_type_hints(method, vars(module) if module is not None else None)
-        names = [name for name in inspect.signature(method).parameters if name != "self"]
-    except Exception:  # an annotation that does not resolve here: nothing to compare
-        return None
-    side = _side(hints[names[0]]) if names and names[0] in hints else None
+    found = _hints(method) if method is not DecisionTool.execute else None
+    side = _side(found[0]) if found is not None and found[0] is not None else None
     return side if isinstance(side, RuntimeType) else None
 
 
