@@ -40,7 +40,7 @@ from harness.palette._rules import (
     undecidable_name_verdict,
 )
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
-from mypy_plugin._facts import facts_of, own_name_record, tool_base
+from mypy_plugin._facts import facts_of, own_name_record, own_verdicts, tool_base
 from mypy_plugin._names import DECISION_TOOL
 from mypy_plugin._record import (
     base_expression,
@@ -120,7 +120,7 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
         report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), outermost)
         return
     forward = _type_checking_only(ctx, defn)
-    verdicts = tool_verdicts(facts)
+    verdicts = own_verdicts(facts)
     if forward:
         verdicts = [v for v in verdicts if v.code != "harness-open-type"] + forward
     for verdict in verdicts:

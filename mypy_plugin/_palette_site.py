@@ -92,7 +92,14 @@ from harness.palette._rules import (
 )
 from mypy_plugin._codes import code_for
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
-from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
+from mypy_plugin._facts import (
+    MypyType,
+    artifact_side,
+    facts_of,
+    own_name_record,
+    own_verdicts,
+    tool_base,
+)
 from mypy_plugin._names import DECISION_TOOL, THINKER, TOOL_NAME
 from mypy_plugin._record import literal_name
 from mypy_plugin._report import checker_fail, disabled_in_file, report, reporting_surprises
@@ -595,6 +602,7 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
         objective=_literal_text(objective_type, objective_expr),
         complete=len(known) == len(entries),
         input_members=members,
+        own_verdicts=own_verdicts,
     )
     for verdict in verdicts:
         info = infos.get(verdict.key)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
     FunctionContext,
@@ -17,6 +18,7 @@ from mypy.plugin import (
 from mypy.types import Type
 
 from mypy_plugin._codes import ERROR_CODES
+from mypy_plugin._memo import forget
 from mypy_plugin._names import (
     RUNNERS,
     THINKER,
@@ -108,7 +110,12 @@ def check_explicit_init(ctx: MethodContext) -> Type:
 
 
 class HarnessPlugin(Plugin):
-    """Reports illegal palettes; never changes a type. Holds no state across files."""
+    """Reports illegal palettes; never changes a type. Holds no state across files but what a
+    class's settled facts are (:func:`mypy_plugin._facts.facts_of`), forgotten per build."""
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        forget()
 
     def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
         """``@tool_name(...)``: record the name (semantic analysis)."""

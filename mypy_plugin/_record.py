@@ -214,18 +214,20 @@ def _is_tool_base(info: TypeInfo) -> bool:
 
 
 def _report_lines(defn: ClassDef, calls: list[CallExpr]) -> dict[str, int]:
-    """The line each definition-site error of the class is reported on, by code: a palette's
-    pointer note names the line of the error it points to, not the class line."""
+    """The line each definition-site error of the class is reported on, by code, where it is
+    not the class line: a palette's pointer note names the line of the error it points to.
+    (Only those: the record of every tool goes into mypy's cache.)"""
     outermost: Context = calls[0] if calls else defn
     argument = _name_argument(calls[0]) if calls else None
     init = init_node(defn)
-    return {
+    lines = {
         "harness-name": outermost.line,
         "harness-tool": outermost.line,
         "harness-undecidable": (argument if argument is not None else outermost).line,
         "harness-ctor": (init if init is not None else defn).line,
         "harness-open-type": base_expression(defn, _is_tool_base).line,
     }
+    return {code: line for code, line in lines.items() if line != defn.line}
 
 
 def _record(ctx: ClassDefContext) -> bool:

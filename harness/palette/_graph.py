@@ -30,9 +30,14 @@ def _with_iterands(node: N) -> list[N]:
 
 def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
     """Every artifact type a run can hold, in discovery order: the input, then each output of a
-    tool fed by something reachable (a list's iterands count by their own type)."""
+    tool fed by something reachable (a list's iterands count by their own type).
+
+    Passes over the tools until none fires; a tool is only asked about the types that became
+    reachable since it was last asked (the list only grows), so a palette costs tools times
+    types subtype checks, not that once per pass."""
     reachable: list[N] = _with_iterands(thinker_input)
     fired: set[int] = set()
+    asked = [0] * len(tools)  # how many of ``reachable`` each tool was asked about
     progress = True
     while progress:
         progress = False
@@ -40,7 +45,9 @@ def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
             wanted, produced = facts.input_node, facts.output_node
             if index in fired or wanted is None or produced is None:
                 continue
-            if any(_feeds(have, wanted) for have in reachable):
+            fed = any(_feeds(have, wanted) for have in reachable[asked[index] :])
+            asked[index] = len(reachable)
+            if fed:
                 fired.add(index)
                 progress = True
                 for node in _with_iterands(produced):

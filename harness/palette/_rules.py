@@ -16,7 +16,7 @@ the one the front ends import); the codes are in ``_codes``, the type node, fact
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from harness.palette._codes import CODES
 from harness.palette._graph import dead_tool_verdicts, graph_verdict, is_fed, reachable_types
@@ -320,6 +320,7 @@ def palette_verdicts(
     objective: str | None = None,
     complete: bool = True,
     input_members: Sequence[N] = (),
+    own_verdicts: Callable[[ToolFacts[N]], list[Verdict]] | None = None,
 ) -> list[Verdict]:
     """Every verdict on a thinker's palette, in a stable order: per class (palette order, then
     the key tool once), duplicates, the key tool's output, reachability, dead tools, objective.
@@ -327,6 +328,9 @@ def palette_verdicts(
     ``input_members`` are the artifact classes of a union input (``Note | Orphan``, with
     ``thinker_input`` ``None``): a run starts from any one of them, so the key tool must be
     reachable from each, and a tool is dead when no member reaches it.
+
+    ``own_verdicts`` gives each class's own verdicts (default :func:`tool_verdicts`; the mypy
+    plugin passes the ones it already found where the class is defined).
 
     ``thinker_input`` ``None`` (unknown, e.g. erased at run time) skips the reachability rules;
     ``output_type`` ``None`` skips the key tool's output; ``objective`` ``None`` skips the
@@ -341,7 +345,7 @@ def palette_verdicts(
     for facts in tools:
         if facts.key not in seen:
             seen.add(facts.key)
-            out += tool_verdicts(facts)
+            out += (own_verdicts or tool_verdicts)(facts)
     out += duplicate_verdicts(tools)
     if output_type is not None and key_tool.not_a_tool is None:
         verdict = key_output_verdict(key_tool, output_type)
