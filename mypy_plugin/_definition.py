@@ -19,7 +19,7 @@ from mypy.nodes import (
     CallExpr,
     ClassDef,
     Context,
-    FuncDef,
+    Expression,
     Import,
     ImportFrom,
     IndexExpr,
@@ -40,17 +40,32 @@ from harness.palette._rules import (
     undecidable_name_verdict,
 )
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
-from mypy_plugin._facts import facts_of, own_name_record, tool_base
+from mypy_plugin._facts import facts_of, own_name_record, own_verdicts, tool_base
 from mypy_plugin._names import DECISION_TOOL
-from mypy_plugin._record import literal_name, name_argument, tool_name_calls
+from mypy_plugin._record import (
+    base_expression,
+    init_node,
+    literal_name,
+    name_argument,
+    tool_name_calls,
+)
 from mypy_plugin._report import checker_fail, report, reporting_surprises
 
 __all__ = ["check_tool_definition"]
 
 
+def _quotes_a_type(expr: Expression) -> bool:
+    if not isinstance(expr, IndexExpr):
+        return False
+    args = expr.index.items if isinstance(expr.index, TupleExpr) else [expr.index]
+    return any(isinstance(arg, StrExpr) for arg in args)
+
+
 def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
     """A quoted type in a ``DecisionTool[...]`` base naming something imported only under
     ``if TYPE_CHECKING:``: it does not exist when the runtime reads the tool's types."""
+    if not any(_quotes_a_type(expr) for expr in defn.base_type_exprs):
+        return []  # most tools: nothing quoted, no import to walk
     module = (
         ctx.api.modules.get(defn.info.module_name) if isinstance(ctx.api, TypeChecker) else None
     )
@@ -86,23 +101,12 @@ def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
     return out
 
 
-def _base_expression(defn: ClassDef) -> Context:
-    for expr in defn.base_type_exprs:
-        target = expr.base if isinstance(expr, IndexExpr) else expr
-        node = target.node if isinstance(target, RefExpr) else None
-        if isinstance(node, TypeInfo) and tool_base(node) is not None:
-            return expr
-    return defn
-
-
 def _node_for(verdict: Verdict, defn: ClassDef, decorator: Context) -> Context:
     if verdict.code == "harness-ctor":
-        own = defn.info.names.get("__init__")
-        if own is not None and isinstance(own.node, FuncDef):
-            return own.node
-        return defn
+        init = init_node(defn)
+        return init if init is not None else defn
     if verdict.code == "harness-open-type":
-        return _base_expression(defn)
+        return base_expression(defn, lambda info: tool_base(info) is not None)
     return decorator
 
 
@@ -116,7 +120,7 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
         report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), outermost)
         return
     forward = _type_checking_only(ctx, defn)
-    verdicts = tool_verdicts(facts)
+    verdicts = own_verdicts(facts)
     if forward:
         verdicts = [v for v in verdicts if v.code != "harness-open-type"] + forward
     for verdict in verdicts:

@@ -36,10 +36,13 @@ from mypy.types import (
 )
 from mypy.typevars import fill_typevars
 
-from harness.palette._rules import Open, ToolFacts
+from harness.palette._rules import Open, ToolFacts, Verdict, tool_verdicts
+from mypy_plugin._memo import FACTS as _FACTS
+from mypy_plugin._memo import FACTS_LIMIT
+from mypy_plugin._memo import VERDICTS as _VERDICTS
 from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY, OTHER_DECORATORS_KEY
 
-__all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "tool_base"]
+__all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "own_verdicts", "tool_base"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,8 @@ def narrow_parent(info: TypeInfo, options: Options) -> str | None:
         return None
     own = node.type
     root = base.get_method("__init__")
+    if node is root:
+        return None  # DecisionTool's own constructor, inherited: it takes any Identifiable
     root_type = root.type if isinstance(root, FuncDef) else None
     if not isinstance(own, CallableType) or not isinstance(root_type, CallableType):
         return None
@@ -203,7 +208,24 @@ def own_name_record(info: TypeInfo) -> dict[str, object] | None:
 
 
 def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
-    """The facts of one tool class, for the shared rules."""
+    """The facts of one tool class, for the shared rules (read once per build and options,
+    outside the daemon)."""
+    if options.fine_grained_incremental:
+        return _read_facts(info, options)
+    key = (id(info), id(options))
+    known = _FACTS.get(key)
+    if known is not None and known[0] is info and known[1] is options:
+        remembered: ToolFacts[MypyType] = known[2]  # what this function stored under the key
+        return remembered
+    facts = _read_facts(info, options)
+    if len(_FACTS) >= FACTS_LIMIT:
+        _FACTS.clear()
+    _FACTS[key] = (info, options, facts)
+    return facts
+
+
+def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
+    """The facts of one tool class, read from its ``TypeInfo``."""
     label = info.name
     if tool_base(info) is None:
         return ToolFacts(info.fullname, label, not_a_tool="it is not a DecisionTool subclass")
@@ -237,3 +259,17 @@ def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         if isinstance(input_side, Open) or isinstance(output_side, Open)
         else (None, None),
     )
+
+
+def own_verdicts(facts: ToolFacts[MypyType]) -> list[Verdict]:
+    """:func:`~harness.palette._rules.tool_verdicts` of remembered facts, found once per build
+    (the definition check and every palette holding the class ask for the same)."""
+    known = _VERDICTS.get(id(facts))
+    if known is not None and known[0] is facts:
+        remembered: list[Verdict] = known[1]  # what this function stored under the key
+        return list(remembered)
+    found = tool_verdicts(facts)
+    if len(_VERDICTS) >= FACTS_LIMIT:
+        _VERDICTS.clear()
+    _VERDICTS[id(facts)] = (facts, found)
+    return list(found)

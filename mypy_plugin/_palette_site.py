@@ -29,6 +29,7 @@ each verdict once at the narrowest node) reads the same call site (``_Site``) an
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -38,10 +39,14 @@ from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type, format_type_bare
 from mypy.nodes import (
+    ARG_STAR2,
+    AssignmentStmt,
     CallExpr,
     ConditionalExpr,
     Context,
+    DictExpr,
     Expression,
+    ExpressionStmt,
     IndexExpr,
     ListExpr,
     MemberExpr,
@@ -64,6 +69,7 @@ from mypy.types import (
     Overloaded,
     TupleType,
     Type,
+    TypedDictType,
     TypeType,
     TypeVarType,
     UnionType,
@@ -74,6 +80,7 @@ from mypy.typevars import fill_typevars
 from harness.palette._rules import (
     ToolFacts,
     Verdict,
+    aliased_name_verdict,
     container_entry_verdict,
     generic_input_verdict,
     overridable_entry_verdict,
@@ -85,9 +92,17 @@ from harness.palette._rules import (
 )
 from mypy_plugin._codes import code_for
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
-from mypy_plugin._facts import MypyType, artifact_side, facts_of, own_name_record, tool_base
-from mypy_plugin._names import DECISION_TOOL, THINKER
-from mypy_plugin._report import checker_fail, report, reporting_surprises
+from mypy_plugin._facts import (
+    MypyType,
+    artifact_side,
+    facts_of,
+    own_name_record,
+    own_verdicts,
+    tool_base,
+)
+from mypy_plugin._names import DECISION_TOOL, THINKER, TOOL_NAME
+from mypy_plugin._record import literal_name
+from mypy_plugin._report import checker_fail, disabled_in_file, report, reporting_surprises
 
 __all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init", "note_thinker_input"]
 
@@ -100,6 +115,7 @@ class _Entry:
     node: Context
     shown: str  # the entry's type, for a message when it is not a specific class
     unknown: Verdict | None = None  # why it cannot be proved (read from a container, ...)
+    written: Expression | None = None  # the entry as written in a tuple literal
 
 
 def _self_reference(expr: Expression) -> bool:
@@ -171,7 +187,96 @@ class _Site:
         types, args = self.ctx.arg_types[index], self.ctx.args[index]
         if not types or not args:
             return None, None
+        if self.ctx.arg_kinds[index][0] == ARG_STAR2:
+            return _unpacked(self.ctx.api, name, types[0], args[0])
         return types[0], args[0]
+
+
+def _unpacked(
+    api: object, name: str, typ: Type, expr: Expression
+) -> tuple[Type | None, Expression | None]:
+    """An argument given through ``**SETTINGS``: a ``TypedDict``'s item. A ``Final`` one of
+    this module is read as written (the item's own expression and type, where the report then
+    lands); otherwise the item's declared type, which proves what it can (a palette typed
+    ``tuple[type[...], ...]`` is undecidable, never silence). Anything else ``**``-unpacked is
+    mypy's to check; it proves nothing here."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, TypedDictType) or name not in proper.items:
+        return None, None
+    written = _final_item(api, expr, name)
+    if written is not None and isinstance(api, TypeChecker):
+        found = api.lookup_type_or_none(written)
+        if found is not None:
+            return found, written
+    return proper.items[name], expr
+
+
+def _final_item(api: object, expr: Expression, name: str) -> Expression | None:
+    """The expression of key ``name`` in ``SETTINGS: Final = {...}`` (or ``= Settings(...)``),
+    when ``expr`` names such a constant of the module being checked."""
+    var = expr.node if isinstance(expr, NameExpr) else None
+    tree = api.tree if isinstance(api, TypeChecker) else None
+    if not isinstance(var, Var) or not var.is_final or tree is None:
+        return None
+    if var.fullname != f"{tree.fullname}.{var.name}":
+        return None  # another module's: its syntax is not read (it may come from the cache)
+    for statement in tree.defs:
+        if not (
+            isinstance(statement, AssignmentStmt)
+            and any(isinstance(t, NameExpr) and t.node is var for t in statement.lvalues)
+        ):
+            continue
+        value = statement.rvalue
+        if isinstance(value, DictExpr):
+            for key, item in value.items:
+                if isinstance(key, StrExpr) and key.value == name:
+                    return item
+        if isinstance(value, CallExpr):
+            for item, keyword in zip(value.args, value.arg_names, strict=False):
+                if keyword == name:
+                    return item
+    return None
+
+
+def _call_form_name(api: object, info: TypeInfo, written: Expression | None) -> str | bool | None:
+    """The name ``tool_name("x")(Cls)``, a call in the module being checked, gives ``info`` (a
+    vendored class named without a decorator): the literal when such a call is seen; ``True``
+    when the palette names the class through a variable a type checker cannot read here (one of
+    another module, or one assigned something other than the class itself); else ``None``."""
+    tree = api.tree if isinstance(api, TypeChecker) else None
+    alias = written.node if isinstance(written, RefExpr) else None
+    if tree is None:
+        return True if isinstance(alias, Var) else None
+    assigned: Expression | None = None
+    for statement in tree.defs:
+        value = (
+            statement.rvalue
+            if isinstance(statement, AssignmentStmt)
+            else statement.expr
+            if isinstance(statement, ExpressionStmt)
+            else None
+        )
+        if isinstance(statement, AssignmentStmt) and any(
+            isinstance(t, NameExpr) and t.node is alias for t in statement.lvalues
+        ):
+            assigned = value
+        if (
+            isinstance(value, CallExpr)
+            and isinstance(value.callee, CallExpr)
+            and isinstance(value.callee.callee, RefExpr)
+            and value.callee.callee.fullname == TOOL_NAME
+            and len(value.args) == 1
+            and isinstance(value.args[0], RefExpr)
+            and value.args[0].node is info
+        ):
+            named = literal_name(value.callee)
+            if named is not None:
+                return named
+    if not isinstance(alias, Var):
+        return None
+    if isinstance(assigned, RefExpr) and assigned.node is info:
+        return None  # a plain alias of the class: its name is the class's
+    return True
 
 
 def _class_of(typ: Type) -> TypeInfo | None:
@@ -209,7 +314,7 @@ def _palette_entries(site: _Site, typ: Type, expr: Expression) -> list[_Entry] |
         if unknown is None and info is not None and info.fullname == DECISION_TOOL:
             unknown = container_entry_verdict("Palette entry", show(), "a container or a join")
         shown = show() if unknown is None and info is None else ""  # read only in that case
-        entries.append(_Entry(None if unknown else info, node, shown, unknown))
+        entries.append(_Entry(None if unknown else info, node, shown, unknown, own))
     return entries
 
 
@@ -457,11 +562,17 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     facts: dict[str, ToolFacts[MypyType]] = {}
     nodes: dict[str, Context] = {}
     infos: dict[str, TypeInfo] = {}
+    aliased: dict[str, str] = {}  # tools named through a variable a checker cannot read
     for entry, entry_info in known:
-        facts.setdefault(entry_info.fullname, facts_of(entry_info, options))
+        if entry_info.fullname not in facts:
+            facts[entry_info.fullname] = _named_facts(
+                api, entry_info, entry.written, options, aliased
+            )
         nodes.setdefault(entry_info.fullname, entry.node)
         infos.setdefault(entry_info.fullname, entry_info)
-    key_facts = facts_of(key_info, options)
+    key_facts = facts.get(key_info.fullname) or _named_facts(
+        api, key_info, key_expr, options, aliased
+    )
     nodes.setdefault(key_info.fullname, key_expr)
     infos[key_info.fullname] = key_info
     palette_facts = [facts[entry_info.fullname] for _, entry_info in known]
@@ -491,6 +602,7 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
         objective=_literal_text(objective_type, objective_expr),
         complete=len(known) == len(entries),
         input_members=members,
+        own_verdicts=own_verdicts,
     )
     for verdict in verdicts:
         info = infos.get(verdict.key)
@@ -499,6 +611,10 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
             continue
         record = own_name_record(info) if info is not None else None
         dynamic = info is not None and record is not None and bool(record.get("dynamic"))
+        if verdict.code == "harness-name" and verdict.key in aliased and info is not None:
+            verdict = aliased_name_verdict(info.name, aliased[verdict.key])
+            filed.append(("error", verdict, node, None, None))
+            continue
         if dynamic and info is not None and record is not None and verdict.code == "harness-name":
             pointer = undecidable_name_verdict(info.name, info.fullname)  # said where defined
             filed.append(("pointer", pointer, node, info, record))
@@ -517,6 +633,27 @@ def _check_branch(site: _Site, key: _Branch, palette: _Branch) -> list[_Filed]:
     return filed
 
 
+def _named_facts(
+    api: object,
+    info: TypeInfo,
+    written: Expression | None,
+    options: Options,
+    aliased: dict[str, str],
+) -> ToolFacts[MypyType]:
+    """A tool's facts, with the name a ``tool_name("x")(Cls)`` call gives a class that has no
+    ``@tool_name`` of its own; a class named through a variable a type checker cannot read is
+    recorded in ``aliased`` (its name is then undecidable, never "no @tool_name")."""
+    facts = facts_of(info, options)
+    if facts.name is not None or facts.not_a_tool is not None or own_name_record(info):
+        return facts
+    named = _call_form_name(api, info, written)
+    if isinstance(named, str):
+        return dataclasses.replace(facts, name=named, inherited_from=None, unseen_decorator=None)
+    if named is True and isinstance(written, RefExpr) and written.node is not None:
+        aliased[facts.key] = written.node.name
+    return facts
+
+
 def _note_definition(
     site: _Site, verdict: Verdict, info: TypeInfo, record: dict[str, object], node: Context
 ) -> None:
@@ -525,7 +662,18 @@ def _note_definition(
     disabled = record.get("disabled")
     if isinstance(disabled, list) and verdict.code in disabled:
         return
-    line = record.get("line")
+    if verdict.code in disabled_in_file(site.ctx.api.msg.errors.file):
+        return
+    module = (
+        site.ctx.api.modules.get(info.module_name)
+        if isinstance(site.ctx.api, TypeChecker)
+        else None
+    )
+    if module is not None and verdict.code in disabled_in_file(module.path):
+        return  # switched off where the class is defined: its error was not shown there
+    lines = record.get("lines")
+    line = lines.get(verdict.code) if isinstance(lines, dict) else None
+    line = line if isinstance(line, int) else record.get("line")
     where = f'module "{info.module_name}"' + (f", line {line}" if isinstance(line, int) else "")
     site.ctx.api.msg.note(
         f'"{info.name}" breaks the palette rules where it is defined ({where})',

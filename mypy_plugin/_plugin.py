@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
     FunctionContext,
@@ -17,6 +18,7 @@ from mypy.plugin import (
 from mypy.types import Type
 
 from mypy_plugin._codes import ERROR_CODES
+from mypy_plugin._memo import forget
 from mypy_plugin._names import (
     RUNNERS,
     THINKER,
@@ -27,20 +29,33 @@ from mypy_plugin._names import (
 )
 from mypy_plugin._record import record_other_decorator, record_tool_name
 
-__all__ = ["PLUGIN_VERSION", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
+__all__ = ["PLUGIN_VERSION", "RULE_SOURCES", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
 #: The plugin's human version, bumped with every change to what it reports.
-PLUGIN_VERSION: Final = "0.4.0"
+PLUGIN_VERSION: Final = "0.5.0"
 
 _PLUGIN_DIR = Path(__file__).resolve().parent
-_RULES = _PLUGIN_DIR.parent / "harness" / "palette" / "_rules.py"
+_HARNESS = _PLUGIN_DIR.parent / "harness"
+
+#: The modules of harness the checks import and whose words or rules a cached verdict holds:
+#: every module of the palette rules (not the runtime validator) and the tool-name rule.
+RULE_SOURCES: Final = (
+    "palette/__init__.py",
+    "palette/_codes.py",
+    "palette/_graph.py",
+    "palette/_rules.py",
+    "palette/_types.py",
+    "palette/_undecidable.py",
+    "tools/_names.py",
+)
 
 
 def _source_digest() -> str:
     """A hash of the plugin's sources and the shared rules: any edit changes it, so a cache
     written by another version of the checks is never reused, bumped version or not."""
     digest = hashlib.sha256()
-    for path in [*sorted(_PLUGIN_DIR.glob("*.py")), _RULES]:
+    rules = [_HARNESS / name for name in RULE_SOURCES]
+    for path in [*sorted(_PLUGIN_DIR.glob("*.py")), *rules]:
         digest.update(path.name.encode())
         try:
             digest.update(path.read_bytes())
@@ -95,7 +110,12 @@ def check_explicit_init(ctx: MethodContext) -> Type:
 
 
 class HarnessPlugin(Plugin):
-    """Reports illegal palettes; never changes a type. Holds no state across files."""
+    """Reports illegal palettes; never changes a type. Holds no state across files but what a
+    class's settled facts are (:func:`mypy_plugin._facts.facts_of`), forgotten per build."""
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        forget()
 
     def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
         """``@tool_name(...)``: record the name (semantic analysis)."""

@@ -14,28 +14,42 @@ as at run time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
+    AssignmentStmt,
     CallExpr,
     ClassDef,
     Context,
+    Decorator,
     Expression,
+    FuncDef,
+    IndexExpr,
     MemberExpr,
     MypyFile,
     NameExpr,
+    OverloadedFuncDef,
     PlaceholderNode,
     RefExpr,
     StrExpr,
+    TypeInfo,
     Var,
 )
 from mypy.options import Options
 from mypy.plugin import ClassDefContext, SemanticAnalyzerPluginInterface
 from mypy.plugins.common import add_attribute_to_class
 from mypy.semanal import SemanticAnalyzer
-from mypy.types import LiteralType
+from mypy.types import Instance, LiteralType, get_proper_type
 
 from mypy_plugin._codes import ERROR_CODES
-from mypy_plugin._names import METADATA_KEY, NAME_ATTR, OTHER_DECORATORS_KEY, TOOL_NAME
+from mypy_plugin._names import (
+    DECISION_TOOL,
+    METADATA_KEY,
+    NAME_ATTR,
+    OTHER_DECORATORS_KEY,
+    TOOL_NAME,
+)
 from mypy_plugin._report import SURPRISE_NOTE, Fail, reporting_surprises
 
 __all__ = [
@@ -75,12 +89,54 @@ def _may_still_resolve(arg: RefExpr) -> bool:
     )
 
 
+def _enum_member_value(enum: TypeInfo, member: str) -> str | None:
+    """The string value of ``enum.member`` (a ``StrEnum`` member, say) as mypy knows it: the
+    string literal assigned in the class body, else the literal type of the member (a class read
+    from the cache has no body, but its members keep their inferred types); ``None`` for a value
+    a type checker cannot read (``auto()``, a call)."""
+    for statement in enum.defn.defs.body:
+        if (
+            isinstance(statement, AssignmentStmt)
+            and len(statement.lvalues) == 1
+            and isinstance(statement.lvalues[0], NameExpr)
+            and statement.lvalues[0].name == member
+        ):
+            value = statement.rvalue
+            return value.value if isinstance(value, StrExpr) else None
+    symbol = enum.names.get(member)
+    node = symbol.node if symbol is not None else None
+    typ = get_proper_type(node.type) if isinstance(node, Var) and node.type else None
+    if isinstance(typ, Instance) and typ.last_known_value is not None:
+        typ = typ.last_known_value
+    if isinstance(typ, LiteralType) and isinstance(typ.value, str):
+        return typ.value
+    return None
+
+
+def _enum_member(arg: MemberExpr) -> str | object | None:
+    """The value of ``Enum.MEMBER`` when ``Enum`` is an enum class with a string member (``None``
+    when it is not one, :data:`_NOT_READY` while the class is still a placeholder)."""
+    owner = arg.expr.node if isinstance(arg.expr, RefExpr) else None
+    if owner is None or isinstance(owner, PlaceholderNode):
+        return _NOT_READY
+    if not (isinstance(owner, TypeInfo) and owner.is_enum):
+        return None
+    return _enum_member_value(owner, arg.name)
+
+
 def _literal_name(call: Expression, final_iteration: bool) -> str | object | None:
-    """The name a decorator gives when it is a literal or a ``Final`` constant (also one reached
-    through a module, ``consts.NAME``); ``None`` when computed at run time; :data:`_NOT_READY`."""
+    """The name a decorator gives when it is a literal, a ``Final`` constant (also one reached
+    through a module, ``consts.NAME``) or a string enum member (``ToolName.OUTLINE``, whose value
+    mypy knows); ``None`` when computed at run time; :data:`_NOT_READY`."""
     arg = _name_argument(call) if isinstance(call, CallExpr) else None
     if isinstance(arg, StrExpr):
         return arg.value
+    if isinstance(arg, MemberExpr) and isinstance(arg.expr, RefExpr) and arg.node is None:
+        member = _enum_member(arg)
+        if member is _NOT_READY:
+            return None if final_iteration else _NOT_READY
+        if member is not None:
+            return member
     if isinstance(arg, RefExpr):
         node = arg.node
         if node is None or isinstance(node, PlaceholderNode):
@@ -91,10 +147,13 @@ def _literal_name(call: Expression, final_iteration: bool) -> str | object | Non
 
 
 def _disabled_codes(options: Options) -> list[str]:
-    """The harness codes disabled in the module being analysed (config and inline comments)."""
-    return sorted(
-        name for name, code in ERROR_CODES.items() if code in options.disabled_error_codes
-    )
+    """The harness codes disabled in the module being analysed by mypy's own config and inline
+    comments (the plugin's ``# harness: disable-error-code=`` switch is read from the module's
+    file only when a palette files a pointer to the class: most runs never need it)."""
+    disabled = options.disabled_error_codes
+    if not disabled:
+        return []
+    return sorted(name for name, code in ERROR_CODES.items() if code in disabled)
 
 
 def _declare_name(api: SemanticAnalyzerPluginInterface, defn: ClassDef, name: str | None) -> None:
@@ -124,6 +183,53 @@ def _semanal_fail(api: SemanticAnalyzerPluginInterface) -> Fail:
     return fail
 
 
+def init_node(defn: ClassDef) -> Context | None:
+    """The class's own ``__init__`` as the node to report at: its ``def`` line, however it is
+    decorated (a ``ParamSpec`` wrapper, ``@overload``: the implementation, which runs)."""
+    for statement in defn.defs.body:
+        node: object = statement
+        if isinstance(node, OverloadedFuncDef):
+            node = node.impl if node.impl is not None else (node.items[0] if node.items else None)
+        if isinstance(node, Decorator):
+            node = node.func
+        if isinstance(node, FuncDef) and node.name == "__init__":
+            return node
+    return None
+
+
+def base_expression(defn: ClassDef, is_tool_base: Callable[[TypeInfo], bool]) -> Context:
+    """The base expression naming the tool base (``DecisionTool[Note, Any]``), else the class."""
+    for expr in defn.base_type_exprs:
+        target = expr.base if isinstance(expr, IndexExpr) else expr
+        node = target.node if isinstance(target, RefExpr) else None
+        if isinstance(node, TypeInfo) and is_tool_base(node):
+            return expr
+    return defn
+
+
+def _is_tool_base(info: TypeInfo) -> bool:
+    return any(base.fullname == DECISION_TOOL for base in info.mro) or (
+        not info.mro and info.fullname == DECISION_TOOL
+    )
+
+
+def _report_lines(defn: ClassDef, calls: list[CallExpr]) -> dict[str, int]:
+    """The line each definition-site error of the class is reported on, by code, where it is
+    not the class line: a palette's pointer note names the line of the error it points to.
+    (Only those: the record of every tool goes into mypy's cache.)"""
+    outermost: Context = calls[0] if calls else defn
+    argument = _name_argument(calls[0]) if calls else None
+    init = init_node(defn)
+    lines = {
+        "harness-name": outermost.line,
+        "harness-tool": outermost.line,
+        "harness-undecidable": (argument if argument is not None else outermost).line,
+        "harness-ctor": (init if init is not None else defn).line,
+        "harness-open-type": base_expression(defn, _is_tool_base).line,
+    }
+    return {code: line for code, line in lines.items() if line != defn.line}
+
+
 def _record(ctx: ClassDefContext) -> bool:
     calls = _tool_name_calls(ctx.cls)
     if calls and ctx.reason is not calls[0]:
@@ -136,6 +242,7 @@ def _record(ctx: ClassDefContext) -> bool:
         "name": literal,
         "dynamic": literal is None,
         "line": ctx.cls.line,  # a class read from the cache has no line of its own
+        "lines": _report_lines(ctx.cls, calls),
         "disabled": _disabled_codes(ctx.api.options),
     }
     _declare_name(ctx.api, ctx.cls, literal)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,7 +19,37 @@ from mypy_plugin._codes import INTERNAL, code_for
 if TYPE_CHECKING:  # the semantic-analysis hooks report through here without loading harness
     from harness.palette._rules import Verdict
 
-__all__ = ["SURPRISE_NOTE", "report", "reporting_surprises"]
+__all__ = ["SURPRISE_NOTE", "disabled_in_file", "report", "reporting_surprises"]
+
+#: A module's own switch for the plugin's codes, in a comment plain mypy ignores (its own
+#: ``# mypy: disable-error-code=...`` with a ``harness-*`` code crashes mypy without the plugin).
+_SWITCH = re.compile(r'^\s*#\s*harness:\s*disable-error-code\s*=\s*"?([^"\n]*)"?', re.MULTILINE)
+
+
+def disabled_in_file(path: str) -> frozenset[str]:
+    """The codes a module switches off with ``# harness: disable-error-code="..."`` lines."""
+    try:
+        stat = os.stat(path)
+    except OSError:  # a module without a file (``-c``, a stub in memory): nothing switched off
+        return frozenset()
+    return _switched_off(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _switched_off(path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """Read once per version of a file (keyed by its modification time and size: an edited
+    file is read again, so a daemon never keeps a stale switch)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return frozenset()
+    if "harness:" not in text:
+        return frozenset()
+    return frozenset(
+        code.strip() for found in _SWITCH.findall(text) for code in found.split(",") if code.strip()
+    )
+
 
 #: The note under an internal surprise: what to do about it.
 SURPRISE_NOTE = (
@@ -35,6 +68,8 @@ def report(msg: MessageBuilder, verdict: Verdict, context: Context) -> None:
     line, and a note tied to an error is kept (or dropped) with that error, never merged into
     another error's notes.
     """
+    if verdict.code in disabled_in_file(msg.errors.file):
+        return
     code = code_for(verdict.code)
     error = msg.fail(verdict.message, context, code=code)
     for note in verdict.notes:

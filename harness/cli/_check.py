@@ -19,18 +19,23 @@ or more (warnings do not count), 2 for a usage problem (a package that does not 
 from __future__ import annotations
 
 import argparse
+import ast
 import inspect
 import json  # the stdlib: the log's ASCII escapes (ensure_ascii), which orjson cannot write
 import pkgutil
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Final
+from typing import TYPE_CHECKING, Final, get_origin
 from xml.sax.saxutils import escape, quoteattr
 
 from harness.cli._common import CliError, say
+
+if TYPE_CHECKING:
+    from harness.palette import Verdict
 
 __all__ = ["DESCRIPTION", "Finding", "add_arguments", "check_targets", "run_check"]
 
@@ -183,29 +188,168 @@ def _where(cls: type) -> tuple[str, int]:
     except (OSError, TypeError):
         module = sys.modules.get(cls.__module__)
         return getattr(module, "__file__", None) or cls.__module__, 1
+    return _shown_path(file), line
+
+
+def _shown_path(file: str) -> str:
+    """A file as the findings name it: relative to the current folder when inside it."""
     try:
-        shown = str(Path(file).resolve().relative_to(Path.cwd()))
+        return str(Path(file).resolve().relative_to(Path.cwd()))
     except ValueError:
-        shown = file
-    return shown, line
+        return file
 
 
 # -- checking them ---------------------------------------------------------------------------
 
 
 class _Captured(Exception):
-    """Raised by the stand-in constructor with the palette arguments it was given."""
+    """Raised by the stand-in constructor with the palette arguments it was given and where
+    the call is (the file and line of ``super().__init__(...)``)."""
 
-    def __init__(self, arguments: dict[str, object]) -> None:
+    def __init__(self, arguments: dict[str, object], file: str, line: int) -> None:
         super().__init__("captured")
         self.arguments = arguments
+        self.file = file
+        self.line = line
 
 
 def _capture(self: object, parent: object, **arguments: object) -> None:
-    raise _Captured(arguments)
+    caller = sys._getframe(1)  # the thinker's constructor call
+    raise _Captured(arguments, caller.f_code.co_filename, caller.f_lineno)
 
 
-def _thinker_findings(cls: type, tool_keys: set[str]) -> list[Finding]:
+# -- where each problem is: the line mypy's plugin reports it on -----------------------------
+#
+# One line per problem, the same in mypy and here: a problem of the palette (an entry without
+# a name, a dead tool, a duplicate) at the entry in the constructor call, the key tool's at the
+# key_tool argument, the objective's at it; a problem of a decorated tool class where it is
+# defined: the constructor at its def line, an open type at the base naming DecisionTool. The
+# class line says nothing about which entry, argument or method is wrong, and for a class
+# without @tool_name (maybe in another package) the palette is the only place mypy can report.
+
+
+def _tree(file: str, trees: dict[str, ast.Module | None]) -> ast.Module | None:
+    if file not in trees:
+        try:
+            trees[file] = ast.parse(Path(file).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            trees[file] = None
+    return trees[file]
+
+
+def _call_at(tree: ast.Module, line: int) -> ast.Call | None:
+    """The innermost call spanning ``line`` that passes a thinker's arguments."""
+    found: ast.Call | None = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and any(k.arg in ("key_tool", "palette") or k.arg is None for k in node.keywords)
+            and (found is None or node.lineno >= found.lineno)
+        ):
+            found = node
+    return found
+
+
+def _argument(tree: ast.Module, call: ast.Call, name: str) -> ast.expr | None:
+    """The expression passing ``name``: a keyword, or the item of a ``**SETTINGS`` dict
+    written at module level."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    for keyword in call.keywords:
+        if keyword.arg is None and isinstance(keyword.value, ast.Name):
+            for statement in tree.body:
+                targets = (
+                    statement.targets
+                    if isinstance(statement, ast.Assign)
+                    else [statement.target]
+                    if isinstance(statement, ast.AnnAssign)
+                    else []
+                )
+                value = getattr(statement, "value", None)
+                if not any(isinstance(t, ast.Name) and t.id == keyword.value.id for t in targets):
+                    continue
+                if isinstance(value, ast.Dict):
+                    for key, item in zip(value.keys, value.values, strict=True):
+                        if isinstance(key, ast.Constant) and key.value == name:
+                            return item
+    return None
+
+
+def _palette_lines(
+    captured: _Captured, trees: dict[str, ast.Module | None]
+) -> tuple[int, dict[str, int]]:
+    """The call's line and, by verdict subject key, the line of each palette entry, the key
+    tool and the objective (as mypy reports them)."""
+    from harness.palette import runtime_facts
+
+    tree = _tree(captured.file, trees)
+    call = _call_at(tree, captured.line) if tree is not None else None
+    if tree is None or call is None:
+        return captured.line, {}
+    lines: dict[str, int] = {}
+    palette = captured.arguments.get("palette")
+    written = _argument(tree, call, "palette")
+    if isinstance(palette, tuple):
+        items = written.elts if isinstance(written, ast.Tuple) else None
+        for index, entry in enumerate(palette):
+            node = items[index] if items is not None and len(items) == len(palette) else written
+            if node is not None:
+                lines.setdefault(runtime_facts(entry).key, node.lineno)
+    key = _argument(tree, call, "key_tool")
+    if key is not None:
+        lines.setdefault(runtime_facts(captured.arguments.get("key_tool")).key, key.lineno)
+        lines["key_tool"] = key.lineno
+    if written is not None:
+        lines["palette"] = written.lineno
+    objective = _argument(tree, call, "objective")
+    if objective is not None:
+        lines["objective"] = objective.lineno
+    return call.lineno, lines
+
+
+def _verdict_line(verdict: Verdict, call_line: int, lines: dict[str, int]) -> int:
+    if verdict.code in ("harness-key-tool", "harness-graph"):
+        return lines.get("key_tool", call_line)
+    if verdict.code == "harness-objective":
+        return lines.get("objective", call_line)
+    if verdict.subject == "palette":
+        return lines.get("palette", call_line)
+    return lines.get(verdict.key, lines.get("key_tool", call_line))
+
+
+def _definition_line(tool: type, verdict: Verdict, class_line: int) -> int:
+    """Where mypy reports a decorated tool's own problem: the constructor at its ``def`` line
+    (however decorated), an open type at the base expression naming ``DecisionTool``."""
+    from harness.tools import DecisionTool
+
+    try:
+        lines, first = inspect.getsourcelines(tool)
+        node = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return class_line
+    if not isinstance(node, ast.ClassDef):
+        return class_line
+    if verdict.code == "harness-ctor":
+        inits = [
+            statement.lineno
+            for statement in node.body
+            if isinstance(statement, ast.FunctionDef) and statement.name == "__init__"
+        ]  # of an overloaded constructor, the implementation (the last one, what runs)
+        return first + inits[-1] - 1 if inits else class_line
+    if verdict.code == "harness-open-type":
+        bases = tool.__dict__.get("__orig_bases__", tool.__bases__)
+        for written, base in zip(node.bases, bases, strict=False):
+            origin = get_origin(base) or base
+            if isinstance(origin, type) and issubclass(origin, DecisionTool):
+                return first + written.lineno - 1
+    return class_line
+
+
+def _thinker_findings(
+    cls: type, tool_keys: set[str], trees: dict[str, ast.Module | None]
+) -> list[Finding]:
     from harness.palette import palette_report, thinker_input_of
     from harness.thinker import DecisionThinker
     from harness.tools import Workflow
@@ -218,6 +362,7 @@ def _thinker_findings(cls: type, tool_keys: set[str]) -> list[Finding]:
         cls(Workflow())
     except _Captured as captured:
         arguments = captured.arguments
+        where = captured
     except Exception as error:
         return [
             Finding(
@@ -243,8 +388,18 @@ def _thinker_findings(cls: type, tool_keys: set[str]) -> list[Finding]:
         palette=arguments.get("palette"),  # type: ignore[arg-type]  # checked by it
         objective=objective if isinstance(objective, str) else None,
     )
+    call_line, lines = _palette_lines(where, trees)
+    call_path = _shown_path(where.file)
     return [
-        Finding(path, line, "error", v.code, v.message, v.notes, subject)
+        Finding(
+            call_path,
+            _verdict_line(v, call_line, lines),
+            "error",
+            v.code,
+            v.message,
+            v.notes,
+            subject,
+        )
         for v in report.verdicts
         if not (v.definition and v.key in tool_keys)  # said where the tool is defined
     ]
@@ -272,6 +427,7 @@ def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:
     thinkers = [c for c in classes if issubclass(c, DecisionThinker) and c is not DecisionThinker]
     findings: list[Finding] = []
     keys: set[str] = set()
+    trees: dict[str, ast.Module | None] = {}
     for tool in tools:
         facts = runtime_facts(tool)
         keys.add(facts.key)
@@ -281,11 +437,19 @@ def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:
                 subject = f"{tool.__module__}.{tool.__qualname__}"
                 findings.append(
                     Finding(
-                        path, line, "error", verdict.code, verdict.message, verdict.notes, subject
+                        path,
+                        _definition_line(tool, verdict, line),
+                        "error",
+                        verdict.code,
+                        verdict.message,
+                        verdict.notes,
+                        subject,
                     )
                 )
     for thinker in thinkers:
-        findings += _thinker_findings(thinker, keys)
+        findings += _thinker_findings(thinker, keys, trees)
+    # files in path order, each file's problems in line order (as mypy prints them)
+    findings.sort(key=lambda f: (f.path, f.line))
     return findings, len(tools) + len(thinkers)
 
 

@@ -7,17 +7,31 @@ feed the same :class:`ToolFacts` here and get the same :class:`Verdict` codes an
 A type node only has to answer three questions: is it a subtype of another node, is it a
 ``ListArtifact[X]`` (and what is ``X``), and how does it read in a message.
 
-One module over 400 lines on purpose: the mypy plugin puts a digest of this file (with its own
-sources) into mypy's cache key (``mypy_plugin._plugin.SOURCE_DIGEST``), so every wording and rule
-a cached verdict depends on lives here; splitting it would have to grow that list in step.
+The rules by concern: this module holds the rules on one tool and on a whole palette (and is
+the one the front ends import); the codes are in ``_codes``, the type node, facts and verdict in
+``_types``, reachability in ``_graph``, what only a type checker cannot decide in
+``_undecidable``. The mypy plugin puts a digest of every one of them into mypy's cache key
+(``mypy_plugin._plugin.SOURCE_DIGEST``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Generic, Protocol, Self, TypeVar
+from collections.abc import Callable, Iterable, Sequence
 
+from harness.palette._codes import CODES
+from harness.palette._graph import dead_tool_verdicts, graph_verdict, is_fed, reachable_types
+from harness.palette._types import PLACEHOLDER, N, Open, ToolFacts, TypeNode, Verdict
+from harness.palette._types import quoted as _q
+from harness.palette._undecidable import (
+    aliased_name_verdict,
+    container_entry_verdict,
+    generic_input_verdict,
+    overridable_entry_verdict,
+    too_many_branches_verdict,
+    undecidable_name_verdict,
+    unknown_entry_verdict,
+    unseen_name_verdict,
+)
 from harness.tools import RESERVED_TOOL_NAMES, validate_tool_name
 
 __all__ = [
@@ -26,6 +40,7 @@ __all__ = [
     "ToolFacts",
     "TypeNode",
     "Verdict",
+    "aliased_name_verdict",
     "container_entry_verdict",
     "dead_tool_verdicts",
     "decorated_non_tool_verdict",
@@ -33,6 +48,7 @@ __all__ = [
     "generic_input_verdict",
     "graph_verdict",
     "invalid_name_verdict",
+    "is_fed",
     "key_output_verdict",
     "objective_verdict",
     "overridable_entry_verdict",
@@ -45,145 +61,6 @@ __all__ = [
     "unknown_entry_verdict",
     "unseen_name_verdict",
 ]
-
-#: Every verdict code, with what it means (the mypy plugin's error codes carry the same names).
-CODES: dict[str, str] = {
-    "harness-tool": "a palette entry or key tool that is not a concrete DecisionTool class",
-    "harness-name": "a tool without its own @tool_name, or with an invalid or reserved name",
-    "harness-ctor": "a tool that changes the (parent) constructor",
-    "harness-open-type": "a tool that leaves a type parameter Any, open or not an artifact",
-    "harness-duplicate": "two tools with the same name in one palette",
-    "harness-key-tool": "a key tool whose output is not ListArtifact[O] for the thinker's O",
-    "harness-graph": "a key tool whose input is unreachable from the thinker's input",
-    "harness-dead-tool": "a palette tool whose input is unreachable from the thinker's input",
-    "harness-objective": "a blank objective",
-    "harness-undecidable": "what a type checker cannot decide: a computed tool name, an entry or "
-    "key tool that is not one specific class",
-}
-
-#: The open side of a suggested base when nothing concrete is known for it.
-PLACEHOLDER = "<an artifact class>"
-
-
-class TypeNode(Protocol):
-    """An artifact type as a front end sees it: enough to decide subtyping and lists."""
-
-    def is_subtype_of(self, other: Self) -> bool:
-        """Whether an artifact of this type is an instance of ``other``."""
-        ...
-
-    def iterand(self) -> Self | None:
-        """``X`` when this is ``ListArtifact[X]``, else ``None``."""
-        ...
-
-    def render(self) -> str:
-        """How the type reads in a message (without quotes)."""
-        ...
-
-
-N = TypeVar("N", bound=TypeNode)
-
-
-def _q(text: str) -> str:
-    return f'"{text}"'
-
-
-@dataclass(frozen=True)
-class Open:
-    """A type parameter that is not a concrete artifact type: ``Any``, a type variable, ...
-
-    Build one with the class methods, so both front ends word it alike from the same parts: the
-    open part and the whole type, each as mypy prints it (``T``, ``ListArtifact[Any]``).
-    """
-
-    shown: str  # how the open part reads, e.g. 'Any' or 'type variable "T"'
-    fix: str | None = None  # the fix when binding the parameter is not it
-
-    @classmethod
-    def any(cls, whole: str | None = None) -> Open:
-        """``Any`` itself, or ``Any`` inside ``whole`` (e.g. ``ListArtifact[Any]``)."""
-        return cls("Any" if whole is None else f"Any in {_q(whole)}")
-
-    @classmethod
-    def type_variable(cls, name: str, whole: str | None = None) -> Open:
-        """A type variable ``name`` (as written, ``T``), itself or inside ``whole``."""
-        shown = f"type variable {_q(name)}"
-        return cls(shown if whole is None else f"{shown} in {_q(whole)}")
-
-    @classmethod
-    def not_an_artifact(cls, whole: str) -> Open:
-        """A type that is not one artifact class, such as a union ``Part | Verdict``."""
-        return cls(f"{_q(whole)}, not one artifact class")
-
-    @classmethod
-    def new_type(cls, name: str, supertype: str) -> Open:
-        """A ``NewType`` over an artifact class: a type checker's alias, no class at run time
-        (nothing is ever an instance of it)."""
-        return cls(f"{_q(name)} is a NewType of {_q(supertype)}, not a class at run time")
-
-    @classmethod
-    def type_checking_only(cls, name: str) -> Open:
-        """A forward reference to a name imported only under ``if TYPE_CHECKING:``."""
-        return cls(
-            f"{_q(name)} is imported only under TYPE_CHECKING, so it does not exist at run time",
-            f'Import {_q(name)} at module level (outside "if TYPE_CHECKING:"), so the tool\'s '
-            "types exist when a thinker builds it",
-        )
-
-
-@dataclass(frozen=True)
-class ToolFacts(Generic[N]):
-    """What a front end knows about one tool class."""
-
-    key: str  # identity of the class (its full name): the key tool counts once
-    label: str  # how the class reads in a message
-    not_a_tool: str | None = None  # why it is not a concrete tool class at all, if so
-    abstract: tuple[str, ...] = ()  # the abstract members left unimplemented
-    name: str | None = None  # its own @tool_name, None when it has none
-    inherited_from: tuple[str, str] | None = None  # (name, class) when it only inherits one
-    ctor: str | None = None  # None when ``Tool(parent)`` builds it, else what the ctor needs
-    narrow_parent: str | None = None  # the parent's type when narrower than Identifiable
-    # a decorator other than @tool_name that may name the class at run time (a library's own
-    # wrapper of tool_name), when the class has no @tool_name a type checker can see
-    unseen_decorator: str | None = None
-    input: N | Open | None = None  # None: unknown (not a tool)
-    output: N | Open | None = None
-    # ``execute``'s own annotations (input, output) rendered, when concrete artifact types: the
-    # fix for an open type parameter is built from them
-    execute_hints: tuple[str | None, str | None] = (None, None)
-
-    @property
-    def input_node(self) -> N | None:
-        """The concrete input type, when there is one."""
-        return None if isinstance(self.input, Open) else self.input
-
-    @property
-    def output_node(self) -> N | None:
-        """The concrete output type, when there is one."""
-        return None if isinstance(self.output, Open) else self.output
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One broken rule: its code, the class it is about, the message and the notes (fix last)."""
-
-    code: str
-    subject: str  # the class (its label) or "objective"
-    message: str
-    notes: tuple[str, ...] = field(default=())
-    definition: bool = False  # a property of the class itself, reportable where it is defined
-    key: str = ""  # the class's identity (ToolFacts.key), to find the node it is about
-
-    @property
-    def fix(self) -> str:
-        """The last note: how to fix it."""
-        return self.notes[-1] if self.notes else ""
-
-    def render(self) -> str:
-        """The verdict on a few lines, the way mypy would print it."""
-        lines = [f"{self.message}  [{self.code}]"]
-        lines += [f"  note: {note}" for note in self.notes]
-        return "\n".join(lines)
 
 
 def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
@@ -242,6 +119,9 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 key=facts.key,
             )
         )
+    narrower = _narrower_execute(facts)
+    if narrower is not None:
+        out.append(narrower)
     for role, side in (("input", facts.input), ("output", facts.output)):
         if isinstance(side, Open):
             out.append(
@@ -255,6 +135,27 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 )
             )
     return out
+
+
+def _narrower_execute(facts: ToolFacts[N]) -> Verdict | None:
+    """``execute`` taking less than the declared input: a thinker offers the tool every
+    artifact of its declared input type (mypy reports it as ``[override]``)."""
+    declared, taken = facts.input_node, facts.execute_input
+    if declared is None or taken is None or declared.is_subtype_of(taken):
+        return None
+    return Verdict(
+        "harness-open-type",
+        facts.label,
+        f"Tool {_q(facts.label)} declares its input type {_q(declared.render())}, but its "
+        f"execute method takes only {_q(taken.render())}",
+        (
+            f"A thinker offers the tool every {_q(declared.render())}: declare the input it "
+            f'takes, "class {facts.label}(DecisionTool[{taken.render()}, ...])", or take '
+            f"{_q(declared.render())} in execute",
+        ),
+        definition=True,
+        key=facts.key,
+    )
 
 
 def _bind_note(facts: ToolFacts[N]) -> str:
@@ -314,7 +215,10 @@ def invalid_name_verdict(label: str, name: str, key: str = "") -> Verdict | None
         "harness-name",
         label,
         f"Invalid tool name {_q(name)} for {_q(label)}: {problem}",
-        (f"Use letters, digits and '_', not starting with a digit, and not {reserved}",),
+        (
+            "A tool name is an ASCII identifier: letters a-z and A-Z, digits and '_', not "
+            f"starting with a digit, not a Python keyword, and not {reserved}",
+        ),
         definition=True,
         key=key,
     )
@@ -328,136 +232,6 @@ def decorated_non_tool_verdict(label: str, key: str = "") -> Verdict:
         label,
         f"@tool_name decorates {_q(label)}, which is not a DecisionTool subclass",
         ('Name tool classes only: "class Tool(DecisionTool[Note, Verdict])"',),
-        definition=True,
-        key=key,
-    )
-
-
-#: How a user opts out of a check the type checker cannot do, knowingly.
-_RUNTIME_ONLY = (
-    'or, to leave it to the runtime validator, add "# type: ignore[harness-undecidable]" here'
-)
-
-
-def unknown_entry_verdict(role: str, shown: str) -> Verdict:
-    """A palette entry or key tool (``role``) whose type (``shown``, already quoted) is not one
-    specific class, e.g. ``type[SplitNote]`` or a union: a type checker cannot prove it.
-
-    The palette rules that need every entry (reachability, dead tools) are skipped then
-    (``palette_verdicts(..., complete=False)``), never guessed; the runtime validator, which
-    sees the classes, decides them when the thinker is built.
-    """
-    return Verdict(
-        "harness-undecidable",
-        shown,
-        f"{role} of type {shown} is not one specific tool class: the palette cannot be proved "
-        "legal at type-check time",
-        (
-            "Its subclasses (or the members of a union) may break any rule; reachability and "
-            "dead tools are not judged while an entry is unknown",
-            "Pass the tool classes themselves, in a tuple literal or a Final tuple constant, "
-            + _RUNTIME_ONLY,
-        ),
-    )
-
-
-def unseen_name_verdict(label: str, decorator: str, key: str = "") -> Verdict:
-    """``label`` has no ``@tool_name`` a type checker can see, but another decorator
-    (``decorator``, e.g. a library's wrapper of ``tool_name``) may name it at run time."""
-    return Verdict(
-        "harness-undecidable",
-        label,
-        f"The tool name of {_q(label)} cannot be read at type-check time: its decorator "
-        f"{_q(decorator)} may name it at run time, but it is not @tool_name",
-        (
-            "Its name's validity and uniqueness in a palette are then only checked when a "
-            "thinker is built",
-            f'Stack @tool_name("...") under @{decorator} on the class (or have the decorator '
-            "return tool_name(...)(cls) where the class is defined), " + _RUNTIME_ONLY,
-        ),
-        definition=True,
-        key=key,
-    )
-
-
-def container_entry_verdict(role: str, shown: str, how: str) -> Verdict:
-    """A palette entry or key tool (``role``) read from a container or a call (``how``, e.g.
-    'a dict' or 'a call'): a type checker sees the join of everything it could hold (``shown``),
-    never which class it is."""
-    return Verdict(
-        "harness-undecidable",
-        shown,
-        f"{role} read from {how} cannot be proved at type-check time: the type checker only "
-        f"sees {shown}",
-        (
-            "Its class may break any rule; reachability and dead tools are not judged while an "
-            "entry is unknown",
-            "Name the tool classes themselves, in a tuple literal or a Final tuple constant, "
-            + _RUNTIME_ONLY,
-        ),
-    )
-
-
-def overridable_entry_verdict(role: str, attribute: str) -> Verdict:
-    """A palette entry, palette or key tool read from a class attribute a subclass may
-    override (``self.SPLITTER``): the class it holds in a subclass is not known here."""
-    return Verdict(
-        "harness-undecidable",
-        attribute,
-        f"{role} read from the class attribute {_q(attribute)} cannot be proved at type-check "
-        "time: a subclass may override it with another class",
-        (
-            "Reachability and dead tools are not judged while an entry is unknown",
-            f'Declare it "{attribute}: Final = ..." (subclasses then cannot override it), or '
-            "name the tool classes in the call, " + _RUNTIME_ONLY,
-        ),
-    )
-
-
-def generic_input_verdict(shown: str) -> Verdict:
-    """A palette checked where the thinker's input is still a type variable (a generic base
-    thinker): reachability depends on what each subclass binds it to."""
-    return Verdict(
-        "harness-undecidable",
-        shown,
-        f"The thinker's input type {_q(shown)} is a type variable here: whether the key tool is "
-        "reachable depends on what each subclass binds it to",
-        (
-            "Reachability and dead tools are judged for each subclass only when it is built",
-            "Pass the palette from the class that binds the input (its own super().__init__), "
-            + _RUNTIME_ONLY,
-        ),
-    )
-
-
-def too_many_branches_verdict(limit: int) -> Verdict:
-    """Conditional arguments with more than ``limit`` combinations of branches: not enumerated."""
-    return Verdict(
-        "harness-undecidable",
-        "palette",
-        f"The conditional key tool and palette have more than {limit} combinations of branches: "
-        "the palette cannot be proved legal at type-check time",
-        (
-            "Choose among a few whole palettes (Final tuple constants) rather than entry by "
-            "entry, " + _RUNTIME_ONLY,
-        ),
-    )
-
-
-def undecidable_name_verdict(label: str, key: str = "") -> Verdict:
-    """``@tool_name(...)`` on ``label`` with a name a type checker cannot read: neither a string
-    literal nor a ``Final`` constant (an f-string, a call, a plain module variable)."""
-    return Verdict(
-        "harness-undecidable",
-        label,
-        f"The tool name of {_q(label)} cannot be read at type-check time: it is not a string "
-        "literal or a Final constant",
-        (
-            "Its validity and uniqueness in a palette are then only checked when a thinker is "
-            "built",
-            'Write @tool_name("...") with a literal, or declare the constant NAME: Final = "...", '
-            + _RUNTIME_ONLY,
-        ),
         definition=True,
         key=key,
     )
@@ -525,110 +299,6 @@ def key_output_verdict(key: ToolFacts[N], output_type: N) -> Verdict | None:
     )
 
 
-def _feeds(artifact: N, wanted: N) -> bool:
-    # A list feeds only a tool taking a list; a plain artifact only a tool taking a plain one.
-    return (artifact.iterand() is None) == (wanted.iterand() is None) and artifact.is_subtype_of(
-        wanted
-    )
-
-
-def _with_iterands(node: N) -> list[N]:
-    out = [node]
-    inner = node.iterand()
-    while inner is not None:
-        out.append(inner)
-        inner = inner.iterand()
-    return out
-
-
-def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
-    """Every artifact type a run can hold, in discovery order: the input, then each output of a
-    tool fed by something reachable (a list's iterands count by their own type)."""
-    reachable: list[N] = _with_iterands(thinker_input)
-    fired: set[int] = set()
-    progress = True
-    while progress:
-        progress = False
-        for index, facts in enumerate(tools):
-            wanted, produced = facts.input_node, facts.output_node
-            if index in fired or wanted is None or produced is None:
-                continue
-            if any(_feeds(have, wanted) for have in reachable):
-                fired.add(index)
-                progress = True
-                for node in _with_iterands(produced):
-                    if not any(node.is_subtype_of(r) and r.is_subtype_of(node) for r in reachable):
-                        reachable.append(node)
-    return reachable
-
-
-def _reachable_note(thinker_input: N, reachable: Sequence[N]) -> str:
-    return _reachable_note_text(thinker_input.render(), reachable)
-
-
-def _reachable_note_text(start: str, reachable: Sequence[N]) -> str:
-    listed = ", ".join(_q(node.render()) for node in reachable)
-    return f"Reachable from {_q(start)}: {listed}"
-
-
-def is_fed(wanted: N, reachable: Sequence[N]) -> bool:
-    """Whether some reachable artifact type is an instance of ``wanted``."""
-    return any(_feeds(have, wanted) for have in reachable)
-
-
-def graph_verdict(key: ToolFacts[N], thinker_input: N, reachable: Sequence[N]) -> Verdict | None:
-    """The key tool's input is reachable from the thinker's input through the palette."""
-    wanted = key.input_node
-    if wanted is None or is_fed(wanted, reachable):
-        return None
-    return Verdict(
-        "harness-graph",
-        key.label,
-        f"Key tool {_q(key.label)} takes {_q(wanted.render())}, which no run starting from "
-        f"{_q(thinker_input.render())} can produce",
-        (
-            _reachable_note(thinker_input, reachable),
-            f"Add a tool producing {_q(wanted.render())} to the palette, or change the key tool",
-        ),
-        key=key.key,
-    )
-
-
-def dead_tool_verdicts(
-    tools: Sequence[ToolFacts[N]],
-    key_key: str,
-    thinker_input: N,
-    reachable: Sequence[N],
-    shown: str | None = None,
-) -> list[Verdict]:
-    """Every palette tool (the key tool aside) whose input no run can produce; ``shown`` is
-    how the thinker's input reads when it is a union of artifact classes."""
-    start = shown if shown is not None else thinker_input.render()
-    out: list[Verdict] = []
-    seen: set[str] = {key_key}
-    for facts in tools:
-        wanted = facts.input_node
-        if facts.key in seen or wanted is None:
-            continue
-        seen.add(facts.key)
-        if not is_fed(wanted, reachable):
-            out.append(
-                Verdict(
-                    "harness-dead-tool",
-                    facts.label,
-                    f"Tool {_q(facts.label)} can never run: nothing reachable from "
-                    f"{_q(start)} is an instance of {_q(wanted.render())}",
-                    (
-                        _reachable_note_text(start, reachable),
-                        "Remove it from the palette, or add a tool producing "
-                        f"{_q(wanted.render())}",
-                    ),
-                    key=facts.key,
-                )
-            )
-    return out
-
-
 def objective_verdict(objective: str) -> Verdict | None:
     """The objective says what the run is for: it is not blank."""
     if objective.strip():
@@ -650,6 +320,7 @@ def palette_verdicts(
     objective: str | None = None,
     complete: bool = True,
     input_members: Sequence[N] = (),
+    own_verdicts: Callable[[ToolFacts[N]], list[Verdict]] | None = None,
 ) -> list[Verdict]:
     """Every verdict on a thinker's palette, in a stable order: per class (palette order, then
     the key tool once), duplicates, the key tool's output, reachability, dead tools, objective.
@@ -657,6 +328,9 @@ def palette_verdicts(
     ``input_members`` are the artifact classes of a union input (``Note | Orphan``, with
     ``thinker_input`` ``None``): a run starts from any one of them, so the key tool must be
     reachable from each, and a tool is dead when no member reaches it.
+
+    ``own_verdicts`` gives each class's own verdicts (default :func:`tool_verdicts`; the mypy
+    plugin passes the ones it already found where the class is defined).
 
     ``thinker_input`` ``None`` (unknown, e.g. erased at run time) skips the reachability rules;
     ``output_type`` ``None`` skips the key tool's output; ``objective`` ``None`` skips the
@@ -671,7 +345,7 @@ def palette_verdicts(
     for facts in tools:
         if facts.key not in seen:
             seen.add(facts.key)
-            out += tool_verdicts(facts)
+            out += (own_verdicts or tool_verdicts)(facts)
     out += duplicate_verdicts(tools)
     if output_type is not None and key_tool.not_a_tool is None:
         verdict = key_output_verdict(key_tool, output_type)

@@ -66,17 +66,63 @@ class RuntimeType:
         return RuntimeType(inner) if inner is not None else None
 
     def is_subtype_of(self, other: RuntimeType) -> bool:
-        """Subclassing, with ``ListArtifact`` covariant in its iterand."""
+        """Subclassing, with ``ListArtifact`` covariant in its iterand and any other generic
+        artifact (``Box[Note]``) compared argument by argument as its type variables declare
+        (covariant, contravariant, else invariant), as mypy compares them."""
         mine, theirs = self.iterand(), other.iterand()
         if theirs is not None:
             return (
                 mine is not None and issubclass(self.cls, other.cls) and mine.is_subtype_of(theirs)
             )
-        return issubclass(self.cls, other.cls)
+        if not issubclass(self.cls, other.cls):
+            return False
+        wanted = get_args(other.tp)
+        if not wanted:
+            return True
+        have = _arguments_as(self.cls, get_args(self.tp), other.cls)
+        parameters: tuple[object, ...] = getattr(other.cls, "__parameters__", ())
+        if have is None or len(have) != len(wanted) or len(parameters) != len(wanted):
+            return True  # nothing to compare by: the classes decide, as above
+        return all(
+            _argument_fits(parameter, got, asked)
+            for parameter, got, asked in zip(parameters, have, wanted, strict=True)
+        )
 
     def render(self) -> str:
         """``Note``, ``ListArtifact[Note]``, ``Verdicts``: as mypy prints it."""
         return type_text(self.tp)
+
+
+def _arguments_as(
+    origin: type, args: tuple[object, ...], target: type
+) -> tuple[object, ...] | None:
+    """The type arguments of ``target`` as the class ``origin[args]`` binds them, through its
+    bases' ``__orig_bases__`` (``class NoteBox(Box[Note])`` binds ``Box``'s to ``(Note,)``)."""
+    if origin is target:
+        return args
+    mapping = dict(zip(getattr(origin, "__parameters__", ()), args, strict=False))
+    for base in origin.__dict__.get("__orig_bases__", origin.__bases__):
+        base_origin = get_origin(base) or base
+        if isinstance(base_origin, type) and issubclass(base_origin, target):
+            bound = tuple(mapping.get(a, a) for a in get_args(base))
+            return _arguments_as(base_origin, bound, target)
+    return None
+
+
+def _argument_fits(parameter: object, got: object, asked: object) -> bool:
+    """Whether the type argument ``got`` fits where ``asked`` is wanted, by the variance of the
+    type variable ``parameter``."""
+
+    def sub(a: object, b: object) -> bool:
+        if isinstance(get_origin(a) or a, type) and isinstance(get_origin(b) or b, type):
+            return RuntimeType(cast(type, a)).is_subtype_of(RuntimeType(cast(type, b)))
+        return a == b
+
+    if getattr(parameter, "__covariant__", False):
+        return sub(got, asked)
+    if getattr(parameter, "__contravariant__", False):
+        return sub(asked, got)
+    return sub(got, asked) and sub(asked, got)
 
 
 def type_text(tp: object) -> str:
@@ -128,24 +174,36 @@ def _side(tp: object) -> RuntimeType | Open:
         return Open.not_an_artifact(type_text(tp))
     if issubclass(origin, ListArtifact) and list_iterand(tp) is None:
         return Open.any(type_text(tp))  # a bare generic list subclass: mypy reads Bag[Any]
+    parameters: tuple[object, ...] = getattr(origin, "__parameters__", ())
+    if tp is origin and parameters:
+        return Open.any(type_text(tp))  # a bare generic artifact: mypy reads Box[Any]
     inner = list_iterand(tp)
     if inner is not None and isinstance(_side(inner), Open):
         return Open.any(type_text(tp))
     return RuntimeType(cast(type, tp))
 
 
+def _hints(function: object) -> tuple[object | None, object | None] | None:
+    """(first parameter's, return) annotations of ``function`` (``self`` aside), resolved as
+    ``typing.get_type_hints`` resolves them in its module; ``None`` when they do not resolve
+    here (an annotation that does not exist at run time: trusted, never a crash)."""
+    if not callable(function) or function is object.__init__:
+        return None
+    module = sys.modules.get(getattr(function, "__module__", ""), None)
+    try:
+        hints = get_type_hints(function, vars(module) if module is not None else None)
+        names = [name for name in inspect.signature(function).parameters if name != "self"]
+    except Exception:
+        return None
+    return (hints.get(names[0]) if names else None), hints.get("return")
+
+
 def _narrow_parent(cls: type) -> str | None:
     """The type of the constructor's ``parent`` when it is narrower than ``Identifiable``."""
-    init = getattr(cls, "__init__", None)
-    if init is None or init is object.__init__:
+    found = _hints(getattr(cls, "__init__", None))
+    if found is None:
         return None
-    module = sys.modules.get(getattr(init, "__module__", ""), None)
-    try:
-        hints = get_type_hints(init, vars(module) if module is not None else None)
-        names = [name for name in inspect.signature(init).parameters if name != "self"]
-    except Exception:  # an annotation that does not resolve here: trust it
-        return None
-    wanted = hints.get(names[0]) if names else None
+    wanted = found[0]
     if not isinstance(wanted, type) or wanted is object:
         return None
     if wanted is Identifiable or issubclass(Identifiable, wanted):
@@ -198,20 +256,21 @@ def _ctor_problem(cls: type) -> str | None:
 def _execute_hints(cls: type) -> tuple[str | None, str | None]:
     """``execute``'s input and return annotations, rendered, when each is a concrete artifact
     type (the fix for an open type parameter is built from them); ``None`` otherwise."""
-    method = getattr(cls, "execute", None)
-    if method is None:
-        return None, None
-    module = sys.modules.get(getattr(method, "__module__", ""), None)
-    try:
-        hints = get_type_hints(method, vars(module) if module is not None else None)
-    except Exception:  # an annotation that does not resolve here: no hint, never a crash
-        return None, None
-    names = [name for name in inspect.signature(method).parameters if name != "self"]
+    found = _hints(getattr(cls, "execute", None))
     shown: list[str | None] = []
-    for tp in (hints.get(names[0]) if names else None, hints.get("return")):
+    for tp in found if found is not None else (None, None):
         side = _side(tp) if tp is not None else None
         shown.append(side.render() if isinstance(side, RuntimeType) else None)
     return shown[0], shown[1]
+
+
+def _execute_input(cls: type) -> RuntimeType | None:
+    """The concrete artifact type an ``execute`` override (the class's own or a base's below
+    ``DecisionTool``) annotates its input with, else ``None``."""
+    method = getattr(cls, "execute", None)
+    found = _hints(method) if method is not DecisionTool.execute else None
+    side = _side(found[0]) if found is not None and found[0] is not None else None
+    return side if isinstance(side, RuntimeType) else None
 
 
 def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
@@ -248,6 +307,7 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
         execute_hints=_execute_hints(cls)
         if any(isinstance(side, Open) for side in sides)
         else (None, None),
+        execute_input=_execute_input(cls) if isinstance(sides[0], RuntimeType) else None,
     )
 
 

@@ -41,9 +41,17 @@ from harness.decision import systemone as systemone_codec
 from harness.decision._internal import load_json
 from harness.jobs import Dispatcher, Pacing
 from harness.providers import FakeDecisionModel, Policy
-from harness.testing._rerun import Rerun, rerun_moves
+from harness.testing._rerun import Rerun, outcome_text, rerun_moves
 from harness.testing._wall_clock import RunHung, disarm
-from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn, ThinkerRun, turns_json
+from harness.thinker import (
+    DEFAULT_SELECTION_THRESHOLD,
+    FINISH,
+    OBS_TURNS,
+    DecisionThinker,
+    DecisionTurn,
+    ThinkerRun,
+    turns_json,
+)
 from harness.tools import Workflow
 
 __all__ = [
@@ -133,6 +141,24 @@ class RunReport:
     runaway: bool = False
     hang: Hang | None = None
     reruns: tuple[Rerun, ...] = ()  # each tool move run again on its recorded artifact
+    # (turn, ref): a move whose recorded outcome is not what its tool makes of the recorded
+    # artifact, but is what it makes of another artifact of the world (the move ran there)
+    moved: tuple[tuple[int, str], ...] = ()
+    entry_threshold: float | None = None  # the run's entry's fitted selection threshold
+
+    @property
+    def threshold(self) -> float:
+        """The selection threshold the run must answer at, derived as the runtime derives it
+        but from the inputs, never from the thinker's own account: the constructor's
+        ``selection_threshold`` argument, else the run's entry's fitted threshold, else
+        :data:`~harness.thinker.DEFAULT_SELECTION_THRESHOLD`."""
+        given = vars(self.thinker).get("_given_threshold")  # the argument, as the base stored it
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            return float(given)
+        if self.entry_threshold is not None:
+            return self.entry_threshold
+        return DEFAULT_SELECTION_THRESHOLD
+
     max_options: int | None = None  # the fake entry's max_options for this run
 
     @property
@@ -203,7 +229,7 @@ class RunReport:
         name = type(self.thinker).__qualname__
         lines = [
             f"run of {name} (max_turns {self.thinker.max_turns}, threshold "
-            f"{self.thinker.selection_threshold}): {self.outcome()}",
+            f"{self.threshold}): {self.outcome()}",
             "world:",
         ]
         for ref, artifact in self.world:
@@ -430,8 +456,10 @@ async def report_run(
     turns = tuple(thinker.turns())
     world = tuple(thinker.registry.world())
     reruns: tuple[Rerun, ...] = ()
+    moved: tuple[tuple[int, str], ...] = ()
     if hang is None:
         reruns = await rerun_moves(thinker, turns, world, timeout=run_timeout)
+        moved = await _where_moves_ran(thinker, turns, world, reruns, run_timeout)
     return RunReport(
         thinker=thinker,
         input=input,
@@ -447,7 +475,59 @@ async def report_run(
         hang=hang,
         reruns=reruns,
         max_options=max_options,
+        moved=moved,
+        entry_threshold=_fitted_threshold(entry),
     )
+
+
+def _fitted_threshold(entry: CatalogEntry) -> float | None:
+    """The selection threshold fitted for ``entry`` (its calibration's), if any."""
+    fitted = getattr(getattr(entry, "calibration", None), "selection_threshold", None)
+    if isinstance(fitted, int | float) and not isinstance(fitted, bool):
+        return float(fitted)
+    return None
+
+
+def _recorded_outcome(
+    turn: DecisionTurn, refs: Mapping[str, Artifact], formatters: object
+) -> str | None:
+    """A tool turn's outcome as its record says it (``None`` when the record is incomplete)."""
+    if turn.result is not None and turn.result in refs:
+        return outcome_text(refs[turn.result], None, formatters)
+    if turn.failure is not None:
+        return outcome_text(None, turn.failure, formatters)
+    return None
+
+
+async def _where_moves_ran(
+    thinker: DecisionThinker[Any, Any],  # any thinker: its palette and formatters are read
+    turns: Sequence[DecisionTurn],
+    world: World,
+    reruns: Sequence[Rerun],
+    timeout: float | None,
+) -> tuple[tuple[int, str], ...]:
+    """For each move whose recorded outcome is not what its tool makes of the recorded
+    artifact: the first other artifact of the world (in world order) on which the tool, run
+    again, gives the recorded outcome. Only a move already found wrong is searched."""
+    refs = dict(world)
+    by_turn = {turn.turn: turn for turn in turns}
+    found: list[tuple[int, str]] = []
+    for rerun in reruns:
+        turn = by_turn.get(rerun.turn)
+        if turn is None or rerun.unchecked is not None:
+            continue
+        recorded = _recorded_outcome(turn, refs, thinker.formatters)
+        again = outcome_text(rerun.product, rerun.failure, thinker.formatters)
+        if recorded is None or recorded == again:
+            continue
+        tried = [attrs.evolve(turn, artifact=ref) for ref, _ in world if ref != rerun.ref]
+        for other in await rerun_moves(thinker, tried, world, timeout=timeout):
+            if other.unchecked is None and (
+                outcome_text(other.product, other.failure, thinker.formatters) == recorded
+            ):
+                found.append((rerun.turn, other.ref))
+                break
+    return tuple(found)
 
 
 def _awaited(policy: Policy) -> Policy:

@@ -142,6 +142,26 @@ def _rerun_problems(
     ]
 
 
+def _moved_problems(rules: Rules, report: RunReport) -> list[Problem]:
+    """A move that ran on another artifact than its record names: its recorded outcome is
+    what its tool makes of that other artifact, run again (the invariant it breaks is named
+    first, before what it leaves wrong in the record and the next requests)."""
+    turns = {turn.turn: turn for turn in report.turns}
+    out: list[Problem] = []
+    for number, other in report.moved:
+        turn = turns[number]
+        on = rules.ref(turn.artifact)
+        out.append(
+            Problem(
+                K.MOVES,
+                f"turn {number}: the move ran on another artifact than its record says: the record "
+                f"names {turn.tool} on {on}, but its outcome is what {turn.tool} makes of "
+                f"{rules.ref(other)} (run again on {on}, it gives something else)",
+            )
+        )
+    return out
+
+
 def _finish_problems(rules: Rules, report: RunReport, world: World) -> list[Problem]:
     thinker, answer = rules.thinker, report.answer
     if answer is None:
@@ -207,18 +227,15 @@ def _finish_problems(rules: Rules, report: RunReport, world: World) -> list[Prob
                 f"gave {selection}",
             )
         )
-    wanted = [
-        ref
-        for ref, p in selection.items()
-        if p >= thinker.selection_threshold and ref not in unselectable
-    ]
+    threshold = report.threshold  # derived from the constructor's argument and the entry
+    wanted = [ref for ref, p in selection.items() if p >= threshold and ref not in unselectable]
     got = [ref_of(world, item) for item in answer.iterands]
     if got != wanted:
         out.append(
             Problem(
                 K.ANSWER,
                 f"the answer is {rules.refs(got)}; the candidates selected at >= "
-                f"{thinker.selection_threshold} in world order are {rules.refs(wanted)}"
+                f"{threshold} in world order are {rules.refs(wanted)}"
                 + (
                     f" (refused, so never selected: {rules.refs(sorted(unselectable))})"
                     if unselectable
@@ -317,6 +334,7 @@ def invariant_problems(
     out = _end_problems(report, expected_errors)
     if report.hang is not None:
         return out  # a run cut short: the hang is the finding, the rest is partial
+    out += _moved_problems(rules, report)
     if not world or world[0][1] is not report.input:
         out.append(Problem(K.STATE, "the input is not the first artifact of the world"))
     decisions = len(report.requests)

@@ -19,8 +19,10 @@ def validate_tool_name(name: object) -> str | None:
     """Why ``name`` is not a valid tool name, or ``None`` when it is."""
     if not isinstance(name, str):
         return f"a tool name is a string, not {type(name).__name__}"
-    if not _NAME.match(name) or keyword.iskeyword(name):
-        return f"tool name {name!r} is not a Python identifier"
+    if not _NAME.match(name):
+        return f"tool name {name!r} is not an ASCII identifier"
+    if keyword.iskeyword(name):
+        return f"tool name {name!r} is a Python keyword"
     if name in RESERVED_TOOL_NAMES:
         return f"tool name {name!r} is reserved for the thinker's own move"
     return None

@@ -66,7 +66,10 @@ class tool_name:
     def __init__(self, name: str) -> None:
         problem = validate_tool_name(name)
         if problem is not None:
-            raise ValueError(f"{problem}: use letters, digits and '_', not 'finish'")
+            raise ValueError(
+                f"{problem}: a tool name is an ASCII identifier (letters, digits and '_', not "
+                "starting with a digit), not a Python keyword and not 'finish'"
+            )
         self.name = name
 
     def __call__(self, cls: _C) -> _C:

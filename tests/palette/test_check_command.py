@@ -138,10 +138,14 @@ def test_every_format_names_the_same_problems_on_the_same_lines(shop: Path) -> N
     text = _check(shop, "shop", "--sarif", "out.sarif", "--junit", "out.xml")
     github = _check(shop, "shop", "--format", "github")
     assert text.returncode == github.returncode == 1, text.stderr
-    expected = {
-        ("shop/tools.py", _line_of(TOOLS, "class Twice"), "harness-ctor"),
-        ("shop/thinkers.py", _line_of(THINKERS, "class Lost"), "harness-graph"),
-        ("shop/thinkers.py", _line_of(THINKERS, "class Listed"), "harness-tool"),
+    expected = {  # each on the line mypy's plugin reports it on
+        (
+            "shop/tools.py",
+            _line_of(TOOLS, "def __init__(self, parent: Identifiable, times"),
+            "harness-ctor",
+        ),
+        ("shop/thinkers.py", _line_of(THINKERS, "key_tool=JudgeOrphan"), "harness-graph"),
+        ("shop/thinkers.py", _line_of(THINKERS, "palette=[JudgeNote]"), "harness-tool"),
     }
     from_text = {
         (m["path"], int(m["line"]), m["code"])
@@ -240,3 +244,14 @@ def test_a_thinker_needing_more_than_its_parent_is_a_warning(shop: Path) -> None
     assert 'shop/odd.py:9: warning: Thinker "Odd" cannot be built from its parent alone' in (
         done.stdout
     )
+
+
+def test_files_are_listed_in_path_order(shop: Path) -> None:
+    """A folder's findings come file by file in path order, each file's in line order, however
+    the classes were found (tools before thinkers)."""
+    done = _check(shop, "shop")
+    paths = [m["path"] for m in map(TEXT.match, done.stdout.splitlines()) if m is not None]
+    lines = [(m["path"], int(m["line"])) for m in map(TEXT.match, done.stdout.splitlines()) if m]
+    assert paths == sorted(paths), done.stdout
+    assert paths[0] == "shop/thinkers.py", done.stdout  # before shop/tools.py
+    assert lines == sorted(lines), done.stdout

@@ -41,7 +41,7 @@ from harness.palette import Verdict, palette_report, thinker_input_of
 
 REPO = Path(__file__).resolve().parents[2]
 KIT = REPO / "tests" / "plugin" / "kit"
-PLAIN_MYPY = {"type-abstract": "harness-tool"}
+PLAIN_MYPY = {"type-abstract": "harness-tool", "override": "harness-open-type"}
 #: mypy's [arg-type] stands for a verdict by the argument it is about (None: the plugin's own
 #: verdict follows it and is compared instead).
 ARG_TYPE = {"palette": "harness-tool", "key_tool": None}
@@ -56,7 +56,12 @@ from __future__ import annotations
 import abc
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, NewType, TypeVar, overload
+from enum import StrEnum
+from typing import (
+    TYPE_CHECKING, Annotated, Any, Final, Generic, Never, NewType, ParamSpec, TypedDict, TypeVar,
+    overload,
+)
+import attrs
 import typing_extensions
 from harness.artifacts import Artifact, ListArtifact
 from harness.tools import DecisionTool, tool_name
@@ -137,6 +142,22 @@ class Echo(DecisionTool[Note, T], Generic[T]):
     async def execute(self, input: Note, context: JobContext) -> T:
         raise NotImplementedError
 """
+
+SETTINGS = """
+class NoteSettings(TypedDict):
+    key_tool: type[DecisionTool[Never, ListArtifact[Verdict]]]
+    palette: tuple[type[DecisionTool[Never, Artifact]], ...]
+    objective: str
+"""
+
+BOX = """
+        Item = TypeVar("Item", bound=Artifact, covariant=True)
+
+
+        @attrs.frozen
+        class Box(Artifact, Generic[Item], alias="box"):
+            item: Item
+        """  # indented as the cases' own definitions it is joined to
 
 CASES: dict[str, Case] = {
     "legal": _case(set(), key="JudgePart", palette="SplitNote, RefineNote"),
@@ -424,7 +445,7 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
-    # -- issue 23: silent gaps ----------------------------------------------------------------
+    # -- what a checker could pass in silence ---------------------------------------------------
     "generic_input_bound_by_a_subclass": _case(
         {"harness-graph", "harness-dead-tool"},
         {"harness-undecidable"},
@@ -556,7 +577,7 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
-    # -- issue 23: wrong words -----------------------------------------------------------------
+    # -- what a checker cannot decide, in its own words ------------------------------------------
     "entry_read_from_a_final_dict": _case(
         set(),
         {"harness-undecidable"},
@@ -591,7 +612,7 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
-    # -- issue 23: the runtime resolves types as typing does -----------------------------------
+    # -- the runtime resolves types as typing does ----------------------------------------------
     "annotated_artifact": _case(
         set(),
         palette="Ann,",
@@ -780,6 +801,171 @@ CASES: dict[str, Case] = {
 
         class Triage(Base):
             SPLITTER = QuietSplit
+        """,
+    ),
+    # -- settings passed as ** of a TypedDict, names given by a call or an enum member ---------
+    "settings_unpacked_from_a_final_typed_dict": _case(
+        {"harness-dead-tool"},
+        extra=SETTINGS,
+        thinker="""
+        NOTE_SETTINGS: Final[NoteSettings] = {
+            "key_tool": JudgeNote,
+            "palette": (ReadOrphan,),
+            "objective": "Judge the note",
+        }
+        KEY: Final = JudgeNote
+        PALETTE: Final = (ReadOrphan,)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        class Triage(DecisionThinker[Note, Verdict]):
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(parent, output_type=Verdict, **NOTE_SETTINGS)
+        """,
+    ),
+    "settings_unpacked_from_a_variable_typed_dict": _case(
+        {"harness-dead-tool"},
+        {"harness-undecidable"},
+        extra=SETTINGS,
+        thinker="""
+        NOTE_SETTINGS: NoteSettings = {
+            "key_tool": JudgeNote,
+            "palette": (ReadOrphan,),
+            "objective": "Judge the note",
+        }
+        KEY: Final = JudgeNote
+        PALETTE: Final = (ReadOrphan,)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        class Triage(DecisionThinker[Note, Verdict]):
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(parent, output_type=Verdict, **NOTE_SETTINGS)
+        """,
+    ),
+    "tool_named_by_a_call": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, ReadCsv",
+        extra="""
+        class CsvReader(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+
+
+        ReadCsv = tool_name("split_note")(CsvReader)
+        """,
+    ),
+    "tool_named_by_a_call_legal": _case(
+        set(),
+        palette="ReadCsv,",
+        extra="""
+        class CsvReader(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+
+
+        ReadCsv = tool_name("read_csv")(CsvReader)
+        """,
+    ),
+    "tool_named_by_a_str_enum_member": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, Outline",
+        extra="""
+        class ToolName(StrEnum):
+            OUTLINE = "split_note"
+
+
+        @tool_name(ToolName.OUTLINE)
+        class Outline(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "ctor_behind_a_param_spec_decorator": _case(
+        {"harness-ctor"},
+        palette="Limited,",
+        extra="""
+        P = ParamSpec("P")
+        R = TypeVar("R")
+
+
+        def logged(function: Callable[P, R]) -> Callable[P, R]:
+            return function
+
+
+        @tool_name("limited")
+        class Limited(DecisionTool[Note, Note]):
+            @logged
+            def __init__(self, parent: Identifiable, limit: int) -> None:
+                super().__init__(parent)
+
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "switch_comment_leaves_other_codes_alone": _case(
+        {"harness-dead-tool"},
+        palette="ReadOrphan,",
+        extra="""
+        # harness: disable-error-code="harness-graph"
+        """,
+    ),
+    "execute_narrower_than_its_input": _case(
+        {"harness-open-type"},
+        palette="Narrow,",
+        extra="""
+        @tool_name("narrow")
+        class Narrow(DecisionTool[Note, Note]):
+            async def execute(self, input: SubNote, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "generic_artifact_input_never_produced": _case(
+        {"harness-dead-tool"},
+        palette="BoxParts, OpenBox",
+        extra=BOX
+        + """
+        @tool_name("box_parts")
+        class BoxParts(DecisionTool[Note, Box[Part]]):
+            async def execute(self, input: Note, context: JobContext) -> Box[Part]:
+                raise NotImplementedError
+
+
+        @tool_name("open_box")
+        class OpenBox(DecisionTool[Box[Note], Note]):
+            async def execute(self, input: Box[Note], context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "generic_artifact_input_produced_by_a_subtype": _case(
+        set(),
+        palette="BoxSubNotes, OpenBox",
+        extra=BOX
+        + """
+        @tool_name("box_sub_notes")
+        class BoxSubNotes(DecisionTool[Note, Box[SubNote]]):
+            async def execute(self, input: Note, context: JobContext) -> Box[SubNote]:
+                raise NotImplementedError
+
+
+        @tool_name("open_box")
+        class OpenBox(DecisionTool[Box[Note], Note]):
+            async def execute(self, input: Box[Note], context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "generic_artifact_input_left_bare": _case(
+        {"harness-open-type"},
+        palette="OpenAnyBox,",
+        extra=BOX
+        + """
+        # mypy: disable-error-code="type-arg"
+        @tool_name("open_any_box")
+        class OpenAnyBox(DecisionTool[Box, Note]):  # a bare generic artifact: Box[Any]
+            async def execute(self, input: Box, context: JobContext) -> Note:
+                raise NotImplementedError
         """,
     ),
 }
@@ -1045,6 +1231,27 @@ def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -
     assert {code for code, _, _ in shown} == case.codes, findings
     assert shown == runtime
     assert all(f.severity == "error" for f in findings)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, c in CASES.items() if not c.conditional and c.plugin_codes is None)
+)
+def test_harness_check_reports_each_problem_on_mypys_line(
+    name: str, generated: Path, plugin_output: str
+) -> None:
+    """One line per problem in both: the line the plugin reports a verdict on is the line
+    ``harness check`` reports it on (mypy's own errors, such as ``[arg-type]``, aside)."""
+    if str(KIT) not in sys.path:
+        sys.path.insert(0, str(KIT))
+    mypy_lines = set()
+    for number, text in _lines(plugin_output, f"case_{name}"):
+        coded = CODED.match(text.removeprefix("error: ")) if text.startswith("error:") else None
+        if coded is not None and coded["code"].startswith("harness-"):
+            mypy_lines.add((coded["code"], number))
+    findings, _ = check_targets([str(generated / f"case_{name}.py")])
+    codes = {code for code, _ in mypy_lines}
+    check_lines = {(f.code, f.line) for f in findings if f.code in codes}
+    assert check_lines == mypy_lines, (findings, plugin_output)
 
 
 @pytest.mark.slow

@@ -8,6 +8,8 @@ file of its own, so no verdict is ever read from the cache).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -165,3 +167,28 @@ def test_a_surprise_at_a_definition_is_an_error_not_a_traceback(
     monkeypatch.setattr(mypy_plugin._definition, "facts_of", _boom)
     stdout, stderr, status = _run(project, "surprise_definition.py", TOOL)
     _assert_internal(stdout, stderr, status, 'the tool "Copy"')
+
+
+def test_the_digest_covers_every_rule_module_the_checks_load() -> None:
+    """The checks import only the palette rules (never the runtime validator), and every
+    module of harness they load is hashed into the cache key, so editing any rule or wording
+    invalidates a cached verdict (package ``__init__`` files that only load lazily aside)."""
+    script = (
+        "import sys, mypy_plugin._definition, mypy_plugin._palette_site\n"
+        "import harness\n"
+        "root = harness.__file__.rsplit('/', 1)[0] + '/'\n"
+        "print('\\n'.join(sorted(m.__file__[len(root):] for m in list(sys.modules.values())\n"
+        "    if getattr(m, '__file__', None) and m.__file__.startswith(root))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "palette/_runtime.py" not in loaded
+    lazy = {"__init__.py", "tools/__init__.py"}
+    assert loaded - lazy == set(mypy_plugin._plugin.RULE_SOURCES), loaded

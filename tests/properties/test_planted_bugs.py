@@ -578,13 +578,48 @@ class RunsOnTheNewestNote(Triage):
 
 def test_a_tool_run_on_another_artifact_than_the_record_names_is_caught() -> None:
     violation = caught(RunsOnTheNewestNote)
-    assert violation.kind == InvariantKind.RECORD
+    assert violation.kind == InvariantKind.MOVES
+    assert "ran on another artifact than its record says" in violation.problems[0]
     text = str(violation)
     # the product (or the failure, also in the done line) is not what the tool makes of the
     # artifact the record names, run again
     assert "the outcome is not what the tool makes of the artifact the record names" in text or (
         "failed: expected" in text and "but run again on" in text
     ), text
+
+
+class RunsOnTheNextOffered(Triage):
+    """Broken: it runs the chosen tool on the artifact offered after the one the model chose
+    (when there is one), and records the chosen ref."""
+
+    async def _run_tool(
+        self,
+        context: JobContext,
+        world: RunWorld,
+        number: int,
+        provider: ClassToolProvider[Never, Artifact],
+        ref: str,
+    ) -> tuple[DecisionTurn, str]:
+        order = [r for r, _ in world.registry.world()]
+        offered = next((refs for p, refs in world.moves() if p.name == provider.name), [])
+        later = [r for r in offered if order.index(r) > order.index(ref)]
+        if not later:
+            return await super()._run_tool(context, world, number, provider, ref)
+        other = later[0]
+        turn, line = await super()._run_tool(context, world, number, provider, other)
+        return attrs.evolve(turn, artifact=ref), line.replace(f" on {other} ", f" on {ref} ", 1)
+
+
+TWO_NOTES = st.lists(
+    st.sampled_from(["alpha is due", "beta can wait", "gamma"]), min_size=2, max_size=3
+).map(lambda parts: Note("; ".join(parts)))
+
+
+def test_a_tool_run_on_the_next_offered_artifact_is_named_first() -> None:
+    violation = caught(RunsOnTheNextOffered, inputs=TWO_NOTES)
+    first = violation.problems[0]
+    assert "ran on another artifact than its record says" in first, str(violation)
+    assert first.kind == InvariantKind.MOVES, str(violation)
 
 
 class RewordsFailures(Triage):
@@ -765,3 +800,17 @@ def test_a_refused_selection_selected_at_threshold_0_is_caught() -> None:
     violation = caught(SelectsRefusalsAtZero, policies=REFUSING)
     assert violation.kind == InvariantKind.ANSWER
     assert "refused, so never selected" in str(violation)
+
+
+class ZeroMeansUnset(TriageAtZero):
+    """Broken: built with selection_threshold=0.0, it takes 0.0 for "not given" and answers
+    (and reports its threshold) at 0.5; its own account agrees with what it did."""
+
+    def _threshold_for(self, entry: object) -> float:
+        return 0.5 if not self._given_threshold else float(self._given_threshold)
+
+
+def test_a_threshold_of_0_taken_for_unset_is_caught() -> None:
+    violation = caught(ZeroMeansUnset)
+    assert violation.kind == InvariantKind.ANSWER, str(violation)
+    assert "the candidates selected at >= 0.0" in str(violation)

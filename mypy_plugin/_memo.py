@@ -1,0 +1,31 @@
+"""What the checks remember within one build: each tool class's facts.
+
+:func:`mypy_plugin._facts.facts_of` reads a class's facts from what semantic analysis settled
+(bases, decorators, declared signatures), which type checking never changes, so a tool checked
+where it is defined and again in a palette is read once. Each entry keeps the class and the
+options it was read under, so an id is never taken for another object's. Emptied when a build
+starts (:func:`forget`, from the plugin's constructor); each ``--num-workers`` process has its
+own; the daemon, which updates classes in place, never uses it. Kept apart from ``_facts`` so
+the plugin's constructor loads nothing of harness.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = ["FACTS", "FACTS_LIMIT", "VERDICTS", "forget"]
+
+#: (id of the class, id of the options) -> (class, options, facts).
+FACTS: Final[dict[tuple[int, int], tuple[Any, Any, Any]]] = {}  # Any: mypy and harness objects
+
+#: id of a class's remembered facts -> (facts, the class's own verdicts).
+VERDICTS: Final[dict[int, tuple[Any, Any]]] = {}  # Any: harness objects (not loaded here)
+
+#: More entries than this empty the memo (a bound on what a huge build keeps alive).
+FACTS_LIMIT: Final = 8192
+
+
+def forget() -> None:
+    """Start a build with nothing remembered."""
+    FACTS.clear()
+    VERDICTS.clear()
