@@ -52,13 +52,6 @@ ALLOWED_REACH_INS: dict[tuple[str, str], str] = {
 }
 """(file, another package's private module) -> why the file cannot use the public face."""
 
-ALLOWED_CIRCLES_FOR_NOW: set[tuple[str, ...]] = {
-    # TEMPORARY, to be removed at merge: the catalog entry and its calibration import each other
-    # on this branch; the branch that owns harness/catalog/_calibration.py removes the circle.
-    ("harness.catalog._calibration", "harness.catalog._entry"),
-}
-"""Import circles this branch does not own and another branch removes; empty once merged."""
-
 
 def layer_of(package: str) -> int:
     for number, members in enumerate(LAYERS):
@@ -108,10 +101,8 @@ def test_no_import_circle_between_modules() -> None:
     wrong module: move it so each imports one way. Imports at module level, under
     ``TYPE_CHECKING`` and inside functions all count (see ``layers.imported_modules``)."""
     found = layers.circles(HARNESS)
-    unlisted = [" <-> ".join(circle) for circle in found if circle not in ALLOWED_CIRCLES_FOR_NOW]
-    assert unlisted == [], "move the shared type into the module both use (or a new one)"
-    stale = sorted(circle for circle in ALLOWED_CIRCLES_FOR_NOW if circle not in found)
-    assert stale == [], "circles gone: remove them from ALLOWED_CIRCLES_FOR_NOW"
+    named = [" <-> ".join(circle) for circle in found]
+    assert named == [], "move the shared type into the module both use (or a new one)"
     assert layers.circles(ROOT / "mypy_plugin") == []  # the plugin's modules import one way too
 
 
