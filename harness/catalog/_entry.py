@@ -216,8 +216,8 @@ class CatalogEntry:
     """``llama``: the tokens each context holds; ``None``: ``max_context_tokens``, the ceiling
     every call is checked against at resolution (in the model's own tokens)."""
     n_threads: int | None = None
-    """``llama``: the threads each context computes with; ``None``: the machine's cores shared by
-    the ``max_concurrent`` contexts."""
+    """``llama``: the threads each context computes with; ``None``: half the logical CPUs shared
+    by the ``max_concurrent`` contexts, at least one."""
     n_batch: int = 512
     """``llama``: the most tokens one evaluation takes (longer work is cut into several)."""
     prompt_format: str = "base"

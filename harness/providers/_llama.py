@@ -35,7 +35,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Final, cast
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar, cast
 
 import attrs
 
@@ -49,7 +49,6 @@ from ._llama_engine import (
     EngineError,
     LlamaContext,
     LlamaModel,
-    Scored,
     default_threads,
     import_llama,
     load_model,
@@ -79,6 +78,8 @@ __all__ = [
     "question_prompts",
     "wire_body",
 ]
+
+T = TypeVar("T")
 
 METHOD: Final = "llama-logits"
 """The ``reading``'s method: options scored from the model's own logits in this process."""
@@ -409,10 +410,12 @@ class _Contexts:
         self._idle: queue.SimpleQueue[LlamaContext] = queue.SimpleQueue()
         self._made = 0
         self._lock = threading.Lock()
+        self.last_decode_seconds = 0.0
 
-    def run(self, model: LlamaModel, work: Callable[[LlamaContext], Scored]) -> Scored:
+    def run(self, model: LlamaModel, work: Callable[[LlamaContext], T]) -> T:
         """Run ``work`` on an idle context (made when none is idle and fewer than the limit
-        exist; else the next one given back)."""
+        exist; else the next one given back). ``last_decode_seconds`` is then the time it spent
+        in the model's forward passes (what the benchmark compares with)."""
         try:
             context = self._idle.get_nowait()
         except queue.Empty:
@@ -437,6 +440,7 @@ class _Contexts:
         try:
             return work(context)
         finally:
+            self.last_decode_seconds = context.decode_seconds
             self._idle.put(context)
 
 
@@ -518,10 +522,6 @@ class LlamaDecisionClient(CheckedClient):
 
     async def aclose(self) -> None:
         """Nothing to release: the model and its contexts stay for the process."""
-
-
-class _Late(Exception):
-    """The call's time ran out between two batches."""
 
 
 def _decide(

@@ -52,6 +52,10 @@ SEQUENCES: Final = 64
 """Sequence ids a context holds: one for the shared prefix, the rest for options scored in one
 group (a request with more options is scored in several groups over the same prefix)."""
 
+OUTPUTS: Final = 64
+"""The most positions whose logits one evaluation returns (each a row over the vocabulary: 1 MB
+for Gemma's 262,144 tokens); more are cut into further evaluations."""
+
 LOGITS_MISSING: Final = "llama.cpp returned no logits for a position it was asked to output"
 
 
@@ -94,6 +98,12 @@ class LlamaModel:
                 llama.llama_backend_init()
                 _backend_ready = True
         params = llama.llama_model_default_params()
+        # No repacked weights: llama.cpp's repacked kernels compute a token by a 4-row GEMM or
+        # by a GEMV depending on its place in the batch, and the two differ (by 1e-2 in a
+        # log-probability, measured on Gemma), so an option would score differently in another
+        # batch. Without them a token's logits depend only on its sequence: the cached scoring
+        # equals a fresh evaluation of each sequence, bit for bit (tests/providers).
+        params.use_extra_bufts = False
         model = llama.llama_model_load_from_file(path.encode("utf-8"), params)
         if not model:
             raise EngineError(f"llama.cpp could not load the GGUF file {path}")
@@ -207,11 +217,16 @@ class LlamaContext:
         params.n_batch = n_batch
         params.n_ubatch = n_batch
         params.n_seq_max = SEQUENCES
+        params.n_outputs_max = max(n_batch, SEQUENCES, OUTPUTS)  # llama.cpp wants >= n_seq_max
         params.n_threads = n_threads
         params.n_threads_batch = n_threads
         params.kv_unified = True  # one cache whose cells several sequences share
         params.swa_full = True  # sliding-window layers keep every cell: no pruning under a copy
         params.no_perf = True
+        if os.environ.get("H34A_KV") is not None:
+            params.type_k = params.type_v = int(os.environ["H34A_KV"])
+        if os.environ.get("H34A_FA") is not None:
+            params.flash_attn_type = int(os.environ["H34A_FA"])
         context = llama.llama_init_from_model(model.model, params)
         if not context:
             raise EngineError(
@@ -324,8 +339,7 @@ class LlamaContext:
         llama = self._llama
         batch = self._batch
         decodes = 0
-        for begin in range(0, len(items), self.n_batch):
-            chunk = items[begin : begin + self.n_batch]
+        for chunk in _chunks(items, nodes, self.n_batch):
             outputs = []
             for slot, (index, seqs) in enumerate(chunk):
                 node = nodes[index]
@@ -355,6 +369,25 @@ class LlamaContext:
                 row = np.ctypeslib.as_array(pointer, shape=(self.model.n_vocab,))
                 logprobs[index] = _log_softmax_at(row, needed.get(index, []), self._scratch)
         return decodes
+
+
+def _chunks(
+    items: Sequence[tuple[int, tuple[int, ...]]], nodes: Sequence[_Node], size: int
+) -> list[Sequence[tuple[int, tuple[int, ...]]]]:
+    """``items`` cut in order into batches of at most ``size`` tokens and :data:`OUTPUTS`
+    outputs (each output is a row of the whole vocabulary's logits in llama.cpp's buffer)."""
+    chunks: list[Sequence[tuple[int, tuple[int, ...]]]] = []
+    begin = 0
+    outputs = 0
+    for at, (index, _) in enumerate(items):
+        if at - begin >= size or (nodes[index].output and outputs >= OUTPUTS):
+            chunks.append(items[begin:at])
+            begin, outputs = at, 0
+        if nodes[index].output:
+            outputs += 1
+    if begin < len(items):
+        chunks.append(items[begin:])
+    return chunks
 
 
 def _log_softmax_at(
@@ -481,8 +514,11 @@ def _groups(
 
 
 def default_threads(contexts: int) -> int:
-    """Threads per context: the machine's cores shared by the contexts (at least one)."""
-    return max(1, (os.cpu_count() or 1) // max(1, contexts))
+    """Threads per context: half the logical CPUs (the physical cores, where each has two
+    threads: llama-cpp-python's own default) shared by the contexts, at least one. More threads
+    than free cores make llama.cpp's threads wait on each other: on a busy 2-core machine one
+    thread evaluated a prompt about four times faster than two."""
+    return max(1, (os.cpu_count() or 2) // 2 // max(1, contexts))
 
 
 def as_any(value: object) -> Any:  # Any: a ctypes value handed to llama.cpp as is

@@ -125,7 +125,10 @@ def option_names(question: Question, choice_options: ChoiceOptions = "labels") -
 
 
 def _listing(question: Question, order: Sequence[int], choice_options: ChoiceOptions) -> list[str]:
-    """The question, its options listed in ``order`` and how to answer."""
+    """The question, its options listed in ``order`` (a noul's only when described) and how to
+    answer."""
+    if isinstance(question, Noul) and not (question.when_true or question.when_false):
+        return [f"Question: {question.instructions}", "Answer yes or no."]
     lines = [f"Question: {question.instructions}", "Options:"]
     names = option_names(question, choice_options)
     if isinstance(question, Choice):

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from harness.catalog import Catalog, CatalogEntry, ContextCeilingError
@@ -140,6 +140,7 @@ def prefix_options(draw: st.DrawFn) -> dict[str, str | None]:
     max_examples=4,
     deadline=None,
     derandomize=True,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: each example is seconds of model
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(options=prefix_options(), state=st.sampled_from(["Charged twice in March.", "All fine."]))
