@@ -47,6 +47,7 @@ from . import _logprob_reading
 from ._client import CheckedClient, local_answers
 from ._llama_engine import (
     EngineError,
+    Late,
     LlamaContext,
     LlamaModel,
     default_threads,
@@ -542,10 +543,17 @@ def _decide(
         spans.append((len(sequences), len(made)))
         sequences.extend(made)
         starts.extend([start] * len(made))
-    if deadline is not None and time.monotonic() > deadline:
-        raise TransientError(f"the model of entry {entry.id!r} gave no answer in time")
+    batched = entry.batch_questions
     try:
-        scored = pool.run(model, lambda context: context.score(sequences, starts))
+        scored = pool.run(
+            model,
+            lambda context: context.score(sequences, starts, batched=batched, deadline=deadline),
+        )
+    except Late:
+        raise TransientError(
+            f"the model of entry {entry.id!r} gave no answer within its time (raise "
+            "decision_timeout_s for a slow machine or a long state)"
+        ) from None
     except EngineError as error:
         raise ExternalServiceError(f"catalog entry {entry.id!r}: {error}") from None
     reads: dict[str, list[list[float]]] = {}
