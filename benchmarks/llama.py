@@ -38,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import attrs
 from _results import conditions, target, write
 
 from harness import run
@@ -196,11 +197,13 @@ def main() -> None:
         f"(target <= {OWN_TARGET})"
     )
     asked = asyncio.run(questions(chosen, max(2, rounds)))
-    print(
-        f"questions: {asked['questions']} yes/no over a {asked['state_tokens']}-token state: "
-        f"{asked['request_s_median']} s, the state alone {asked['state_s_median']} s: "
-        f"{asked['request_over_state']:.3f} (target <= {QUESTIONS_TARGET})"
-    )
+    batched = asyncio.run(questions(attrs.evolve(chosen, batch_questions=True), max(2, rounds)))
+    for name, found in (("walked", asked), ("batch_questions", batched)):
+        print(
+            f"questions ({name}): {found['questions']} yes/no over a {found['state_tokens']}-token "
+            f"state: {found['request_s_median']} s, the state alone {found['state_s_median']} s: "
+            f"{found['request_over_state']:.3f} (target <= {QUESTIONS_TARGET})"
+        )
     model = f"llama:{PACKAGE}"
     triage_s, triage_code, triage_last = end_to_end(
         [
@@ -221,6 +224,7 @@ def main() -> None:
     figures = {
         "own_time": own,
         "questions": asked,
+        "questions_batched": batched,
         "triage_s": round(triage_s, 2),
         "triage_exit": triage_code,
         "triage_last_line": triage_last[:200],
@@ -233,6 +237,13 @@ def main() -> None:
         target(
             "8 questions / state alone",
             float(str(asked["request_over_state"])),
+            QUESTIONS_TARGET,
+            "<=",
+            "state alone",
+        ),
+        target(
+            "8 questions batched / state alone",
+            float(str(batched["request_over_state"])),
             QUESTIONS_TARGET,
             "<=",
             "state alone",
