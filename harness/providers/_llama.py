@@ -67,8 +67,7 @@ from ._llama_prompt import (
 from ._logprob_reading import Reading
 
 if TYPE_CHECKING:
-    from harness.catalog import CatalogEntry
-    from harness.catalog._examples import SolvedExample
+    from harness.catalog import CatalogEntry, SolvedExample
 
 __all__ = [
     "DEFAULT_N_BATCH",
