@@ -325,7 +325,7 @@ class LlamaContext:
         decodes = 0
         cached: list[int] = []  # the nodes in the cache, by depth
         in_cache: set[int] = set()
-        for index in sorted(range(len(sequences)), key=lambda i: sequences[i]):
+        for index in sorted(range(len(sequences)), key=lambda i: list(sequences[i])):
             at = leaf_nodes[index]
             while at > 0 and not nodes[at].needed:
                 at = nodes[at].parent

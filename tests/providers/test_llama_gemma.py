@@ -201,7 +201,7 @@ def _llama_scores(path: str, request: DecisionRequest) -> dict[str, list[float]]
             sequences, start = option_sequences(model, item.prompt)
             sums = []
             for sequence in sequences:
-                llm.reset()
+                llm.reset()  # type: ignore[no-untyped-call, unused-ignore]  # untyped there
                 llm.eval(sequence)
                 scores = np.asarray(llm.scores[: len(sequence)], dtype=np.float64)
                 total = 0.0
