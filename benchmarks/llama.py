@@ -80,7 +80,7 @@ STATE = "A to-do list, one item a line:\n" + "\n".join(
 QUESTIONS = {f"q{n}": Noul(f"Does item {n} have to be done this week?") for n in range(1, 9)}
 
 
-def entry(threads: int) -> CatalogEntry:
+def entry(threads: int | None) -> CatalogEntry:
     return CatalogEntry(
         id="gemma",
         provider="llama",
@@ -100,9 +100,9 @@ async def triage_requests() -> list[DecisionRequest]:
     return list(model.requests)
 
 
-async def own_time(chosen: CatalogEntry, rounds: int) -> dict[str, object]:
+async def own_time(chosen: CatalogEntry, rounds: int, limit: int | None) -> dict[str, object]:
     """Wall time of each decision through the dispatcher against its time in llama_decode."""
-    requests = await triage_requests()
+    requests = (await triage_requests())[:limit]
     pool = contexts_for(settings_of(chosen))
     walls: list[float] = []
     forwards: list[float] = []
@@ -181,7 +181,9 @@ def end_to_end(args: list[str]) -> tuple[float, int, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="per context (default: the entry's default)"
+    )
     parser.add_argument("--demo-turns", type=int, default=None, help="limit the demo's turns")
     parser.add_argument("--tiny", action="store_true", help="every part, briefly")
     parser.add_argument("--json", help="write the results there (- for stdout)")
@@ -190,7 +192,7 @@ def main() -> None:
     demo_turns = 1 if args.tiny else args.demo_turns
     load = os.getloadavg()[0]
     chosen = entry(args.threads)
-    own = asyncio.run(own_time(chosen, rounds))
+    own = asyncio.run(own_time(chosen, rounds, 2 if args.tiny else None))
     print(
         f"own time: {own['decisions']} decisions, own {own['own_s_total']} s, forward "
         f"{own['forward_s_total']} s: own/forward {own['own_over_forward']:.4f} "
