@@ -363,7 +363,7 @@ def test_serve_upstream_passes_every_must_of_jevcompat(
     report_path = tmp_path / "report.json"
     with harness_serve("--upstream", f"llama:{PACKAGE}", "--quiet", timeout=60) as (_, root):
         done = subprocess.run(
-            [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "120"],
+            [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "600"],
             capture_output=True,
             text=True,
             timeout=900,
