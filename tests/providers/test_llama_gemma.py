@@ -366,7 +366,7 @@ def test_serve_upstream_passes_every_must_of_jevcompat(
             [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "600"],
             capture_output=True,
             text=True,
-            timeout=900,
+            timeout=3000,
             env=offline_env(),
         )
     assert done.returncode == 0, done.stdout[-4000:]
