@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 import numpy as np
@@ -632,7 +632,3 @@ def default_threads(contexts: int) -> int:
     than free cores make llama.cpp's threads wait on each other: on a busy 2-core machine one
     thread evaluated a prompt about four times faster than two."""
     return max(1, (os.cpu_count() or 2) // 2 // max(1, contexts))
-
-
-def as_any(value: object) -> Any:  # Any: a ctypes value handed to llama.cpp as is
-    return value
