@@ -38,11 +38,14 @@ from harness.catalog._env import Environment as Environment
 from harness.catalog._env import Setting as Setting
 from harness.catalog._env import entry_for_model as entry_for_model
 from harness.catalog._env import read_environment as read_environment
+from harness.catalog._examples import ExampleSet as ExampleSet
+from harness.catalog._examples import SolvedExample as SolvedExample
 from harness.catalog._pricing import ContextCeilingError as ContextCeilingError
 from harness.catalog._pricing import CountedBy as CountedBy
 from harness.catalog._pricing import Reservation as Reservation
 from harness.catalog._pricing import check_ceiling as check_ceiling
 from harness.catalog._pricing import count_tokens as count_tokens
+from harness.catalog._pricing import count_with_model as count_with_model
 from harness.catalog._pricing import needs_count as needs_count
 from harness.catalog._pricing import price as price
 from harness.catalog._pricing import reserve as reserve
