@@ -60,6 +60,7 @@ from harness.evals._run import EvalError, blocking
 from harness.runs import seat_for
 
 __all__ = [
+    "DrawnSplitError",
     "ExamplesFit",
     "FittedChoice",
     "Metric",
@@ -188,16 +189,21 @@ def _part(decision: LabelledDecision, seed: int) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+class DrawnSplitError(EvalError, DatasetError):
+    """An eval on data the entry's solved examples were drawn from: names the count and the
+    fix (an :class:`EvalError`, and a :class:`DatasetError` as the data cannot be used)."""
+
+
 def refuse_drawn(entry: CatalogEntry, states: Iterable[JsonValue], what: str) -> None:
-    """Refuse an eval of ``entry`` on data the entry's examples were drawn from: an
-    :class:`EvalError` naming the count and the fix when any of ``states`` (request states) is
-    in the examples' split."""
+    """Refuse an eval of ``entry`` on data the entry's examples were drawn from: a
+    :class:`DrawnSplitError` naming the count and the fix when any of ``states`` (request
+    states) is in the examples' split."""
     examples = entry.examples
     if examples is None or not examples.pool:
         return
     found = examples.drawn(states)
     if found:
-        raise EvalError(
+        raise DrawnSplitError(
             f"catalog entry {entry.id!r} shows solved examples drawn from {examples.drawn_from}, "
             f"and {found} of {what} come from that split: a figure on the data the examples "
             "came from says nothing; evaluate on the held-out split (e.g. the test tag)"
