@@ -89,8 +89,13 @@ def _roles(given: list[str]) -> dict[str, str]:
 def examples_command(args: argparse.Namespace) -> int:
     """Run ``harness examples``."""
     from harness.catalog import CatalogError, load_catalog, write_examples
-    from harness.evals import DatasetError, DecisionPack, EvalError, write_calibration
-    from harness.evals._examples import fit_examples
+    from harness.evals import (
+        DatasetError,
+        DecisionPack,
+        EvalError,
+        fit_examples,
+        write_calibration,
+    )
 
     if args.k < 1:
         raise CliError("--k must be at least 1")
