@@ -441,3 +441,71 @@ def test_a_missing_file_and_a_mixed_table_are_refused(tmp_path: Path) -> None:
         )
     with pytest.raises(CatalogError, match="where: examples must be a table"):
         examples_from_table([], "where")
+
+
+# -- the calibration, fitted with the examples, for any entry ---------------------------------
+
+
+class Skewed:
+    """A scripted local model whose yes/no is ranked right but far too sure of no."""
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        text = json.dumps(request.state)
+        number = int(text.split("ticket ")[1].split(":")[0])
+        answers: dict[str, Answer] = {}
+        for question_id, question in request.questions.items():
+            if isinstance(question, Noul):
+                truth = "no money" not in text
+                answers[question_id] = yes((0.3 if truth else 0.02) + (number % 5) / 100)
+            elif isinstance(question, Choice):
+                answers[question_id] = choose(question, list(TEAMS)[number % 4], probability=0.4)
+        return DecisionResponse(request, answers, model="skewed")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_the_calibration_is_fitted_with_the_examples_and_applied_per_role(
+    tmp_path: Path,
+) -> None:
+    from harness.catalog import PlattMap, TemperatureMap
+    from harness.evals import write_calibration
+
+    pack = pack_of(rows(60), tmp_path)
+    with override(model=Skewed()):
+        fitted = fit_examples(pack, catalog=fake_catalog(), k=2, calibrate=True, resamples=20)
+    calibration = fitted.calibration
+    assert calibration is not None
+    assert calibration.fitted_on is not None
+    assert "split dev" in calibration.fitted_on
+    assert isinstance(calibration.roles["noul"], PlattMap)
+    assert isinstance(calibration.roles["choice"], TemperatureMap)
+    assert calibration.roles["choice"].temperature < 1  # right at 0.4: sharpened
+    # fitted on the dev decisions no example shows: 32 dev tickets less the examples' states
+    shown = {e.state for found in fitted.examples.by_role.values() for e in found}
+    assert f"({32 - len(shown)} decisions)" in calibration.fitted_on
+    write_examples(fitted.examples, tmp_path / "examples.json")
+    write_calibration(calibration, tmp_path / "calibration.toml")
+    (tmp_path / "catalog.toml").write_text(
+        '[pins]\ndecision = "local"\n'
+        + ENTRY
+        + '\n[entries.examples]\nfile = "examples.json"\n'
+        + '\n[entries.calibration]\nfile = "calibration.toml"\n',
+        encoding="utf-8",
+    )
+    catalog = load_catalog(tmp_path / "catalog.toml")
+    test = DecisionPack([d for d in pack if "test" in d.tags], name="test")
+    with override(model=Skewed()):
+        raw = evaluate_pack(test, catalog=fake_catalog(), resamples=20)
+        mapped = evaluate_pack(test, catalog=catalog, resamples=20)
+    platt = calibration.roles["noul"]
+    by_case = {d.case: d for d in raw.decisions if d.role == "refund"}
+    for decision in mapped.decisions:
+        before = by_case.get(decision.case) if decision.role == "refund" else None
+        if before is not None:
+            assert decision.probabilities[0] == pytest.approx(
+                platt.probability(before.probabilities[0])
+            )
+    assert mapped.metric("refund.brier").value < raw.metric("refund.brier").value  # type: ignore[operator]  # both defined
