@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterable, Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import attrs
 
@@ -69,7 +70,19 @@ CATALOG_ENV = "HARNESS_CATALOG"
 DECISION = "decision"
 """The seat (and entry kind) of decision models."""
 
-_STR_FIELDS = ("id", "provider", "kind", "wire_model_id", "base_url", "path", "api_key_env")
+_STR_FIELDS = (
+    "id",
+    "provider",
+    "kind",
+    "wire_model_id",
+    "base_url",
+    "path",
+    "api_key_env",
+    "model_path",
+    "gguf_package",
+    "prompt_format",
+    "choice_options",
+)
 _INT_FIELDS = (
     "max_context_tokens",
     "tpm",
@@ -82,6 +95,9 @@ _INT_FIELDS = (
     "max_connections",
     "top_logprobs",
     "orderings",
+    "n_ctx",
+    "n_threads",
+    "n_batch",
 )
 _FLOAT_FIELDS = ("input_price_per_million", "mass_floor", "decision_timeout_s")
 _BOOL_FIELDS = ("adaptive",)
@@ -332,6 +348,8 @@ def _entry_from_table(
             continue  # a sub-table, read below
         if not _KINDS[_FIELD_KINDS[key]](value):
             raise CatalogError(f"{where}: {key} has the wrong type ({type(value).__name__})")
+    if table.get("provider") == "llama":
+        table = _llama_defaults(table)
     for required in ("id", "provider", "wire_model_id", "max_context_tokens"):
         if required not in table:
             raise CatalogError(f"{where}: {required} is required")
@@ -348,6 +366,16 @@ def _entry_from_table(
         return CatalogEntry(**table)
     except CatalogError as exc:
         raise CatalogError(f"{source}: {exc}") from None
+
+
+def _llama_defaults(table: dict[str, Any]) -> dict[str, Any]:  # Any: a TOML table's values
+    """A ``llama`` entry's defaults: its wire model id is the GGUF it names, one context."""
+    named = table.get("model_path", table.get("gguf_package"))
+    if "wire_model_id" not in table and isinstance(named, str):
+        table = {**table, "wire_model_id": named}
+    if "max_concurrent" not in table and "tpm" not in table:
+        table = {**table, "max_concurrent": 1}
+    return table
 
 
 def _parse(text: str, source: str, base: Traversable | Path | None = None) -> Catalog:

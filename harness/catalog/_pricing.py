@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Final, Literal
 
 import attrs
@@ -34,6 +35,7 @@ __all__ = [
     "Reservation",
     "check_ceiling",
     "count_tokens",
+    "count_with_model",
     "needs_count",
     "price",
     "reserve",
@@ -115,8 +117,21 @@ def count_tokens(encoding: str, body: bytes) -> int:
     return counted
 
 
+_model_counters: dict[str, Callable[[CatalogEntry, bytes], int]] = {}
+
+
+def count_with_model(provider: str, counter: Callable[[CatalogEntry, bytes], int]) -> None:
+    """Count the bodies of ``provider``'s entries with ``counter`` (the model's own tokenizer:
+    what a model run in this process counts, ``harness.providers``' ``llama``) instead of the
+    entry's ``tokenizer``."""
+    _model_counters[provider] = counter
+
+
 def price(entry: CatalogEntry, body: bytes) -> Reservation:
     """The reservation of the encoded wire ``body`` on ``entry``: its token count, output 0."""
+    counter = _model_counters.get(entry.provider)
+    if counter is not None:
+        return Reservation(input_tokens=counter(entry, body))
     return Reservation(input_tokens=count_tokens(entry.tokenizer, body))
 
 

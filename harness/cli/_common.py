@@ -147,7 +147,8 @@ MODEL_CHOICES = (
     "a catalog entry id, or a model string: 'embedded', 'systemone:<model>', "
     "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables), "
     "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' (any "
-    "OpenAI-compatible server with logprobs)"
+    "OpenAI-compatible server with logprobs), 'llama:<file.gguf or package>' (a GGUF in "
+    "this process)"
 )
 """Who may answer, as every command's ``--entry`` / ``--model`` help says it."""
 

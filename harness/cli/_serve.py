@@ -61,8 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream",
         metavar="ENTRY",
         help="the entry or model string to serve, e.g. 'openai-chat:<model>@<base_url>' or "
-        "'openai-completions:<model>@<base_url>' (any OpenAI-compatible LLM with logprobs, "
-        "served as System One); the same as --entry",
+        "'openai-completions:<model>@<base_url>' (any OpenAI-compatible LLM with logprobs), "
+        "'llama:<file.gguf or package>' (a GGUF run in this process), served as System One; "
+        "the same as --entry",
     )
     parser.add_argument(
         "--max-in-flight",

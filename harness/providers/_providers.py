@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.catalog import CatalogEntry
+from harness.catalog._pricing import count_with_model
 from harness.decision import DecisionRequest, openai, systemone
 from harness.errors import ExternalServiceError
 from harness.providers._client import DecisionClient
@@ -12,7 +13,7 @@ __all__ = ["client_for", "wire_body"]
 
 def client_for(entry: CatalogEntry) -> DecisionClient:
     """A fresh client for ``entry``'s provider: ``systemone``, ``openai``, ``openai-chat``,
-    ``openai-completions`` or ``embedded``.
+    ``openai-completions``, ``embedded`` or ``llama``.
 
     The ``fake`` provider has no client of its own: a test installs one with
     ``Dispatcher(clients={entry.id: FakeDecisionModel(...)})``.
@@ -37,10 +38,14 @@ def client_for(entry: CatalogEntry) -> DecisionClient:
         from harness.providers._embedded import EmbeddedDecisionClient  # needs the `local` extra
 
         return EmbeddedDecisionClient()
+    if entry.provider == "llama":
+        from harness.providers._llama import LlamaDecisionClient  # needs the `llama` extra
+
+        return LlamaDecisionClient()
     raise ExternalServiceError(
         f"catalog entry {entry.id!r} has provider {entry.provider!r}, which has no client of its "
         f"own: install one with Dispatcher(clients={{{entry.id!r}: client}}), or pin an entry "
-        "of provider systemone, openai, openai-chat, openai-completions or embedded"
+        "of provider systemone, openai, openai-chat, openai-completions, embedded or llama"
     )
 
 
@@ -56,4 +61,17 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
         from harness.providers._completion_logprobs import wire_body as completion_body
 
         return completion_body(request, entry)
+    if entry.provider == "llama":
+        from harness.providers._llama import wire_body as llama_body
+
+        return llama_body(request, entry)
     return systemone.encode_body(request, entry.wire_model_id)
+
+
+def _llama_count(entry: CatalogEntry, body: bytes) -> int:
+    from harness.providers._llama import context_tokens
+
+    return context_tokens(entry, body)
+
+
+count_with_model("llama", _llama_count)

@@ -78,7 +78,8 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
                 f"{base.source}: unknown catalog entry id {model!r}; known ids: {known}; nor is it "
                 "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
                 "'openai:<model>', 'openai-chat:<model>[@<base url>]', "
-                "'openai-completions:<model>[@<base url>]', or a DecisionClient"
+                "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', or a "
+                "DecisionClient"
             )
         return Seat(_with(base, made, made.id), {})
     if not (callable(getattr(model, "decide", None)) and callable(getattr(model, "aclose", None))):

