@@ -509,3 +509,22 @@ def test_the_calibration_is_fitted_with_the_examples_and_applied_per_role(
                 platt.probability(before.probabilities[0])
             )
     assert mapped.metric("refund.brier").value < raw.metric("refund.brier").value  # type: ignore[operator]  # both defined
+
+
+def test_a_calibration_mapped_offline_scores_as_the_calibrated_entry_answers(
+    tmp_path: Path,
+) -> None:
+    from harness.evals.data.local import mapped
+
+    pack = pack_of(rows(60), tmp_path)
+    with override(model=Skewed()):
+        fitted = fit_examples(pack, catalog=fake_catalog(), k=2, calibrate=True, resamples=20)
+        assert fitted.calibration is not None
+        entry = attrs.evolve(CatalogEntry.fake("local"), calibration=fitted.calibration)
+        test = DecisionPack([d for d in pack if "test" in d.tags], name="test")
+        raw = evaluate_pack(test, catalog=fake_catalog(), resamples=50)
+        asked = evaluate_pack(test, catalog=Catalog([entry], {"decision": "local"}), resamples=50)
+    offline = mapped(raw, fitted.calibration)
+    for name, estimate in asked.metrics.items():
+        assert offline.metrics[name].value == pytest.approx(estimate.value), name
+        assert offline.metrics[name].low == pytest.approx(estimate.low), name
