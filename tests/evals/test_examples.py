@@ -528,3 +528,37 @@ def test_a_calibration_mapped_offline_scores_as_the_calibrated_entry_answers(
     for name, estimate in asked.metrics.items():
         assert offline.metrics[name].value == pytest.approx(estimate.value), name
         assert offline.metrics[name].low == pytest.approx(estimate.low), name
+
+
+def test_the_shipped_gemma_examples_come_from_the_dev_split_and_load(tmp_path: Path) -> None:
+    from harness.catalog import state_key
+    from harness.evals.data import data_path
+
+    folder = Path(data_path("decisions.jsonl")).parent / "gemma"
+    shipped = DecisionPack.load(data_path("decisions.jsonl"))
+    test_states = {state_key(d.request.state) for d in shipped if "test" in d.tags}
+    dev_states = {state_key(d.request.state) for d in shipped if "dev" in d.tags}
+    files = sorted(folder.glob("examples-*.json"))
+    assert files
+    for path in files:
+        table = json.loads(path.read_text(encoding="utf-8"))
+        examples = examples_from_table(table, path.name)
+        assert examples.source is not None
+        assert examples.source.split == "dev"
+        assert examples.pool
+        assert examples.pool <= dev_states
+        assert not examples.pool & test_states
+        for found in examples.by_role.values():
+            assert {state_key(e.state) for e in found} <= examples.pool
+        calibration = folder / path.name.replace("examples-", "calibration-").replace(
+            ".json", ".toml"
+        )
+        (tmp_path / "catalog.toml").write_text(
+            ENTRY
+            + f'\n[entries.examples]\nfile = "{path}"\n'
+            + (
+                f'\n[entries.calibration]\nfile = "{calibration}"\n' if calibration.exists() else ""
+            ),
+            encoding="utf-8",
+        )
+        assert load_catalog(tmp_path / "catalog.toml").entry("local").examples == examples
