@@ -50,6 +50,7 @@ from harness.catalog._pricing import CountedBy as CountedBy
 from harness.catalog._pricing import Reservation as Reservation
 from harness.catalog._pricing import check_ceiling as check_ceiling
 from harness.catalog._pricing import count_tokens as count_tokens
+from harness.catalog._pricing import count_with_model as count_with_model
 from harness.catalog._pricing import needs_count as needs_count
 from harness.catalog._pricing import price as price
 from harness.catalog._pricing import reserve as reserve

@@ -100,7 +100,7 @@ _INT_FIELDS = (
     "n_batch",
 )
 _FLOAT_FIELDS = ("input_price_per_million", "mass_floor", "decision_timeout_s")
-_BOOL_FIELDS = ("adaptive",)
+_BOOL_FIELDS = ("adaptive", "batch_questions")
 _FIELDS = frozenset(f.name for f in attrs.fields(CatalogEntry))
 _FIELD_KINDS: dict[str, str] = {
     **dict.fromkeys((*_STR_FIELDS, "tokenizer"), "str"),

@@ -227,6 +227,11 @@ class CatalogEntry:
     prompt_format: str = "base"
     """``llama``: ``"base"`` (a completion prompt, any model) or ``"chat"`` (the GGUF's chat
     template); see docs/providers.md."""
+    batch_questions: bool = False
+    """``llama``: evaluate a request's questions together, one sequence each over the shared
+    state (fewer, larger evaluations), instead of one after another on the cache cut back to
+    the state; faster, but no longer equal bit for bit to evaluating each option's sequence
+    alone (see docs/providers.md)."""
     choice_options: str = "labels"
     """``llama``: a choice's options scored by their keys (``"labels"``) or their descriptions
     (``"texts"``); see docs/providers.md for the trade-off."""
@@ -329,6 +334,8 @@ class CatalogEntry:
         rules: list[str] = []
         if self.provider != "llama":
             given = [name for name in _LLAMA_ONLY if getattr(self, name) is not None]
+            if self.batch_questions:
+                given.append("batch_questions")
             if given:
                 rules.append(f"{', '.join(given)}: only a llama entry takes them")
             return rules
@@ -348,8 +355,8 @@ class CatalogEntry:
             )
         if self.n_threads is not None and self.n_threads < 1:
             rules.append("n_threads must be >= 1 (leave it out to share the machine's cores)")
-        if self.n_batch < 1:
-            rules.append("n_batch must be >= 1 (512 by default)")
+        if self.n_batch < 8:
+            rules.append("n_batch must be >= 8 (512 by default)")
         if self.prompt_format not in LLAMA_PROMPT_FORMATS:
             rules.append(
                 f"prompt_format must be one of {', '.join(LLAMA_PROMPT_FORMATS)}, "

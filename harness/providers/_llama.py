@@ -34,7 +34,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Final, TypeVar, cast
 
 import attrs
@@ -47,6 +46,7 @@ from . import _logprob_reading
 from ._client import CheckedClient, local_answers
 from ._llama_engine import (
     EngineError,
+    Late,
     LlamaContext,
     LlamaModel,
     default_threads,
@@ -61,13 +61,13 @@ from ._llama_prompt import (
     base_prompt,
     chat_prompt,
     cut_template,
+    option_names,
     template_messages,
 )
 from ._logprob_reading import Reading
 
 if TYPE_CHECKING:
-    from harness.catalog import CatalogEntry
-    from harness.catalog._examples import SolvedExample
+    from harness.catalog import CatalogEntry, SolvedExample
 
 __all__ = [
     "DEFAULT_N_BATCH",
@@ -221,7 +221,7 @@ def question_prompts(
         if skip and question_id in skip:
             continue
         examples = _examples(entry, question_id, question)
-        count = len(_logprob_reading.asked_questions(_one(question_id, question))[0].names)
+        count = len(option_names(question, how))
         for order in _logprob_reading.cyclic_orders(count, entry.orderings):
             if entry.prompt_format == "chat":
                 assert template is not None
@@ -232,10 +232,6 @@ def question_prompts(
                 prompt = base_prompt(state, question, examples, choice_options=how, order=order)
             asked.append(_Asked(question_id, question, tuple(order), prompt))
     return asked
-
-
-def _one(question_id: str, question: Question) -> DecisionRequest:
-    return DecisionRequest("", {question_id: question})
 
 
 # -- tokens ---------------------------------------------------------------------------------------
@@ -542,10 +538,17 @@ def _decide(
         spans.append((len(sequences), len(made)))
         sequences.extend(made)
         starts.extend([start] * len(made))
-    if deadline is not None and time.monotonic() > deadline:
-        raise TransientError(f"the model of entry {entry.id!r} gave no answer in time")
+    batched = entry.batch_questions
     try:
-        scored = pool.run(model, lambda context: context.score(sequences, starts))
+        scored = pool.run(
+            model,
+            lambda context: context.score(sequences, starts, batched=batched, deadline=deadline),
+        )
+    except Late:
+        raise TransientError(
+            f"the model of entry {entry.id!r} gave no answer within its time (raise "
+            "decision_timeout_s for a slow machine or a long state)"
+        ) from None
     except EngineError as error:
         raise ExternalServiceError(f"catalog entry {entry.id!r}: {error}") from None
     reads: dict[str, list[list[float]]] = {}
@@ -582,8 +585,3 @@ def _decide(
         orderings=entry.orderings,
     )
     return _Outcome(answers, reading, scored.tokens, model.name)
-
-
-def served_path(entry: CatalogEntry) -> Path:
-    """The entry's GGUF file as a path (for messages and tools)."""
-    return Path(gguf_path(entry))

