@@ -114,11 +114,6 @@ class SolvedExample:
     question: Question
     answer: str
 
-    def __attrs_post_init__(self) -> None:
-        problem = answer_problem(self.question, self.answer)
-        if problem is not None:
-            raise ValueError(problem)
-
     def to_json(self) -> dict[str, object]:
         """The example as the examples file holds it."""
         return {
