@@ -10,7 +10,7 @@ run, on one loaded model:
   time is the rest: resolution and the count with the model's tokenizer, the prompts, the
   tokens, the trie, the log-softmax over the vocabulary at each output, the answers, the
   record. Target: own / forward <= 0.05.
-* **questions**: one state of about 340 Gemma tokens with 8 yes/no questions in one request,
+* **questions**: one state of about 270 Gemma tokens with 8 yes/no questions in one request,
   against the same state's tokens evaluated alone (the state's prompt, one forward pass), in
   alternating order, medians of ``--rounds``. Target: request / state <= 1.6: the state is
   evaluated once and the questions' prompts in one batch of sequences over it.

@@ -35,7 +35,7 @@ def test_the_benchmark_runs_tiny_and_reports_every_figure(
     assert results["benchmark"] == "llama"
     assert results["conditions"]["sizes"] == {
         "rounds": 1,
-        "threads": os.cpu_count() or 1,
+        "threads": None,
         "demo_turns": 1,
     }
     figures = results["figures"]
@@ -47,7 +47,7 @@ def test_the_benchmark_runs_tiny_and_reports_every_figure(
     for mode in ("questions", "questions_batched"):
         asked = figures[mode]
         assert asked["questions"] == 8
-        assert asked["state_tokens"] > 300
+        assert asked["state_tokens"] > 200
         assert asked["request_over_state"] > 1  # the questions cost something beyond the state
     assert figures["triage_exit"] == 0, figures["triage_last_line"]
     assert figures["demo_exit"] == 0, figures["demo_last_line"]
