@@ -38,8 +38,13 @@ from harness.catalog._env import Environment as Environment
 from harness.catalog._env import Setting as Setting
 from harness.catalog._env import entry_for_model as entry_for_model
 from harness.catalog._env import read_environment as read_environment
+from harness.catalog._examples import DrawnFrom as DrawnFrom
 from harness.catalog._examples import ExampleSet as ExampleSet
 from harness.catalog._examples import SolvedExample as SolvedExample
+from harness.catalog._examples import examples_from_table as examples_from_table
+from harness.catalog._examples import state_key as state_key
+from harness.catalog._examples import state_text as state_text
+from harness.catalog._examples import write_examples as write_examples
 from harness.catalog._pricing import ContextCeilingError as ContextCeilingError
 from harness.catalog._pricing import CountedBy as CountedBy
 from harness.catalog._pricing import Reservation as Reservation

@@ -34,11 +34,19 @@ An entry's calibration (the maps its answers go through before a thinker reads t
     next = { method = "temperature", temperature = 1.3 }
 
     # or: [entries.calibration] file = "embedded-calibration.toml"
+
+An entry's solved examples (what a prompt-building provider shows before each question, fitted
+by ``harness.evals``) are a sub-table as well, usually naming the JSON file they were written to
+(:mod:`harness.catalog._examples` describes both)::
+
+    [entries.examples]
+    file = "examples.json"
 """
 
 from __future__ import annotations
 
 import importlib.resources
+import json
 import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +59,7 @@ import attrs
 
 from ._calibration import Calibration, calibration_from_table
 from ._entry import CatalogEntry, CatalogError, RetrySettings
+from ._examples import ExampleSet, examples_from_table
 from ._tokenizers import KNOWN_ENCODINGS, tokenizer
 
 __all__ = ["CATALOG_ENV", "DECISION", "Catalog", "default_catalog", "load_catalog"]
@@ -99,7 +108,8 @@ _FIELD_KINDS: dict[str, str] = {
     **dict.fromkeys(_FLOAT_FIELDS, "float"),
     **dict.fromkeys(_BOOL_FIELDS, "bool"),
 }
-"""The kind of each scalar field of an entry's table (``retry`` and ``calibration`` are tables)."""
+"""The kind of each scalar field of an entry's table (``retry``, ``calibration`` and ``examples``
+are tables)."""
 _RETRY_KEYS: dict[str, str] = {
     "max_retries": "int",
     "statuses": "list",
@@ -296,6 +306,34 @@ def _calibration(table: object, where: str, base: Traversable | Path | None) -> 
     return calibration_from_table(table, where)
 
 
+def _examples(table: object, where: str, base: Traversable | Path | None) -> ExampleSet:
+    """An entry's ``[entries.examples]``: the table itself, or the JSON file it names
+    (``file = "..."``, relative to the catalog's folder)."""
+    if isinstance(table, dict) and "file" in table:
+        name = table["file"]
+        if set(table) != {"file"} or not isinstance(name, str) or not name.strip():
+            raise CatalogError(
+                f"{where}: examples.file must be the only key, a path string (file = "
+                '"examples.json"): put the examples in that file or in the table, not both'
+            )
+        found: Traversable | Path = (
+            Path(name) if base is None or os.path.isabs(name) else base.joinpath(name)
+        )
+        try:
+            text = found.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(
+                f"{where}: examples file {name} cannot be read ({type(exc).__name__}): give a "
+                "path relative to the catalog's folder, or fit them again (harness examples fit)"
+            ) from None
+        try:
+            table = json.loads(text)
+        except ValueError as exc:
+            raise CatalogError(f"{where}: examples file {name} is not valid JSON ({exc})") from None
+        where = f"{where} (examples file {name})"
+    return examples_from_table(table, where)
+
+
 def _entry_from_table(
     table: object, index: int, source: str, base: Traversable | Path | None = None
 ) -> CatalogEntry:
@@ -306,7 +344,7 @@ def _entry_from_table(
     where = f"{source}: catalog entry {name}"
     _refuse_unknown(table, _FIELDS, where, "key")
     for key, value in table.items():
-        if key in ("retry", "calibration"):
+        if key in ("retry", "calibration", "examples"):
             continue  # a sub-table, read below
         if not _KINDS[_FIELD_KINDS[key]](value):
             raise CatalogError(f"{where}: {key} has the wrong type ({type(value).__name__})")
@@ -322,6 +360,8 @@ def _entry_from_table(
         table = {**table, "retry": _retry_from_table(table["retry"], where)}
     if "calibration" in table:
         table = {**table, "calibration": _calibration(table["calibration"], where, base)}
+    if "examples" in table:
+        table = {**table, "examples": _examples(table["examples"], where, base)}
     try:
         return CatalogEntry(**table)
     except CatalogError as exc:

@@ -11,6 +11,7 @@ import attrs
 
 from ._calibration import Calibration
 from ._errors import CatalogError as CatalogError
+from ._examples import ExampleSet
 
 __all__ = [
     "DEFAULT_PATHS",
@@ -200,6 +201,9 @@ class CatalogEntry:
     calibration: Calibration | None = None
     """The maps the entry's answers go through before a thinker reads them
     (``[entries.calibration]``, see :class:`harness.catalog.Calibration`); ``None``: as answered."""
+    examples: ExampleSet | None = None
+    """The solved examples a prompt-building provider shows before each question, by role
+    (``[entries.examples]``, see :class:`harness.catalog.ExampleSet`); ``None``: zero-shot."""
     model_path: str | None = None
     """``llama``: the GGUF file the entry runs in this process (``~`` expanded)."""
     gguf_package: str | None = None
@@ -304,6 +308,12 @@ class CatalogEntry:
             rules.append(
                 f"calibration must be a Calibration, not {type(calibration).__name__} "
                 "(in TOML: an [entries.calibration] table)"
+            )
+        examples: object = self.examples  # built from Python, it may be anything
+        if examples is not None and not isinstance(examples, ExampleSet):
+            rules.append(
+                f"examples must be an ExampleSet, not {type(examples).__name__} "
+                "(in TOML: an [entries.examples] table)"
             )
         price = self.input_price_per_million
         if price is not None and not price >= 0:

@@ -34,6 +34,7 @@ COMMANDS: Final[dict[str, str]] = {
     "batch": "run a thinker over every line of a JSONL file (resumable; local or on Ray)",
     "check": "check every thinker's palette and every tool in packages or files (no mypy)",
     "eval": "score a thinker on a labelled dataset, or compare two evals (CI gates)",
+    "examples": "fit a local model's solved examples on a pack's dev split, report them held out",
 }
 """Each command and its one-line help (its module is loaded by :func:`command_module`)."""
 
@@ -87,6 +88,10 @@ def command_module(name: str) -> CommandModule:
         from harness.cli import _eval as evals
 
         return evals
+    if name == "examples":
+        from harness.cli import _examples as examples
+
+        return examples
     raise KeyError(f"no harness command {name!r}: the commands are {', '.join(COMMANDS)}")
 
 

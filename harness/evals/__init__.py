@@ -28,6 +28,11 @@ from harness.evals._dataset import Dataset as Dataset
 from harness.evals._dataset import DatasetError as DatasetError
 from harness.evals._dataset import ItemKey as ItemKey
 from harness.evals._dataset import key_text as key_text
+from harness.evals._examples import ExamplesFit as ExamplesFit
+from harness.evals._examples import FittedChoice as FittedChoice
+from harness.evals._examples import draw_labeled as draw_labeled
+from harness.evals._examples import fit_examples as fit_examples
+from harness.evals._examples import fit_examples_async as fit_examples_async
 from harness.evals._gates import GATES as GATES
 from harness.evals._gates import GateResult as GateResult
 from harness.evals._gates import assert_eval as assert_eval
@@ -78,6 +83,8 @@ __all__ = [
     "Estimate",
     "EvalError",
     "EvalReport",
+    "ExamplesFit",
+    "FittedChoice",
     "FittedThreshold",
     "GateResult",
     "ItemKey",
@@ -92,12 +99,15 @@ __all__ = [
     "calibration_report",
     "check_gates",
     "compare",
+    "draw_labeled",
     "evaluate",
     "evaluate_async",
     "evaluate_pack",
     "evaluate_pack_async",
     "failed_gates",
     "fit_calibration",
+    "fit_examples",
+    "fit_examples_async",
     "fit_threshold",
     "import_thinker",
     "key_text",

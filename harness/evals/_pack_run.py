@@ -28,6 +28,7 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.evals import metrics as m
+from harness.evals._examples import refuse_drawn
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, ScoredDecision
 from harness.evals._run import _model_name, _sync_form, score
@@ -135,6 +136,7 @@ async def evaluate_pack_async(
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     seat = seat_for(model, catalog)
+    refuse_drawn(seat.catalog.pinned(), (d.request.state for d in pack), f"{pack.name}'s decisions")
     began = time.perf_counter()
     stream = progress or sys.stderr
     slots = asyncio.Semaphore(concurrency)

@@ -1,0 +1,498 @@
+"""Fitting a catalog entry's solved examples on labelled decisions, and reporting each choice.
+
+A small local model reads a question far better after a few solved questions of the same role
+(``harness.catalog.ExampleSet``). Which ones to show is fitted here, the way DSPy's demo
+optimizers do it, on the **dev split only**:
+
+* ``labeled`` (DSPy's ``LabeledFewShot``): ``k`` labelled examples per question role, balanced
+  over the role's answers (one of each answer in turn, seeded), no model call;
+* ``search`` (DSPy's ``BootstrapFewShotWithRandomSearch``, without the bootstrapping): the dev
+  split is cut in two by a seeded hash of each decision's state; ``candidates`` balanced sets
+  are drawn from the first part, each scored by an eval of the model on the second part, and
+  the best scoring set wins (ties: the earlier set).
+
+Beyond DSPy, every choice (zero-shot, each candidate) can be reported on the held-out split with
+its intervals, so the figure that picked a set is never the figure that reports it. The fitted
+set records what it was drawn from (data, split, digest, method, ``k``, seed) and a digest of
+every state of that split: :func:`refuse_drawn` (called by every pack eval) refuses an eval that
+shares a state with it.
+
+The score of a candidate (``metric``): ``discrimination`` (the default) averages, over the
+roles, the AUC of a yes/no role and the accuracy of a choice or a score (a calibration fitted
+afterwards fixes the probabilities, not the ranking); ``accuracy`` averages the accuracies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+# the stdlib's json: a split's digest hashes json's default text (", "), not orjson's
+import json
+import os
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, Literal
+
+import attrs
+
+from harness.catalog import (
+    CALIBRATION_ROLES,
+    Calibration,
+    Catalog,
+    CatalogEntry,
+    DrawnFrom,
+    ExampleSet,
+    SolvedExample,
+    role_of,
+    state_key,
+    state_text,
+)
+from harness.decision import JsonValue
+from harness.evals import metrics as m
+from harness.evals._calibration import (
+    best_threshold,
+    calibration_role,
+    fit_calibration,
+    mapped_p_yes,
+)
+from harness.evals._dataset import DatasetError
+from harness.evals._pack import DecisionPack, Label, LabelledDecision
+from harness.evals._report import EvalReport, ScoredDecision
+from harness.evals._run import EvalError, blocking
+from harness.runs import seat_for
+
+__all__ = [
+    "DrawnSplitError",
+    "ExamplesFit",
+    "FittedChoice",
+    "Metric",
+    "draw_labeled",
+    "fit_examples",
+    "fit_examples_async",
+    "refuse_drawn",
+    "solved_examples",
+    "split_decisions",
+]
+
+Method = Literal["labeled", "search"]
+Metric = Literal["discrimination", "accuracy"]
+
+SCORED_SHARE: Final = 0.5
+"""The share of the dev split a ``search`` scores candidates on (the rest is drawn from)."""
+
+
+def _answer(question_label: Label) -> str:
+    if question_label is True:
+        return "yes"
+    if question_label is False:
+        return "no"
+    return question_label
+
+
+def solved_examples(
+    decisions: Iterable[LabelledDecision], as_roles: Mapping[str, str] | None = None
+) -> dict[str, list[SolvedExample]]:
+    """Every labelled question of ``decisions`` as a solved example, by role (in order);
+    ``as_roles`` stores a role's examples under another role of the same kind (``{"noul":
+    "select"}``: a pack's yes/no questions shown before a thinker's selections)."""
+    renamed = _checked_roles(as_roles)
+    found: dict[str, list[SolvedExample]] = {}
+    for decision in decisions:
+        text = state_text(decision.request.state)
+        for question_id, label in decision.labels.items():
+            question = decision.request.questions[question_id]
+            example = SolvedExample(text, question, _answer(label))
+            role = role_of(question_id, question)
+            found.setdefault(renamed.get(role, role), []).append(example)
+    return found
+
+
+def _checked_roles(as_roles: Mapping[str, str] | None) -> Mapping[str, str]:
+    for source, target in (as_roles or {}).items():
+        kinds = (CALIBRATION_ROLES.get(source), CALIBRATION_ROLES.get(target))
+        if None in kinds or kinds[0] != kinds[1]:
+            raise ValueError(
+                f"cannot store {source!r} examples as {target!r}: both must be roles "
+                f"({', '.join(CALIBRATION_ROLES)}) of the same kind of question"
+            )
+    return as_roles or {}
+
+
+def split_decisions(pack: DecisionPack, split: str) -> list[LabelledDecision]:
+    """The decisions of ``pack`` tagged ``split``; a split with none is refused."""
+    chosen = [decision for decision in pack if split in decision.tags]
+    if not chosen:
+        raise DatasetError(
+            f"{pack.name}: no decision is tagged {split!r}: tag the labelled decisions with their "
+            "split (dev, test) and fit on the dev one"
+        )
+    return chosen
+
+
+def draw_labeled(
+    decisions: Sequence[LabelledDecision],
+    k: int,
+    *,
+    seed: int = 0,
+    as_roles: Mapping[str, str] | None = None,
+) -> dict[str, tuple[SolvedExample, ...]]:
+    """``k`` solved examples per role of ``decisions``, balanced over each role's answers: the
+    answers are visited in turn (in a seeded order), each time taking the next example of that
+    answer (in a seeded order), so ``k`` examples of a yes/no role hold ``k // 2`` of each when
+    both have enough. No example state repeats within a role while another is left."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, not {k}")
+    rng = random.Random(seed)
+    drawn: dict[str, tuple[SolvedExample, ...]] = {}
+    for role, examples in sorted(solved_examples(decisions, as_roles).items()):
+        by_answer: dict[str, list[SolvedExample]] = {}
+        for example in examples:
+            by_answer.setdefault(example.answer, []).append(example)
+        answers = sorted(by_answer)
+        rng.shuffle(answers)
+        for answer in answers:
+            rng.shuffle(by_answer[answer])
+        chosen: list[SolvedExample] = []
+        states: set[str] = set()
+        while len(chosen) < min(k, len(examples)):
+            for answer in answers:
+                if len(chosen) >= k:
+                    break
+                left = by_answer[answer]
+                if not left:
+                    continue
+                fresh = next((i for i, e in enumerate(left) if e.state not in states), 0)
+                example = left.pop(fresh)
+                chosen.append(example)
+                states.add(example.state)
+        rng.shuffle(chosen)  # the order of the labels in the prompt is no cue either
+        drawn[role] = tuple(chosen)
+    return drawn
+
+
+def _digest(decisions: Sequence[LabelledDecision]) -> str:
+    hashed = hashlib.sha256()
+    for decision in decisions:
+        line = {
+            "name": decision.name,
+            "state": decision.request.state,
+            "labels": dict(decision.labels),
+        }
+        hashed.update(json.dumps(line, sort_keys=True, ensure_ascii=False).encode())
+        hashed.update(b"\n")
+    return "sha256:" + hashed.hexdigest()
+
+
+def _part(decision: LabelledDecision, seed: int) -> float:
+    """Where a decision falls in [0, 1): a hash of its state and the seed (the decisions of one
+    state stay together)."""
+    key = state_key(decision.request.state)
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+class DrawnSplitError(EvalError, DatasetError):
+    """An eval on data the entry's solved examples were drawn from: names the count and the
+    fix (an :class:`EvalError`, and a :class:`DatasetError` as the data cannot be used)."""
+
+
+def refuse_drawn(entry: CatalogEntry, states: Iterable[JsonValue], what: str) -> None:
+    """Refuse an eval of ``entry`` on data the entry's examples were drawn from: a
+    :class:`DrawnSplitError` naming the count and the fix when any of ``states`` (request
+    states) is in the examples' split."""
+    examples = entry.examples
+    if examples is None or not examples.pool:
+        return
+    found = examples.drawn(states)
+    if found:
+        raise DrawnSplitError(
+            f"catalog entry {entry.id!r} shows solved examples drawn from {examples.drawn_from}, "
+            f"and {found} of {what} come from that split: a figure on the data the examples "
+            "came from says nothing; evaluate on the held-out split (e.g. the test tag)"
+        )
+
+
+@attrs.frozen
+class FittedChoice:
+    """One set the fitting considered: ``examples`` (``None``: zero-shot), its score on the
+    scored part of the dev split (a ``search`` only), and its held-out report when asked."""
+
+    name: str
+    examples: ExampleSet | None
+    dev_score: float | None = None
+    held_out: EvalReport | None = None
+    chosen: bool = False
+
+    def lines(self) -> list[str]:
+        """What the choice scored: its dev score, and each held-out role's AUC and accuracy."""
+        mark = " (chosen)" if self.chosen else ""
+        head = f"{self.name}{mark}"
+        if self.dev_score is not None:
+            head += f": dev-part score {self.dev_score:.3f}"
+        lines = [head]
+        if self.held_out is not None:
+            for name, estimate in sorted(self.held_out.metrics.items()):
+                if name.endswith((".accuracy", ".auc")):
+                    lines.append(f"  held-out {name} {estimate}")
+        return lines
+
+
+@attrs.frozen
+class ExamplesFit:
+    """The fitted examples, every choice considered, and the held-out split's name."""
+
+    examples: ExampleSet
+    choices: tuple[FittedChoice, ...]
+    held_out_split: str | None = None
+    calibration: Calibration | None = None
+
+    def lines(self) -> list[str]:
+        """A readable report: what was drawn from where, each choice with its figures."""
+        source = self.examples.source
+        lines = [f"examples drawn from {self.examples.drawn_from}"]
+        if source is not None and source.digest:
+            lines.append(f"  data digest {source.digest}")
+        for role, found in sorted(self.examples.by_role.items()):
+            answers = ", ".join(example.answer for example in found)
+            lines.append(f"  {role}: {len(found)} examples ({answers})")
+        if self.held_out_split is not None:
+            lines.append(f"each choice on the held-out split {self.held_out_split!r}:")
+        for choice in self.choices:
+            lines.extend(choice.lines())
+        if self.calibration is not None:
+            maps = ", ".join(
+                f"{role} {found.method}" for role, found in sorted(self.calibration.roles.items())
+            )
+            lines.append(f"calibration fitted with the examples on {self.calibration.fitted_on}:")
+            lines.append(f"  {maps or 'no role had enough decisions'}")
+            if self.calibration.selection_threshold is not None:
+                lines.append(f"  selection threshold {self.calibration.selection_threshold:.3f}")
+        return lines
+
+
+def _score(decisions: Sequence[ScoredDecision], metric: Metric) -> float:
+    """The mean, over roles, of each role's AUC (yes/no roles, with ``discrimination``; 0.5
+    when it is undefined) or accuracy."""
+    by_role: dict[str, list[ScoredDecision]] = {}
+    for decision in decisions:
+        by_role.setdefault(calibration_role(decision), []).append(decision)
+    if not by_role:
+        return 0.0
+    total = 0.0
+    for found in by_role.values():
+        if metric == "discrimination" and found[0].kind == "noul":
+            outcomes = [d.label == 0 for d in found]
+            if all(outcomes) or not any(outcomes):
+                total += 0.5
+            else:
+                total += m.auc([d.probabilities[0] for d in found], outcomes)
+        else:
+            total += sum(1 for d in found if d.correct) / len(found)
+    return total / len(by_role)
+
+
+def _with_examples(catalog: Catalog, entry: CatalogEntry, examples: ExampleSet | None) -> Catalog:
+    changed = attrs.evolve(entry, examples=examples, calibration=None)
+    others = [e for e in catalog.entries.values() if e.id != entry.id]
+    return Catalog(
+        [*others, changed], {**catalog.pins, "decision": entry.id}, source=catalog.source
+    )
+
+
+async def _ask(
+    catalog: Catalog,
+    entry: CatalogEntry,
+    examples: ExampleSet | None,
+    decisions: Sequence[LabelledDecision],
+    name: str,
+    *,
+    concurrency: int,
+    resamples: int,
+    split: str,
+) -> EvalReport:
+    from harness.evals._pack_run import evaluate_pack_async
+
+    with open(os.devnull, "w", encoding="utf-8") as quiet:  # noqa: ASYNC230 - opening /dev/null
+        return await evaluate_pack_async(
+            DecisionPack(decisions, name=name),
+            model=entry.id,
+            catalog=_with_examples(catalog, entry, examples),
+            concurrency=concurrency,
+            progress=quiet,
+            resamples=resamples,
+            split=split,
+        )
+
+
+async def fit_examples_async(
+    pack: DecisionPack,
+    *,
+    model: str | None = None,
+    catalog: Catalog | None = None,
+    split: str = "dev",
+    k: int = 2,
+    seed: int = 0,
+    method: Method = "labeled",
+    candidates: int = 4,
+    metric: Metric = "discrimination",
+    held_out: str | None = None,
+    calibrate: bool = False,
+    as_roles: Mapping[str, str] | None = None,
+    concurrency: int = 1,
+    resamples: int = m.BOOTSTRAP_RESAMPLES,
+) -> ExamplesFit:
+    """Fit ``k`` solved examples per question role of ``pack``'s ``split`` decisions for the
+    entry ``model`` resolves to (an entry id or model string; default: the catalog's pin).
+
+    ``method`` is ``labeled`` (no model call) or ``search`` (``candidates`` sets drawn from one
+    part of the split, each scored by ``metric`` on an eval of the other part). With
+    ``held_out`` (a split tag such as ``test``, never ``split`` itself), zero-shot and every set
+    considered are also evaluated there, each figure with its interval. With ``calibrate``, a
+    calibration (and a selection threshold, when the split has ``select`` decisions) is fitted
+    on the split's decisions whose states no example shows, answered with the chosen examples.
+    ``as_roles`` stores a role's examples under another role (see :func:`solved_examples`).
+    """
+    if held_out is not None and held_out == split:
+        raise EvalError(
+            f"held_out is the split the examples are drawn from ({split!r}): report on another "
+            "split (e.g. test)"
+        )
+    if candidates < 1:
+        raise ValueError(f"candidates must be at least 1, not {candidates}")
+    drawn_split = split_decisions(pack, split)
+    reported = None if held_out is None else split_decisions(pack, held_out)
+    if reported is not None:
+        pool = {state_key(d.request.state) for d in drawn_split}
+        shared = sum(1 for d in reported if state_key(d.request.state) in pool)
+        if shared:
+            raise DatasetError(
+                f"{pack.name}: {shared} decisions tagged {held_out!r} share a state with the "
+                f"{split!r} split: give each state one split"
+            )
+    seat = seat_for(model, catalog)
+    base = seat.catalog
+    entry = base.pinned()
+    pool_keys = frozenset(state_key(d.request.state) for d in drawn_split)
+
+    def made(
+        by_role: Mapping[str, tuple[SolvedExample, ...]], chosen_seed: int, keys: frozenset[str]
+    ) -> ExampleSet:
+        source = DrawnFrom(
+            dataset=pack.name,
+            split=split,
+            digest=_digest(drawn_split),
+            method=method,
+            k=k,
+            seed=chosen_seed,
+            decisions=len(drawn_split),
+        )
+        return ExampleSet(
+            by_role, drawn_from=source.summary(), method=method, source=source, pool=keys
+        )
+
+    choices: list[FittedChoice] = []
+    if method == "labeled":
+        chosen = made(draw_labeled(drawn_split, k, seed=seed, as_roles=as_roles), seed, pool_keys)
+        choices.append(FittedChoice("labeled", chosen, chosen=True))
+    elif method == "search":
+        scored = [d for d in drawn_split if _part(d, seed) < SCORED_SHARE]
+        drawn_part = [d for d in drawn_split if _part(d, seed) >= SCORED_SHARE]
+        if not scored or not drawn_part:
+            raise DatasetError(
+                f"{pack.name}: the {split!r} split is too small to search ({len(drawn_split)} "
+                "decisions): use method labeled, or label more"
+            )
+        part_keys = frozenset(state_key(d.request.state) for d in drawn_part)
+        best: tuple[float, int] | None = None
+        for number in range(candidates):
+            candidate_seed = seed + number
+            candidate = made(
+                draw_labeled(drawn_part, k, seed=candidate_seed, as_roles=as_roles),
+                candidate_seed,
+                part_keys,
+            )
+            report = await _ask(
+                base,
+                entry,
+                candidate,
+                scored,
+                f"{pack.name} [{split}, scored part]",
+                concurrency=concurrency,
+                resamples=resamples,
+                split=f"{split} (scored part)",
+            )
+            value = _score(report.decisions, metric)
+            choices.append(
+                FittedChoice(f"candidate {number + 1} (seed {candidate_seed})", candidate, value)
+            )
+            if best is None or value > best[0]:
+                best = (value, number)
+        assert best is not None
+        winner = choices[best[1]]
+        assert winner.examples is not None
+        chosen = attrs.evolve(winner.examples, pool=pool_keys)
+        choices[best[1]] = attrs.evolve(winner, examples=chosen, chosen=True)
+    else:
+        raise ValueError(f"method must be 'labeled' or 'search', not {method!r}")
+    if reported is not None:
+        shown = [FittedChoice("zero-shot", None), *choices]
+        choices = []
+        for choice in shown:
+            report = await _ask(
+                base,
+                entry,
+                choice.examples,
+                reported,
+                f"{pack.name} [{held_out}]",
+                concurrency=concurrency,
+                resamples=resamples,
+                split=held_out or "",
+            )
+            choices.append(attrs.evolve(choice, held_out=report))
+    calibration = None
+    if calibrate:
+        calibration = await _calibrate(
+            base, entry, chosen, drawn_split, pack.name, split, concurrency, resamples
+        )
+    return ExamplesFit(chosen, tuple(choices), held_out, calibration)
+
+
+async def _calibrate(
+    catalog: Catalog,
+    entry: CatalogEntry,
+    examples: ExampleSet,
+    decisions: Sequence[LabelledDecision],
+    name: str,
+    split: str,
+    concurrency: int,
+    resamples: int,
+) -> Calibration:
+    """The calibration of ``entry`` showing ``examples``, fitted on the split's decisions whose
+    states no example shows (an example's own question is answered from the prompt)."""
+    shown = {example.state for found in examples.by_role.values() for example in found}
+    kept = [d for d in decisions if state_text(d.request.state) not in shown]
+    fitting = attrs.evolve(examples, pool=frozenset())  # fitted on its own split, by design
+    report = await _ask(
+        catalog,
+        entry,
+        fitting,
+        kept,
+        f"{name} [{split}]",
+        concurrency=concurrency,
+        resamples=resamples,
+        split=split,
+    )
+    fitted_on = f"{name}, split {split} ({len(kept)} decisions), with the examples shown"
+    maps = fit_calibration(report.decisions, fitted_on=fitted_on, selection_threshold=False)
+    selections = [d for d in report.decisions if calibration_role(d) == "select"]
+    threshold = None
+    if len(selections) >= 10 and any(d.label == 0 for d in selections):
+        select_map = maps.roles.get("select")
+        threshold = best_threshold(
+            [mapped_p_yes(select_map, d.probabilities[0]) for d in selections],
+            [d.label == 0 for d in selections],
+        )
+    return attrs.evolve(maps, selection_threshold=threshold)
+
+
+fit_examples = blocking(fit_examples_async, "fit_examples")
