@@ -47,7 +47,6 @@ from harness.catalog import (
     state_key,
     state_text,
 )
-from harness.decision import JsonValue
 from harness.evals import metrics as m
 from harness.evals._calibration import (
     best_threshold,
@@ -56,9 +55,11 @@ from harness.evals._calibration import (
     mapped_p_yes,
 )
 from harness.evals._dataset import DatasetError
+from harness.evals._drawn import DrawnSplitError as DrawnSplitError
+from harness.evals._drawn import refuse_drawn as refuse_drawn
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import EvalReport, ScoredDecision
-from harness.evals._run import EvalError, blocking
+from harness.evals._run import EvalError, _sync_form
 from harness.runs import seat_for
 
 __all__ = [
@@ -189,27 +190,6 @@ def _part(decision: LabelledDecision, seed: int) -> float:
     key = state_key(decision.request.state)
     digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
-
-
-class DrawnSplitError(EvalError, DatasetError):
-    """An eval on data the entry's solved examples were drawn from: names the count and the
-    fix (an :class:`EvalError`, and a :class:`DatasetError` as the data cannot be used)."""
-
-
-def refuse_drawn(entry: CatalogEntry, states: Iterable[JsonValue], what: str) -> None:
-    """Refuse an eval of ``entry`` on data the entry's examples were drawn from: a
-    :class:`DrawnSplitError` naming the count and the fix when any of ``states`` (request
-    states) is in the examples' split."""
-    examples = entry.examples
-    if examples is None or not examples.pool:
-        return
-    found = examples.drawn(states)
-    if found:
-        raise DrawnSplitError(
-            f"catalog entry {entry.id!r} shows solved examples drawn from {examples.drawn_from}, "
-            f"and {found} of {what} come from that split: a figure on the data the examples "
-            "came from says nothing; evaluate on the held-out split (e.g. the test tag)"
-        )
 
 
 @attrs.frozen
@@ -495,4 +475,4 @@ async def _calibrate(
     return attrs.evolve(maps, selection_threshold=threshold)
 
 
-fit_examples = blocking(fit_examples_async, "fit_examples")
+fit_examples = _sync_form(fit_examples_async, "fit_examples")

@@ -28,7 +28,7 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.evals import metrics as m
-from harness.evals._examples import refuse_drawn
+from harness.evals._drawn import refuse_drawn
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, ScoredDecision
 from harness.evals._run import _model_name, _sync_form, score
