@@ -46,7 +46,7 @@ from . import _logprob_reading
 from ._client import CheckedClient, local_answers
 from ._llama_engine import (
     EngineError,
-    Late,
+    LateError,
     LlamaContext,
     LlamaModel,
     default_threads,
@@ -544,7 +544,7 @@ def _decide(
             model,
             lambda context: context.score(sequences, starts, batched=batched, deadline=deadline),
         )
-    except Late:
+    except LateError:
         raise TransientError(
             f"the model of entry {entry.id!r} gave no answer within its time (raise "
             "decision_timeout_s for a slow machine or a long state)"

@@ -35,6 +35,8 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from harness.errors import HarnessError
+
 if TYPE_CHECKING:
     from types import ModuleType
 
@@ -66,11 +68,11 @@ for Gemma's 262,144 tokens); more are cut into further evaluations."""
 LOGITS_MISSING: Final = "llama.cpp returned no logits for a position it was asked to output"
 
 
-class EngineError(RuntimeError):
+class EngineError(HarnessError, RuntimeError):
     """llama.cpp refused to load the model, make a context or evaluate a batch."""
 
 
-class Late(EngineError):
+class LateError(EngineError):
     """A scoring's deadline passed between two evaluations."""
 
 
@@ -432,7 +434,7 @@ class LlamaContext:
         decodes = 0
         for chunk in _chunks(items, nodes, self.n_batch):
             if self._deadline is not None and time.monotonic() > self._deadline:
-                raise Late("the call's time ran out between two evaluations")
+                raise LateError("the call's time ran out between two evaluations")
             outputs = []
             for slot, (index, seqs) in enumerate(chunk):
                 node = nodes[index]
