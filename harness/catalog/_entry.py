@@ -1,4 +1,8 @@
-"""One catalog entry: a model the harness can ask, where it lives and what bounds it."""
+"""One catalog entry: a model the harness can ask, where it lives and what bounds it.
+
+One concern, past 400 lines: the entry's fields and the rule each field obeys, side by side, so
+a field and its check are read and changed together.
+"""
 
 from __future__ import annotations
 

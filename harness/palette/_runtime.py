@@ -3,6 +3,9 @@
 Python erases generics, so nothing but this validator proves a palette legal for users of a type
 checker without the plugin (pyright, basedpyright) or of no checker at all. The thinker calls
 :func:`validate_palette` from its constructor; the verdicts are the mypy plugin's, code for code.
+
+One concern, past 400 lines: the facts of live classes in the rules' terms (a tool's input and
+output read through its generic bases, its name, its constructor), every one the validator needs.
 """
 
 from __future__ import annotations

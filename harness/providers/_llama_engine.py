@@ -18,6 +18,10 @@ The logits read are the full vocabulary's at each position an option token follo
 log-softmax over them gives each token's log-probability. Nothing is sorted, cut to a top-k or
 sampled. :meth:`LlamaContext.score_alone` evaluates each sequence on its own from an empty cache:
 the brute force the tests and the benchmark compare against.
+
+One concern, past 400 lines: driving llama.cpp's low-level bindings (load, contexts, the cache
+walk, logits to log-probabilities); it is the one module that touches them, so a change of
+llama-cpp-python's API lands here alone.
 """
 
 from __future__ import annotations
