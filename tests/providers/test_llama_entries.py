@@ -16,7 +16,7 @@ from harness.catalog._catalog import _parse
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError
 from harness.providers import client_for
-from harness.providers._llama import LlamaDecisionClient, gguf_path, question_prompts, wire_body
+from harness.providers._llama import LlamaDecisionClient, gguf_path, wire_body
 from harness.providers._llama_engine import _groups, _needed_tokens, _summed, _trie
 from harness.providers._llama_prompt import (
     ChatTemplate,
@@ -26,6 +26,7 @@ from harness.providers._llama_prompt import (
     option_names,
     template_messages,
 )
+from harness.providers._llama_sequences import question_prompts
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

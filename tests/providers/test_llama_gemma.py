@@ -38,13 +38,9 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.jobs import Dispatcher, Pacing
-from harness.providers._llama import (
-    LlamaDecisionClient,
-    model_for,
-    option_sequences,
-    question_prompts,
-)
+from harness.providers._llama import LlamaDecisionClient, model_for
 from harness.providers._llama_engine import LlamaContext, LlamaModel
+from harness.providers._llama_sequences import option_sequences, question_prompts
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
 from tests.serve.servers import harness_serve, offline_env
