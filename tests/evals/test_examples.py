@@ -30,7 +30,8 @@ from harness.evals import (
     evaluate_pack,
     fit_examples,
 )
-from harness.evals._examples import DrawnSplitError, _part
+from harness.evals._draws import part_of
+from harness.evals._examples import DrawnSplitError
 from harness.testing import choose, yes
 
 TEAMS = {"billing": "money", "ops": "delivery", "tech": "the app", "sales": "buying more"}
@@ -174,7 +175,7 @@ def test_a_split_with_no_decision_is_refused_by_name(tmp_path: Path) -> None:
 def test_the_search_picks_the_set_of_best_dev_part_score(tmp_path: Path) -> None:
     pack = pack_of(rows(60), tmp_path)
     dev = [d for d in pack if "dev" in d.tags]
-    drawn_part = [d for d in dev if _part(d, 0) >= 0.5]
+    drawn_part = [d for d in dev if part_of(d, 0) >= 0.5]
     found = next(d for d in drawn_part if d.labels["refund"] is True)
     golden = json.dumps(found.request.state).split('"ticket": "')[1].split(":")[0] + ":"
     reader = ExampleReader(golden)

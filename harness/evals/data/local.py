@@ -28,7 +28,8 @@ import attrs
 from harness.catalog import Calibration, Catalog, load_catalog, write_examples
 from harness.evals._calibration import mapped_distribution, write_calibration
 from harness.evals._compare import compare
-from harness.evals._examples import ExamplesFit, Method, fit_examples_async, split_decisions
+from harness.evals._draws import split_decisions
+from harness.evals._examples import ExamplesFit, Method, fit_examples_async
 from harness.evals._pack import DecisionPack
 from harness.evals._pack_run import NOUL_THRESHOLD, evaluate_pack_async
 from harness.evals._report import EvalReport
