@@ -41,6 +41,9 @@ by ``harness.evals``) are a sub-table as well, usually naming the JSON file they
 
     [entries.examples]
     file = "examples.json"
+
+One concern, past 400 lines: reading a catalog file (its entries' tables, each checked where it is
+read, and the pins) into a :class:`Catalog`.
 """
 
 from __future__ import annotations

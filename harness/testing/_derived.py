@@ -15,7 +15,7 @@ from typing import Final, Never
 
 from harness.artifacts import Artifact, ListArtifact, conforms
 from harness.decision import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer
-from harness.testing._run_report import RunReport, given_with
+from harness.testing._run_facts import RunReport, given_with
 from harness.tools import ClassToolProvider, runtime_class
 
 __all__ = [

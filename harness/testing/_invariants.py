@@ -30,7 +30,8 @@ from harness.providers import Policy
 from harness.testing._derived import STATE_KEYS, given_with, takes
 from harness.testing._policy import RandomPolicy
 from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT, reproducibility_problems
-from harness.testing._run_report import ENTRY, Hang, RunReport, report_run
+from harness.testing._run_facts import Hang, RunReport
+from harness.testing._run_report import ENTRY, report_run
 from harness.testing._run_rules import invariant_problems, violation_of
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded

@@ -24,7 +24,8 @@ from harness.artifacts import Artifact
 from harness.decision._internal import load_json
 from harness.providers import Policy
 from harness.testing._policy import RandomPolicy
-from harness.testing._run_report import RunBytes, report_run
+from harness.testing._run_facts import RunBytes
+from harness.testing._run_report import report_run
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.testing._wall_clock import RunHung, guarded
 from harness.thinker import DecisionThinker

@@ -12,7 +12,7 @@ from harness.artifacts import digest_line
 from harness.decision import DecisionRequest
 from harness.testing._derived import STATE_KEYS, Rules, World
 from harness.testing._rerun import Rerun
-from harness.testing._run_report import RunReport, given_refs
+from harness.testing._run_facts import RunReport, given_refs
 from harness.testing._violation import InvariantKind, Problem
 from harness.thinker import FINISH, DecisionTurn
 

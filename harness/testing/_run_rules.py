@@ -14,7 +14,7 @@ from harness.decision import ChoiceAnswer
 from harness.testing._derived import Rules, World, choice_of, selection_of
 from harness.testing._request_rules import request_problems
 from harness.testing._rerun import Rerun, outcome_text
-from harness.testing._run_report import RunReport, ref_of, user_frames
+from harness.testing._run_facts import RunReport, ref_of, user_frames
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.thinker import FINISH, DecisionTurn, parse_turns
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.testing._run_report import RunReport
+    from harness.testing._run_facts import RunReport
 
 __all__ = ["InvariantKind", "InvariantViolation", "Problem"]
 

@@ -26,9 +26,9 @@ from harness.testing._reproducible import DEFAULT_RUN_TIMEOUT as DEFAULT_RUN_TIM
 from harness.testing._reproducible import check_reproducible as check_reproducible
 from harness.testing._reproducible import first_difference as first_difference
 from harness.testing._reproducible import reproducibility_problems as reproducibility_problems
-from harness.testing._run_report import Hang as Hang
-from harness.testing._run_report import RunBytes as RunBytes
-from harness.testing._run_report import RunReport as RunReport
+from harness.testing._run_facts import Hang as Hang
+from harness.testing._run_facts import RunBytes as RunBytes
+from harness.testing._run_facts import RunReport as RunReport
 from harness.testing._run_report import report_run as report_run
 from harness.testing._run_report import run_digest as run_digest
 from harness.testing._violation import InvariantKind as InvariantKind
