@@ -46,13 +46,8 @@ from harness.catalog import Catalog, CatalogEntry
 from harness.decision import DecisionRequest, Noul
 from harness.demo import triage
 from harness.jobs import Dispatcher, Pacing
-from harness.providers._llama import (
-    contexts_for,
-    model_for,
-    option_sequences,
-    question_prompts,
-    settings_of,
-)
+from harness.providers._llama import contexts_for, model_for, settings_of
+from harness.providers._llama_sequences import option_sequences, question_prompts
 from harness.testing import FakeDecisionModel
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
