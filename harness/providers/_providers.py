@@ -61,14 +61,14 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
 
         return completion_body(request, entry)
     if entry.provider == "llama":
-        from harness.providers._llama import wire_body as llama_body
+        from harness.providers._llama_body import wire_body as llama_body
 
         return llama_body(request, entry)
     return systemone.encode_body(request, entry.wire_model_id)
 
 
 def _llama_count(entry: CatalogEntry, body: bytes) -> int:
-    from harness.providers._llama import context_tokens
+    from harness.providers._llama_body import context_tokens
 
     return context_tokens(entry, body)
 

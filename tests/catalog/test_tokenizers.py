@@ -139,16 +139,16 @@ def test_cache_builds_each_encoding_once_across_threads(monkeypatch: pytest.Monk
     from concurrent.futures import ThreadPoolExecutor
 
     from harness.catalog import _tokenizers
+    from harness.catalog._internal import OncePerProcess
 
-    monkeypatch.setattr(_tokenizers, "_cache", {})
     built: list[str] = []
     real_load = _tokenizers.load_tokenizer
 
-    def counting_load(name: str, bpe_file: Path | None = None) -> Tokenizer:
+    def counting_load(name: str) -> Tokenizer:
         built.append(name)
-        return real_load(name, bpe_file)
+        return real_load(name)
 
-    monkeypatch.setattr(_tokenizers, "load_tokenizer", counting_load)
+    monkeypatch.setattr(_tokenizers, "_built", OncePerProcess(counting_load))
     with ThreadPoolExecutor(max_workers=8) as pool:
         found = list(pool.map(lambda _: tokenizer("cl100k_base"), range(16)))
     assert built == ["cl100k_base"]

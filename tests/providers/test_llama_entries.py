@@ -16,8 +16,10 @@ from harness.catalog._catalog import _parse
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError
 from harness.providers import client_for
-from harness.providers._llama import LlamaDecisionClient, gguf_path, wire_body
+from harness.providers._llama import LlamaDecisionClient
+from harness.providers._llama_body import wire_body
 from harness.providers._llama_engine import _groups, _needed_tokens, _summed, _trie
+from harness.providers._llama_gguf import gguf_path
 from harness.providers._llama_prompt import (
     ChatTemplate,
     base_prompt,

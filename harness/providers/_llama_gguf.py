@@ -1,0 +1,100 @@
+"""The GGUF a ``llama`` entry names and its model, each found and loaded once per process.
+
+An entry names its file by ``model_path`` or by ``gguf_package``, an installed package that ships
+one and says where through its own API (:data:`PACKAGE_API`); what is missing is refused in one
+line naming the entry and the fix. The model is loaded once per process, whatever the number of
+entries, clients, runs or Ray tasks that name it (:func:`model_loads` counts the loads).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import TYPE_CHECKING, Final
+
+from harness.catalog._internal import OncePerProcess
+from harness.errors import ExternalServiceError
+
+from ._llama_engine import EngineError, LlamaModel, import_llama
+
+if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
+
+__all__ = ["INSTALL", "PACKAGE_API", "gguf_path", "model_for", "model_loads"]
+
+INSTALL: Final = "pip install 'harness[llama]'"
+PACKAGE_API: Final = ("assemble", "gguf_path", "model_path", "path")
+"""The functions a GGUF package may offer that return its file's path (the first found)."""
+
+
+def _find(named: tuple[str, str | None, str | None]) -> str:
+    entry_id, model_path, package = named
+    if model_path is not None:
+        path = os.path.expanduser(model_path)
+        if not os.path.isfile(path):
+            raise ExternalServiceError(
+                f"catalog entry {entry_id!r}: the GGUF file {model_path} does not exist: "
+                "set model_path to a .gguf file, or gguf_package to an installed package that "
+                "ships one"
+            )
+        return path
+    package = str(package)
+    module_name = package.replace("-", "_")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise ExternalServiceError(
+            f"catalog entry {entry_id!r}: the GGUF package {package!r} is not installed: "
+            f"pip install {module_name.replace('_', '-')}"
+        ) from None
+    for name in PACKAGE_API:
+        api = getattr(module, name, None)
+        if callable(api):
+            try:
+                made = api()
+            except (OSError, ValueError) as error:
+                raise ExternalServiceError(
+                    f"catalog entry {entry_id!r}: the GGUF package {package!r} could not give "
+                    f"its file ({type(error).__name__}): reinstall it: pip install "
+                    f"--force-reinstall {module_name.replace('_', '-')}"
+                ) from None
+            return str(made)  # a Path from the package: llama.cpp takes a str
+    raise ExternalServiceError(
+        f"catalog entry {entry_id!r}: the package {package!r} offers none of "
+        f"{', '.join(f'{n}()' for n in PACKAGE_API)}: set model_path to its .gguf file instead"
+    )
+
+
+_paths: OncePerProcess[tuple[str, str | None, str | None], str] = OncePerProcess(_find)
+_models: OncePerProcess[str, LlamaModel] = OncePerProcess(LlamaModel)
+
+
+def gguf_path(entry: CatalogEntry) -> str:
+    """The GGUF file ``entry`` names, as a ``str`` (llama.cpp refuses a ``Path``): its
+    ``model_path``, or what its ``gguf_package``'s own API returns; refused in one line naming
+    the entry and the fix when it is not there."""
+    return _paths((entry.id, entry.model_path, entry.gguf_package))
+
+
+def model_for(entry: CatalogEntry) -> LlamaModel:
+    """The entry's model, loaded once per process (blocking: call it off the event loop)."""
+    path = gguf_path(entry)
+    try:
+        import_llama()
+    except ImportError:
+        raise ExternalServiceError(
+            f"catalog entry {entry.id!r} runs a GGUF in this process (provider llama), but "
+            f"llama-cpp-python is not installed: {INSTALL}"
+        ) from None
+    try:
+        return _models(path)
+    except EngineError as error:
+        raise ExternalServiceError(
+            f"catalog entry {entry.id!r}: {error}: check that the file is a GGUF model "
+            "llama.cpp reads"
+        ) from None
+
+
+def model_loads() -> int:
+    """How many GGUF files this process has loaded (one per file, however often it is named)."""
+    return _models.built
