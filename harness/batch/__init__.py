@@ -11,5 +11,14 @@ from harness.batch._batch import run_batch_async as run_batch_async
 from harness.batch._errors import BatchError as BatchError
 from harness.batch._worker import BatchSpec as BatchSpec
 from harness.batch._worker import BatchWorker as BatchWorker
+from harness.batch._worker import with_contexts as with_contexts
 
-__all__ = ["BatchError", "BatchSpec", "BatchSummary", "BatchWorker", "run_batch", "run_batch_async"]
+__all__ = [
+    "BatchError",
+    "BatchSpec",
+    "BatchSummary",
+    "BatchWorker",
+    "run_batch",
+    "run_batch_async",
+    "with_contexts",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import attrs
 
@@ -23,11 +23,15 @@ from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import RateLimitedError
 from harness.providers import DecisionClient, client_for
 from harness.record import RunFailedError, RunRecord, record_run
-from harness.runs import build_target, import_target, target_input_type
+from harness.runs import build_target, import_target, seat_for, target_input_type
 from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool
 
-__all__ = ["BatchSpec", "BatchWorker"]
+__all__ = ["IN_PROCESS_PROVIDERS", "BatchSpec", "BatchWorker", "with_contexts"]
+
+IN_PROCESS_PROVIDERS: Final = frozenset({"llama"})
+"""Providers whose entry runs its model in this process on ``max_concurrent`` contexts (each a
+worker thread and its own KV cache over the one loaded model)."""
 
 
 @attrs.frozen
@@ -49,6 +53,28 @@ class BatchSpec:
     allow_extra: bool = False
     """Drop the keys of an input line that are not fields of the input class (by default such a
     line is ``invalid``, naming them)."""
+    contexts: int | None = None
+    """The calls an entry that runs its model in this process (provider ``llama``) makes at
+    once, each on a context of its own over the one loaded model, in every process of the
+    batch (see :func:`with_contexts`); ``None`` keeps the entry's ``max_concurrent``."""
+
+
+def with_contexts(catalog: Catalog, contexts: int | None) -> Catalog:
+    """``catalog`` (a copy) with its decision entry running ``contexts`` contexts, when that entry
+    runs its model in this process (:data:`IN_PROCESS_PROVIDERS`); else ``catalog`` itself.
+
+    The entry's ``max_concurrent`` becomes ``contexts``: it is both the number of contexts the
+    provider makes over the one loaded model and the capacity of the entry's gate, so admission
+    lets as many calls through at once as there are contexts, and no more. A remote entry's
+    ``max_concurrent`` is the server's bound, not the batch's to change."""
+    entry = catalog.pinned(DECISION)
+    if contexts is None or entry.provider not in IN_PROCESS_PROVIDERS:
+        return catalog
+    if contexts < 1:
+        raise ValueError(f"contexts must be at least 1, not {contexts}")
+    scaled = attrs.evolve(entry, max_concurrent=contexts)
+    entries = [scaled if e.id == entry.id else e for e in catalog.entries.values()]
+    return Catalog(entries, catalog.pins, source=catalog.source)
 
 
 class _Adapting:
@@ -94,9 +120,10 @@ class BatchWorker:
         self.spec = spec
         self.tool_class: type[DecisionTool[Any, Artifact]] = import_target(spec.target)
         self.input_type = target_input_type(self.tool_class, spec.target)
-        self.catalog = catalog if catalog is not None else load_catalog(spec.catalog_path)
-        if spec.entry_id is not None:
-            self.catalog.pin(DECISION, spec.entry_id)
+        base = catalog if catalog is not None else load_catalog(spec.catalog_path)
+        # an entry id or a model string ("llama:<package>"), on a copy of the catalog
+        seat = seat_for(spec.entry_id, base)
+        self.catalog = with_contexts(seat.catalog, spec.contexts)
         self.entry = self.catalog.pinned(DECISION)
         self.admission = _admission_for(spec)
         given = dict(clients or {})

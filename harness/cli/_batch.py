@@ -82,6 +82,7 @@ def batch(args: argparse.Namespace) -> int:
         admission_url=args.admission,
         records_dir=args.records,
         concurrency=args.concurrency,
+        contexts=args.contexts,
         upstream_retries=args.retries,
         journals_dir=args.journals,
         allow_extra=args.allow_extra,

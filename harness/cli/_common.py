@@ -214,11 +214,20 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entry", metavar="ID", help=model_help())
 
 
+DEFAULT_CONCURRENCY: Final = 8
+"""``--concurrency`` when not given: the inputs or cases in flight."""
+
+
 def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--concurrency N`` (checked by :func:`check_concurrency`) and ``--ray``: how many of
-    ``what`` (``inputs``, ``cases``) run at once, and whether on Ray."""
+    """``--concurrency N`` (checked and resolved by :func:`check_concurrency`) and ``--ray``: how
+    many of ``what`` (``inputs``, ``cases``) run at once, and whether on Ray."""
     parser.add_argument(
-        "--concurrency", type=int, default=8, metavar="N", help=f"{what} in flight (default 8)"
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help=f"{what} in flight (default {DEFAULT_CONCURRENCY}); on an entry that runs its "
+        "model in this process (llama) also its contexts over the one loaded model, in each "
+        "process (default: the entry's max_concurrent)",
     )
     parser.add_argument(
         "--ray",
@@ -229,9 +238,14 @@ def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def check_concurrency(args: argparse.Namespace) -> None:
-    """Refuse ``--concurrency`` below 1."""
-    if args.concurrency < 1:
+    """Refuse ``--concurrency`` below 1, and resolve it: ``args.concurrency`` is then what runs
+    at once (:data:`DEFAULT_CONCURRENCY` when not given), ``args.contexts`` the contexts of an
+    entry that runs its model in this process (``None`` when not given: the entry's own)."""
+    given = getattr(args, "concurrency", None)
+    if given is not None and given < 1:
         raise CliError("--concurrency must be at least 1")
+    args.contexts = given
+    args.concurrency = DEFAULT_CONCURRENCY if given is None else given
 
 
 def catalog_from(args: argparse.Namespace) -> Catalog:

@@ -119,6 +119,7 @@ def eval_command(args: argparse.Namespace) -> int:
             raise CliError("--position-bias asks the model again: use it with harness eval pack")
         return _compare(args)
     if args.first == "pack":
+        check_concurrency(args)
         return _pack(args)
     if args.third is not None:
         raise CliError(
@@ -186,6 +187,7 @@ def _run(args: argparse.Namespace) -> int:
             catalog=catalog,
             out=out,
             concurrency=args.concurrency,
+            contexts=args.contexts,
             ray=args.ray,
             catalog_file=args.catalog if args.ray else None,
             resamples=args.resamples,
@@ -232,6 +234,7 @@ def _pack(args: argparse.Namespace) -> int:
             model=args.model,
             catalog=catalog,
             concurrency=args.concurrency,
+            contexts=args.contexts,
             resamples=args.resamples,
         )
         bias: PositionBias | None = None

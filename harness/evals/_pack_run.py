@@ -15,6 +15,7 @@ from typing import TextIO
 
 import attrs
 
+from harness.batch import with_contexts
 from harness.catalog import DECISION, Catalog
 from harness.decision import (
     Answer,
@@ -125,6 +126,7 @@ async def evaluate_pack_async(
     model: ModelChoice = None,
     catalog: Catalog | None = None,
     concurrency: int = 8,
+    contexts: int | None = None,
     progress: TextIO | None = None,
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
@@ -132,10 +134,13 @@ async def evaluate_pack_async(
 ) -> EvalReport:
     """Ask every request of ``pack`` of ``model`` (anything the run API takes) and score the
     labelled answers: per role accuracy, Brier, log loss, ECE, AUC and RPS with intervals (each
-    decision its own case: the requests of a pack are independent), and the baselines."""
+    decision its own case: the requests of a pack are independent), and the baselines.
+    ``contexts`` runs an entry that holds its model in this process (``llama``) on that many
+    contexts of the one loaded model (default: the entry's ``max_concurrent``)."""
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     seat = seat_for(model, catalog)
+    seat = attrs.evolve(seat, catalog=with_contexts(seat.catalog, contexts))
     refuse_drawn(seat.catalog.pinned(), (d.request.state for d in pack), f"{pack.name}'s decisions")
     began = time.perf_counter()
     stream = progress or sys.stderr

@@ -124,6 +124,7 @@ async def evaluate_async(
     catalog: Catalog | None = None,
     out: str | os.PathLike[str] | None = None,
     concurrency: int = 8,
+    contexts: int | None = None,
     records: bool = True,
     progress: TextIO | None = None,
     ray: str | None = None,
@@ -140,6 +141,8 @@ async def evaluate_async(
     well. ``out`` keeps the eval's folder (inputs, results, records, ``report.json``) so it
     resumes when started again; without it a temporary folder is used. ``ray`` runs the cases
     on a Ray cluster (``auto``, an address or ``local``; ``model`` then an entry id).
+    ``contexts`` runs an entry that holds its model in this process (``llama``) on that many
+    contexts of the one loaded model, in each process (default: the entry's ``max_concurrent``).
     ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
     ``seed`` and ``resamples`` fix the bootstrap.
     """
@@ -170,6 +173,7 @@ async def evaluate_async(
             records_dir=str(folder / "records") if records else None,
             concurrency=concurrency,
             candidates=True,
+            contexts=contexts,
         )
         try:
             if ray is None:
