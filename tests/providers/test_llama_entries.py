@@ -9,10 +9,14 @@ import pathlib
 import subprocess
 import sys
 
+import attrs
 import pytest
 
+from harness.batch import BatchSpec, BatchWorker, with_contexts
 from harness.catalog import Catalog, CatalogEntry, CatalogError, SolvedExample, entry_for_model
 from harness.catalog._catalog import _parse
+from harness.cli import build_parser, main
+from harness.cli._common import check_concurrency
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError
 from harness.providers import client_for
@@ -277,3 +281,57 @@ def _path_tokens(nodes: list, index: int) -> list[int]:  # type: ignore[type-arg
 def test_catalog_default_is_untouched_by_the_new_provider() -> None:
     catalog = Catalog([llama()], {"decision": "local"})
     assert catalog.pinned().provider == "llama"
+
+
+# -- many inputs: --concurrency N is N contexts of a llama entry ---------------------------------
+
+
+def test_contexts_set_a_llama_entry_max_concurrent_and_leave_others_as_they_are() -> None:
+    catalog = Catalog([llama(max_concurrent=4)], {"decision": "local"})
+    assert with_contexts(catalog, None) is catalog  # not given: the entry's own
+    scaled = with_contexts(catalog, 2)
+    assert scaled is not catalog
+    assert scaled.pinned().max_concurrent == 2  # both its contexts and its gate's capacity
+    assert catalog.pinned().max_concurrent == 4  # the given catalog is not changed
+    remote = Catalog(
+        [
+            CatalogEntry(
+                id="far",
+                provider="systemone",
+                wire_model_id="m",
+                base_url="http://127.0.0.1:1",
+                max_context_tokens=64,
+                max_concurrent=3,
+            )
+        ],
+        {"decision": "far"},
+    )
+    assert with_contexts(remote, 2) is remote  # a server's bound is not the batch's to change
+    with pytest.raises(ValueError, match="at least 1"):
+        with_contexts(catalog, 0)
+
+
+def test_a_batch_worker_runs_a_llama_model_string_on_the_contexts_it_is_given() -> None:
+    spec = BatchSpec("harness.evals.example:KeepRefunds", entry_id="llama:no_such_gguf", contexts=3)
+    worker = BatchWorker(spec)
+    assert (worker.entry.id, worker.entry.max_concurrent) == ("llama:no_such_gguf", 3)
+    assert worker.catalog.pinned() is worker.entry
+    unchanged = BatchWorker(attrs.evolve(spec, contexts=None))
+    assert unchanged.entry.max_concurrent == 1  # a model string's one context
+
+
+@pytest.mark.parametrize(
+    ("given", "concurrency", "contexts"), [([], 8, None), (["--concurrency", "2"], 2, 2)]
+)
+def test_concurrency_given_or_not(given: list[str], concurrency: int, contexts: int | None) -> None:
+    args = build_parser("batch").parse_args(["batch", "m:C", "in.jsonl", "--out", "o", *given])
+    check_concurrency(args)
+    assert (args.concurrency, args.contexts) == (concurrency, contexts)
+
+
+def test_concurrency_below_one_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["batch", "m:C", "in.jsonl", "--out", "o", "--concurrency", "0"])
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "harness batch: error: --concurrency must be at least 1"
+    ]
