@@ -67,11 +67,11 @@ def with_contexts(catalog: Catalog, contexts: int | None) -> Catalog:
     provider makes over the one loaded model and the capacity of the entry's gate, so admission
     lets as many calls through at once as there are contexts, and no more. A remote entry's
     ``max_concurrent`` is the server's bound, not the batch's to change."""
+    if contexts is not None and contexts < 1:
+        raise ValueError(f"contexts must be at least 1, not {contexts}")
     entry = catalog.pinned(DECISION)
     if contexts is None or entry.provider not in IN_PROCESS_PROVIDERS:
         return catalog
-    if contexts < 1:
-        raise ValueError(f"contexts must be at least 1, not {contexts}")
     scaled = attrs.evolve(entry, max_concurrent=contexts)
     entries = [scaled if e.id == entry.id else e for e in catalog.entries.values()]
     return Catalog(entries, catalog.pins, source=catalog.source)

@@ -293,20 +293,8 @@ def test_contexts_set_a_llama_entry_max_concurrent_and_leave_others_as_they_are(
     assert scaled is not catalog
     assert scaled.pinned().max_concurrent == 2  # both its contexts and its gate's capacity
     assert catalog.pinned().max_concurrent == 4  # the given catalog is not changed
-    remote = Catalog(
-        [
-            CatalogEntry(
-                id="far",
-                provider="systemone",
-                wire_model_id="m",
-                base_url="http://127.0.0.1:1",
-                max_context_tokens=64,
-                max_concurrent=3,
-            )
-        ],
-        {"decision": "far"},
-    )
-    assert with_contexts(remote, 2) is remote  # a server's bound is not the batch's to change
+    other = Catalog([CatalogEntry.fake("other", max_concurrent=3)], {"decision": "other"})
+    assert with_contexts(other, 2) is other  # a model not run here: its bound is not the batch's
     with pytest.raises(ValueError, match="at least 1"):
         with_contexts(catalog, 0)
 
