@@ -37,8 +37,8 @@ from harness.providers import FakeDecisionModel, Policy
 from harness.testing._rerun import Rerun, outcome_text, rerun_moves
 from harness.testing._run_facts import (
     Hang,
+    RecordedWorld,
     RunReport,
-    World,
     _is_framework,
     user_frames,
 )
@@ -91,7 +91,9 @@ class _RecordingModel(FakeDecisionModel):
         return response
 
 
-def _during(model: _RecordingModel, thinker: DecisionThinker[Any, Any], world: World) -> str:
+def _during(
+    model: _RecordingModel, thinker: DecisionThinker[Any, Any], world: RecordedWorld
+) -> str:
     """What a stopped run was doing: the policy, a tool on a ref, or the thinker itself."""
     if model.asking is not None:
         return f"the model's policy answering request {model.asking}"
@@ -244,7 +246,7 @@ def _recorded_outcome(
 async def _where_moves_ran(
     thinker: DecisionThinker[Any, Any],  # any thinker: its palette and formatters are read
     turns: Sequence[DecisionTurn],
-    world: World,
+    world: RecordedWorld,
     reruns: Sequence[Rerun],
     timeout: float | None,
 ) -> tuple[tuple[int, str], ...]:
