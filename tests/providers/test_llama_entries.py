@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from harness.catalog import Catalog, CatalogEntry, CatalogError, SolvedExample, entry_for_model
-from harness.catalog._catalog import _parse
+from harness.catalog._catalog_file import _parse
 from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError
 from harness.providers import client_for
