@@ -22,7 +22,13 @@ from typing import Any, ClassVar, Never
 
 import attrs
 
-from harness.artifacts import Artifact, ListArtifact, digest_words, to_json
+from harness.artifacts import (
+    Artifact,
+    ListArtifact,
+    TextFormatterRegistry,
+    digest_words,
+    to_json,
+)
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
@@ -85,7 +91,9 @@ class _Move(Job[Artifact]):
         return product
 
 
-def outcome_text(product: Artifact | None, failure: str | None, formatters: Any) -> str:
+def outcome_text(
+    product: Artifact | None, failure: str | None, formatters: TextFormatterRegistry
+) -> str:
     """A move's outcome as text, for comparing two runs of it: the product's alias and all it
     holds (never its ref), else the failure.
 
@@ -99,7 +107,7 @@ def outcome_text(product: Artifact | None, failure: str | None, formatters: Any)
     return f"failed: {failure}"
 
 
-def _held(artifact: Artifact, formatters: Any) -> str:
+def _held(artifact: Artifact, formatters: TextFormatterRegistry) -> str:
     """All ``artifact`` holds, as text: its JSON, a list's items' in order."""
     if isinstance(artifact, ListArtifact):
         return "[" + ", ".join(_held(item, formatters) for item in artifact.iterands) + "]"

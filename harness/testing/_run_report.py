@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from harness.artifacts import Artifact, ListArtifact
+from harness.artifacts import Artifact, ListArtifact, TextFormatterRegistry
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import (
     Answer,
@@ -233,7 +233,7 @@ def _fitted_threshold(entry: CatalogEntry) -> float | None:
 
 
 def _recorded_outcome(
-    turn: DecisionTurn, refs: Mapping[str, Artifact], formatters: object
+    turn: DecisionTurn, refs: Mapping[str, Artifact], formatters: TextFormatterRegistry
 ) -> str | None:
     """A tool turn's outcome as its record says it (``None`` when the record is incomplete)."""
     if turn.result is not None and turn.result in refs:
