@@ -14,11 +14,11 @@ from harness.catalog._calibration import calibration_from_table as calibration_f
 from harness.catalog._calibration import logit as logit
 from harness.catalog._calibration import role_of as role_of
 from harness.catalog._calibration import sigmoid as sigmoid
-from harness.catalog._catalog import CATALOG_ENV as CATALOG_ENV
 from harness.catalog._catalog import DECISION as DECISION
 from harness.catalog._catalog import Catalog as Catalog
-from harness.catalog._catalog import default_catalog as default_catalog
-from harness.catalog._catalog import load_catalog as load_catalog
+from harness.catalog._catalog_file import CATALOG_ENV as CATALOG_ENV
+from harness.catalog._catalog_file import default_catalog as default_catalog
+from harness.catalog._catalog_file import load_catalog as load_catalog
 from harness.catalog._entry import DEFAULT_DECISION_TIMEOUT as DEFAULT_DECISION_TIMEOUT
 from harness.catalog._entry import DEFAULT_PATHS as DEFAULT_PATHS
 from harness.catalog._entry import PROVIDERS as PROVIDERS

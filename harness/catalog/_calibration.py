@@ -56,6 +56,7 @@ __all__ = [
     "TemperatureMap",
     "calibration_from_table",
     "logit",
+    "role_kind",
     "role_of",
     "sigmoid",
 ]
@@ -82,6 +83,16 @@ _KINDS_OF: Final[Mapping[str, frozenset[str]]] = {
     "platt": frozenset({"noul"}),
     "isotonic": frozenset({"noul"}),
 }
+
+
+def role_kind(role: str, what: str) -> str:
+    """The kind of question ``role`` is asked of; an unknown role is refused, naming what holds
+    it (``calibration``, ``examples``: both are keyed by role) and the known roles."""
+    kind = CALIBRATION_ROLES.get(role)
+    if kind is None:
+        known = ", ".join(CALIBRATION_ROLES)
+        raise ValueError(f"unknown {what} role {role!r}; known roles: {known}")
+    return kind
 
 
 def role_of(question_id: str, question: Question) -> str:
@@ -124,12 +135,7 @@ class Calibration:
 
     def __attrs_post_init__(self) -> None:
         for role, found in self.roles.items():
-            kind = CALIBRATION_ROLES.get(role)
-            if kind is None:
-                raise ValueError(
-                    f"unknown calibration role {role!r}; known roles: "
-                    + ", ".join(CALIBRATION_ROLES)
-                )
+            kind = role_kind(role, "calibration")
             if kind not in _KINDS_OF[found.method]:
                 fits = "temperature" if kind != "noul" else "platt or isotonic"
                 raise ValueError(

@@ -56,7 +56,7 @@ from harness.decision import (
 )
 from harness.decision import systemone as _systemone
 
-from ._calibration import CALIBRATION_ROLES, role_of
+from ._calibration import CALIBRATION_ROLES, role_kind, role_of
 from ._errors import CatalogError
 
 __all__ = [
@@ -177,11 +177,7 @@ class ExampleSet:
 
     def __attrs_post_init__(self) -> None:
         for role, found in self.by_role.items():
-            kind = CALIBRATION_ROLES.get(role)
-            if kind is None:
-                raise ValueError(
-                    f"unknown examples role {role!r}; known roles: {', '.join(CALIBRATION_ROLES)}"
-                )
+            kind = role_kind(role, "examples")
             for example in found:
                 if example.question.kind != kind:
                     raise ValueError(

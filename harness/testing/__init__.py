@@ -38,6 +38,10 @@ from harness.testing._violation import Problem as Problem
 
 claim_exports(__name__, globals(), ("InvariantKind", "InvariantViolation", "Problem"))
 
+# The lazy names are written as ``harness/__init__.py`` writes its own: a table the loader
+# reads, the same names imported under TYPE_CHECKING for type checkers, and one plain import per
+# module in __getattr__. The two faces do not share a loader: one would import modules by name,
+# which no harness module does (the layer test reads plain imports only).
 _NEEDS_HYPOTHESIS: dict[str, str] = {
     "RunReport": "harness.testing.invariants",
     "assert_invariants": "harness.testing.invariants",

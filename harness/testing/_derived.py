@@ -22,14 +22,17 @@ __all__ = [
     "REFUSED",
     "STATE_KEYS",
     "Rules",
-    "World",
+    "SeenWorld",
     "choice_of",
     "given_with",
     "selection_of",
     "takes",
 ]
 
-World = Sequence[tuple[str, Artifact]]
+SeenWorld = Sequence[tuple[str, Artifact]]
+"""The world as one decision saw it: a run's recorded world or a prefix of it (what a request
+must show, what the last decision saw before the answer was adopted), ``(ref, artifact)`` pairs
+in the order things came to be."""
 
 STATE_KEYS: Final = ("objective", "artifacts", "done")
 """The documented keys of a request's state, in order (ARCHITECTURE.md section 8)."""
@@ -75,7 +78,7 @@ class Rules:
         self.given = given_with(report.input)
         self.providers = [ClassToolProvider(cls) for cls in report.thinker.palette]
 
-    def moves(self, world: World, spent: set[tuple[str, str]]) -> dict[str, list[str]]:
+    def moves(self, world: SeenWorld, spent: set[tuple[str, str]]) -> dict[str, list[str]]:
         """Each tool's legal inputs in world order, the spent pairs left out."""
         moves: dict[str, list[str]] = {}
         for provider in self.providers:
@@ -92,16 +95,16 @@ class Rules:
         limit = self.report.max_options
         return list(refs) if limit is None else list(refs[:limit])
 
-    def candidates(self, world: World) -> list[str]:
+    def candidates(self, world: SeenWorld) -> list[str]:
         """The output candidates: what tools produced of the output type."""
         output = self.thinker.output_type
         return [ref for ref, a in world if id(a) not in self.given and isinstance(a, output)]
 
-    def legal_pairs(self, world: World) -> int:
+    def legal_pairs(self, world: SeenWorld) -> int:
         """How many (tool, artifact) pairs the world holds."""
         return sum(1 for p in self.providers for _, a in world if takes(p, a))
 
-    def seen_at(self, number: int) -> World:
+    def seen_at(self, number: int) -> SeenWorld:
         """The world request ``number`` must show: the input and its items, then the product
         (with its items) of every move before it, in the order the world registered them.
 

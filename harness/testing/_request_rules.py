@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from harness.artifacts import digest_line
 from harness.decision import DecisionRequest
-from harness.testing._derived import STATE_KEYS, Rules, World
+from harness.testing._derived import STATE_KEYS, Rules, SeenWorld
 from harness.testing._rerun import Rerun
 from harness.testing._run_facts import RunReport, given_refs
 from harness.testing._violation import InvariantKind, Problem
@@ -21,7 +21,7 @@ __all__ = ["request_problems"]
 K = InvariantKind
 
 
-def _state_problems(rules: Rules, number: int, state: object, seen: World) -> list[Problem]:
+def _state_problems(rules: Rules, number: int, state: object, seen: SeenWorld) -> list[Problem]:
     out: list[Problem] = []
     if not isinstance(state, dict):
         return [
@@ -55,7 +55,7 @@ def _state_problems(rules: Rules, number: int, state: object, seen: World) -> li
 
 
 def _lines_problem(
-    rules: Rules, number: int, lines: object, seen: World, expected: Sequence[str]
+    rules: Rules, number: int, lines: object, seen: SeenWorld, expected: Sequence[str]
 ) -> str:
     """What is wrong with a state's artifact lines, against the world the turns before it
     made (the input, then each earlier move's product)."""

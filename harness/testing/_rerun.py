@@ -22,7 +22,13 @@ from typing import Any, ClassVar, Never
 
 import attrs
 
-from harness.artifacts import Artifact, digest_words
+from harness.artifacts import (
+    Artifact,
+    ListArtifact,
+    TextFormatterRegistry,
+    digest_words,
+    to_json,
+)
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import DecisionRequest, DecisionResponse
 from harness.errors import HarnessError
@@ -85,12 +91,31 @@ class _Move(Job[Artifact]):
         return product
 
 
-def outcome_text(product: Artifact | None, failure: str | None, formatters: Any) -> str:
-    """A move's outcome as text, for comparing two runs of it: the product's alias and words
-    (never its ref), else the failure."""
+def outcome_text(
+    product: Artifact | None, failure: str | None, formatters: TextFormatterRegistry
+) -> str:
+    """A move's outcome as text, for comparing two runs of it: the product's alias and all it
+    holds (never its ref), else the failure.
+
+    What a product holds is its whole JSON, a list's item by item, not its digest words: those
+    are what the model reads, cut short, and a list's are only its count and alias, so two
+    lists of as many verdicts on different notes would compare equal and a move run on another
+    artifact than its record names would pass whenever the two products had the same length.
+    An artifact with no JSON form is compared by its formatter's whole text (else its words)."""
     if product is not None:
-        return f"({type(product).alias}): {digest_words(product, formatters)}"
+        return f"({type(product).alias}): {_held(product, formatters)}"
     return f"failed: {failure}"
+
+
+def _held(artifact: Artifact, formatters: TextFormatterRegistry) -> str:
+    """All ``artifact`` holds, as text: its JSON, a list's items' in order."""
+    if isinstance(artifact, ListArtifact):
+        return "[" + ", ".join(_held(item, formatters) for item in artifact.iterands) + "]"
+    try:
+        return to_json(artifact)
+    except TypeError:  # no JSON form: the whole text the application registered for it
+        text = formatters.format(artifact)
+        return text if text is not None else digest_words(artifact, formatters)
 
 
 async def _once(

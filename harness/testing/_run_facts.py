@@ -34,17 +34,18 @@ from harness.thinker import (
 
 __all__ = [
     "Hang",
+    "RecordedWorld",
     "RunBytes",
     "RunReport",
-    "World",
     "given_refs",
     "given_with",
     "ref_of",
     "user_frames",
 ]
 
-World = tuple[tuple[str, Artifact], ...]
-"""A run's world: ``(ref, artifact)`` pairs in the order things came to be."""
+RecordedWorld = tuple[tuple[str, Artifact], ...]
+"""A run's world as its report holds it: every ``(ref, artifact)`` pair the run registered, in
+the order things came to be."""
 
 _FRAMEWORK = (
     pathlib.Path(__file__).resolve().parents[1],  # harness/
@@ -109,7 +110,7 @@ class RunReport:
     bodies: tuple[bytes, ...]
     turns: tuple[DecisionTurn, ...]
     obs_turns: str | None
-    world: World
+    world: RecordedWorld
     answer: ListArtifact[Artifact] | None
     error: Exception | None
     runaway: bool = False
@@ -136,7 +137,7 @@ class RunReport:
     max_options: int | None = None  # the fake entry's max_options for this run
 
     @property
-    def world_before_answer(self) -> World:
+    def world_before_answer(self) -> RecordedWorld:
         """The world as the run's last decision saw it: everything before the answer list was
         adopted (the whole world when there is no registered answer). Legal moves and
         candidates are counted over this, never over the answer itself."""

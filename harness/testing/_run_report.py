@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from harness.artifacts import Artifact, ListArtifact
+from harness.artifacts import Artifact, ListArtifact, TextFormatterRegistry
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import (
     Answer,
@@ -37,8 +37,8 @@ from harness.providers import FakeDecisionModel, Policy
 from harness.testing._rerun import Rerun, outcome_text, rerun_moves
 from harness.testing._run_facts import (
     Hang,
+    RecordedWorld,
     RunReport,
-    World,
     _is_framework,
     user_frames,
 )
@@ -91,7 +91,9 @@ class _RecordingModel(FakeDecisionModel):
         return response
 
 
-def _during(model: _RecordingModel, thinker: DecisionThinker[Any, Any], world: World) -> str:
+def _during(
+    model: _RecordingModel, thinker: DecisionThinker[Any, Any], world: RecordedWorld
+) -> str:
     """What a stopped run was doing: the policy, a tool on a ref, or the thinker itself."""
     if model.asking is not None:
         return f"the model's policy answering request {model.asking}"
@@ -231,7 +233,7 @@ def _fitted_threshold(entry: CatalogEntry) -> float | None:
 
 
 def _recorded_outcome(
-    turn: DecisionTurn, refs: Mapping[str, Artifact], formatters: object
+    turn: DecisionTurn, refs: Mapping[str, Artifact], formatters: TextFormatterRegistry
 ) -> str | None:
     """A tool turn's outcome as its record says it (``None`` when the record is incomplete)."""
     if turn.result is not None and turn.result in refs:
@@ -244,7 +246,7 @@ def _recorded_outcome(
 async def _where_moves_ran(
     thinker: DecisionThinker[Any, Any],  # any thinker: its palette and formatters are read
     turns: Sequence[DecisionTurn],
-    world: World,
+    world: RecordedWorld,
     reruns: Sequence[Rerun],
     timeout: float | None,
 ) -> tuple[tuple[int, str], ...]:

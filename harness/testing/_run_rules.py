@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 
 from harness.artifacts import Artifact, conforms
 from harness.decision import ChoiceAnswer
-from harness.testing._derived import Rules, World, choice_of, selection_of
+from harness.testing._derived import Rules, choice_of, selection_of
 from harness.testing._request_rules import request_problems
 from harness.testing._rerun import Rerun, outcome_text
-from harness.testing._run_facts import RunReport, ref_of, user_frames
+from harness.testing._run_facts import RecordedWorld, RunReport, ref_of, user_frames
 from harness.testing._violation import InvariantKind, InvariantViolation, Problem
 from harness.thinker import FINISH, DecisionTurn, parse_turns
 
@@ -39,7 +39,7 @@ def _recorded(
     ]
 
 
-def _turn_problems(rules: Rules, report: RunReport, world: World) -> list[Problem]:
+def _turn_problems(rules: Rules, report: RunReport, world: RecordedWorld) -> list[Problem]:
     out: list[Problem] = []
     refs = {ref: a for ref, a in world}
     pairs: set[tuple[str, str]] = set()
@@ -162,7 +162,7 @@ def _moved_problems(rules: Rules, report: RunReport) -> list[Problem]:
     return out
 
 
-def _finish_problems(rules: Rules, report: RunReport, world: World) -> list[Problem]:
+def _finish_problems(rules: Rules, report: RunReport, world: RecordedWorld) -> list[Problem]:
     thinker, answer = rules.thinker, report.answer
     if answer is None:
         return []

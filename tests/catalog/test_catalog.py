@@ -360,3 +360,60 @@ def test_decision_entry_is_what_resolve_decision_resolves_or_none_where_it_refus
     assert catalog.decision_entry(None) is catalog.resolve_decision(None, asked_by="job-1")
     catalog.pin("decision", "b")  # a pin changed between calls is followed
     assert catalog.decision_entry(None) is catalog.entry("b")
+
+
+# -- sub-tables that may name a file beside the catalog ---------------------------------------
+
+_FAKE_ENTRY = (
+    '[[entries]]\nid = "x"\nprovider = "fake"\nwire_model_id = "m"\nmax_context_tokens = 10\n'
+    "max_concurrent = 1\n"
+)
+_SUB_FILES = [
+    pytest.param(
+        "calibration",
+        "maps.toml",
+        'select = { method = "platt", a = 2.0, b = 0.0 }\n',
+        'nope = { method = "platt" }\n',
+        "TOML",
+        id="calibration",
+    ),
+    pytest.param(
+        "examples",
+        "shots.json",
+        '{"format": "harness-examples", "version": 1, "drawn_from": "decisions"}',
+        '{"format": "harness-examples", "version": 1, "drawn_from": "decisions", "nope": []}',
+        "JSON",
+        id="examples",
+    ),
+]
+
+
+@pytest.mark.parametrize(("key", "name", "good", "wrong", "language"), _SUB_FILES)
+def test_a_sub_table_or_the_file_it_names_is_read_the_same_way(
+    tmp_path: Path, key: str, name: str, good: str, wrong: str, language: str
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / name).write_text(good, encoding="utf-8")
+    named = f'[entries.{key}]\nfile = "sub/{name}"\n'
+    entry = load_catalog(_write(tmp_path, _FAKE_ENTRY + named)).entry("x")
+    assert getattr(entry, key) is not None  # read relative to the catalog's folder
+
+    (tmp_path / "sub" / name).write_text("{not " + language, encoding="utf-8")
+    refusals = [
+        (named, f"{key} file sub/{name} is not valid {language} ("),
+        (f'[entries.{key}]\nfile = "gone/{name}"\n', f"{key} file gone/{name} cannot be read ("),
+        (f'[entries.{key}]\nfile = "{name}"\nfitted_on = "dev"\n', f"{key}.file must be the only"),
+    ]
+    for table, message in refusals:
+        path = _write(tmp_path, _FAKE_ENTRY + table)
+        with pytest.raises(CatalogError) as caught:
+            load_catalog(path)
+        shown = str(caught.value)
+        assert shown.startswith(f"{path}: catalog entry 'x': {message}"), shown
+        assert "\n" not in shown
+
+    (tmp_path / "sub" / name).write_text(wrong, encoding="utf-8")
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(_write(tmp_path, _FAKE_ENTRY + named))
+    inside = f"catalog entry 'x' ({key} file sub/{name}): unknown {key} key 'nope'"
+    assert inside in str(caught.value), str(caught.value)

@@ -36,14 +36,28 @@ from harness.decision import (
 from harness.jobs import JobContext
 from harness.providers import choose, default_answers
 from harness.testing import InvariantKind, InvariantViolation
-from harness.testing.invariants import RunBytes, check_reproducible, check_thinker
+from harness.testing.invariants import (
+    RunBytes,
+    check_reproducible,
+    check_thinker,
+    invariant_problems,
+    report_run,
+)
 from harness.testing.strategies import RandomPolicy
 from harness.thinker import FINISH, OBS_TURNS, DecisionThinker, DecisionTurn
 from harness.thinker._turn import turns_json
 from harness.thinker._world import RunWorld
-from harness.tools import ClassToolProvider, DecisionTool, Identifiable, tool_name
+from harness.tools import ClassToolProvider, DecisionTool, Identifiable, Workflow, tool_name
 
-from ..thinker.notes import OBJECTIVE, JudgeNote, Note, SplitNote, Triage, Verdict
+from ..thinker.notes import (
+    OBJECTIVE,
+    JudgeNote,
+    Note,
+    SplitNote,
+    Triage,
+    Verdict,
+    triage_policy,
+)
 
 NOTES = st.lists(
     st.sampled_from(["alpha is due", "beta can wait", "gamma", "alpha"]), min_size=1, max_size=3
@@ -557,6 +571,18 @@ def test_the_violation_has_a_public_import_path() -> None:
 
 # -- what the checker re-derives instead of trusting the thinker -----------------------------
 
+DISTINCT_PARTS = st.lists(
+    st.sampled_from(["alpha is due", "beta can wait", "gamma"]), min_size=2, max_size=3, unique=True
+).map(lambda parts: Note("; ".join(parts)))
+"""Notes of two or three different parts: a tool run on one part is not a run on another."""
+
+PART_BY_PART = st.just(triage_policy)
+"""Split the note, then judge its parts first to last. The first part judged is neither the
+newest note nor the last one offered, so each plant below runs a move on another artifact than
+the model chose in every example, and the checker must catch it in every one: under drawn
+policies the model reaches that path in some runs only, and a few dozen drawn examples may not
+reach it at all."""
+
 
 class RunsOnTheNewestNote(Triage):
     """Broken: it runs the chosen tool on the newest note, but records the ref the model
@@ -577,7 +603,7 @@ class RunsOnTheNewestNote(Triage):
 
 
 def test_a_tool_run_on_another_artifact_than_the_record_names_is_caught() -> None:
-    violation = caught(RunsOnTheNewestNote)
+    violation = caught(RunsOnTheNewestNote, inputs=DISTINCT_PARTS, policies=PART_BY_PART)
     assert violation.kind == InvariantKind.MOVES
     assert "ran on another artifact than its record says" in violation.problems[0]
     text = str(violation)
@@ -586,6 +612,19 @@ def test_a_tool_run_on_another_artifact_than_the_record_names_is_caught() -> Non
     assert "the outcome is not what the tool makes of the artifact the record names" in text or (
         "failed: expected" in text and "but run again on" in text
     ), text
+
+
+async def test_a_move_whose_list_product_has_as_many_items_as_the_recorded_one_is_caught() -> None:
+    """A list product is compared by what it holds, not by its digest words (its length): the
+    plant judges the newest part where the model chose the first, a list of one verdict either
+    way, and the run must still break the invariant."""
+    report = await report_run(
+        RunsOnTheNewestNote(Workflow()), Note("alpha is due; beta can wait"), triage_policy
+    )
+    problems = invariant_problems(report)
+    assert problems, "the move on another artifact was not seen"
+    assert "ran on another artifact than its record says" in problems[0], problems
+    assert "judge_note makes of note#3" in problems[0], problems
 
 
 class RunsOnTheNextOffered(Triage):
@@ -610,13 +649,8 @@ class RunsOnTheNextOffered(Triage):
         return attrs.evolve(turn, artifact=ref), line.replace(f" on {other} ", f" on {ref} ", 1)
 
 
-TWO_NOTES = st.lists(
-    st.sampled_from(["alpha is due", "beta can wait", "gamma"]), min_size=2, max_size=3
-).map(lambda parts: Note("; ".join(parts)))
-
-
 def test_a_tool_run_on_the_next_offered_artifact_is_named_first() -> None:
-    violation = caught(RunsOnTheNextOffered, inputs=TWO_NOTES)
+    violation = caught(RunsOnTheNextOffered, inputs=DISTINCT_PARTS, policies=PART_BY_PART)
     first = violation.problems[0]
     assert "ran on another artifact than its record says" in first, str(violation)
     assert first.kind == InvariantKind.MOVES, str(violation)

@@ -14,7 +14,7 @@ import pytest
 
 from harness.batch import BatchSpec, BatchWorker, with_contexts
 from harness.catalog import Catalog, CatalogEntry, CatalogError, SolvedExample, entry_for_model
-from harness.catalog._catalog import _parse
+from harness.catalog._catalog_file import _parse
 from harness.cli import build_parser, main
 from harness.cli._common import check_concurrency
 from harness.decision import Choice, DecisionRequest, Noul, Score
