@@ -17,10 +17,11 @@ prompt shared by its options) is evaluated once:
 Across calls (the walked mode, the default): the last sequence a scoring walked stays in the
 cache, with the record of its tokens (:attr:`LlamaContext.kept`); the next scoring cuts the cache
 back to the longest prefix of it that the new sequences share (the instructions, the examples,
-the start of a state that grew since) and evaluates only the rest. Each token still sits at the
-cell of its position, as in a fresh evaluation, so a reused prefix is the same as one evaluated
-again, bit for bit (tests/providers). Anything else (the batched mode, the brute force, an
-error or a deadline mid-way) clears the cache and the record together.
+the start of a state that grew since), up to the first token whose logits it reads (llama.cpp
+keeps the logits of the last evaluation only), and evaluates only the rest. Each token still
+sits at the cell of its position, as in a fresh evaluation, so a reused prefix is the same as one
+evaluated again, bit for bit (tests/providers). Anything else (the batched mode, the brute
+force, an error or a deadline mid-way) clears the cache and the record together.
 
 The logits read are the full vocabulary's at each position an option token follows; a
 log-softmax over them gives each token's log-probability. Nothing is sorted, cut to a top-k or
@@ -382,9 +383,7 @@ class LlamaContext:
         in_cache = set(cached)
         shared = [_shared_depth(nodes, leaf, in_cache) for leaf in leaf_nodes]
         decodes = 0
-        for index in sorted(
-            range(len(sequences)), key=lambda i: (-shared[i], list(sequences[i]))
-        ):
+        for index in sorted(range(len(sequences)), key=lambda i: (-shared[i], list(sequences[i]))):
             at = leaf_nodes[index]
             while at > 0 and not nodes[at].needed:
                 at = nodes[at].parent
@@ -614,12 +613,14 @@ def _summed(
 
 
 def _matched(nodes: Sequence[_Node], kept: Sequence[int]) -> list[int]:
-    """The needed nodes along the longest prefix of ``kept`` that is a path of the trie."""
+    """The nodes along the longest prefix of ``kept`` that is a path of the trie, up to the
+    first output: an output's logits are read, so it is evaluated again (llama.cpp keeps the
+    logits of the last evaluation only)."""
     found: list[int] = []
     at = 0
     for token in kept:
         child = nodes[at].children.get(token)
-        if child is None or not nodes[child].needed:
+        if child is None or not nodes[child].needed or nodes[child].output:
             break
         found.append(child)
         at = child
