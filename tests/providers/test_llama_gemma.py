@@ -16,9 +16,9 @@ import json
 import math
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -38,12 +38,12 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.jobs import Dispatcher, Pacing
-from harness.providers import _llama_engine
 from harness.providers._llama import LlamaDecisionClient, model_for
 from harness.providers._llama_engine import EngineError, LateError, LlamaContext, LlamaModel
 from harness.providers._llama_sequences import option_sequences, question_prompts
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
+from tests.providers.jevcompat_suite import assert_every_must_passes
 from tests.serve.servers import harness_serve, offline_env
 
 pytestmark = [pytest.mark.realmodel]
@@ -235,7 +235,7 @@ TURNS = [
     NOTES + "3. call the bank now\n",  # the same request again
     NOTES[:20],  # shorter than what is cached, and ends otherwise: little shared
 ]
-TURN_QUESTIONS = {
+TURN_QUESTIONS: dict[str, Noul | Choice] = {
     "urgent": Noul("Is item 1 urgent?"),
     "words": Choice("Which words fit?", {"bill": None, "billing": None}),
 }
@@ -251,12 +251,12 @@ def test_a_series_of_requests_reuses_the_cache_and_each_equals_the_brute_force(
     calls = [request_sequences(DecisionRequest(s, TURN_QUESTIONS), model, entry) for s in TURNS]
     expected = [context.score_alone(*call).logprobs for call in calls]
     context.forget()
-    assert context.kept == ()
+    assert len(context.kept) == 0
     reused = []
     for call, alone in zip(calls, expected, strict=True):
         scored = context.score(*call)
         assert scored.logprobs == alone  # exact, not near
-        assert context.kept  # the last sequence walked stays
+        assert len(context.kept) > 0  # the last sequence walked stays
         reused.append(scored.reused)
         assert scored.evaluated == scored.tokens - scored.reused
     assert reused[0] == 0
@@ -290,7 +290,7 @@ def test_a_call_after_a_failed_a_late_or_a_batched_call_equals_a_fresh_one(
         # a deadline passing between two evaluations
         small.score(*first)
         clock = iter([0.0, 0.0, 10.0, 10.0])
-        monkeypatch.setattr(_llama_engine.time, "monotonic", lambda: next(clock))
+        monkeypatch.setattr(time, "monotonic", lambda: next(clock))  # the engine's clock
         with pytest.raises(LateError):
             small.score(*second, deadline=5.0)
         monkeypatch.undo()
@@ -436,27 +436,10 @@ def _calls(document: dict[str, Any]) -> list[list[dict[str, Any]]]:  # Any: JSON
     return [calls]
 
 
-def jevcompat() -> str:
-    found = shutil.which("jevcompat", path=str(pathlib.Path(sys.executable).parent))
-    assert found is not None, "jevcompat is not installed: pip install 'harness[test]'"
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.interop
 def test_serve_upstream_passes_every_must_of_jevcompat(
     gemma_path: str, tmp_path: pathlib.Path
 ) -> None:
-    report_path = tmp_path / "report.json"
     with harness_serve("--upstream", f"llama:{PACKAGE}", "--quiet", timeout=60) as (_, root):
-        done = subprocess.run(
-            [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "600"],
-            capture_output=True,
-            text=True,
-            timeout=3000,
-            env=offline_env(),
-        )
-    assert done.returncode == 0, done.stdout[-4000:]
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert report["summary"]["MUST"]["failed"] == 0
-    assert report["summary"]["untested_musts"] == []
+        assert_every_must_passes(root, tmp_path, call_timeout=600, suite_timeout=3000)
