@@ -251,7 +251,6 @@ def test_a_series_of_requests_reuses_the_cache_and_each_equals_the_brute_force(
     calls = [request_sequences(DecisionRequest(s, TURN_QUESTIONS), model, entry) for s in TURNS]
     expected = [context.score_alone(*call).logprobs for call in calls]
     context.forget()
-    assert len(context.kept) == 0
     reused = []
     for call, alone in zip(calls, expected, strict=True):
         scored = context.score(*call)
