@@ -282,7 +282,7 @@ def main() -> None:
         f"{own['forward_s_total']} s: own/forward {own['own_over_forward']:.4f} "
         f"(target <= {OWN_TARGET})"
     )
-    rotations = max(3, rounds)
+    rotations = 1 if args.tiny else max(3, rounds)  # each kind first once in three
     asked = asyncio.run(questions(chosen, rotations, STATE, floor=True))
     long = asyncio.run(questions(chosen, rotations, LONG_STATE, floor=True))
     batched = asyncio.run(
@@ -300,7 +300,7 @@ def main() -> None:
                 f"s, {found['floor_over_state']:.3f} of the state alone; the request "
                 f"{found['request_over_floor']:.3f} of the floor"
             )
-    turn = asyncio.run(second_turn(chosen, max(2, rounds)))
+    turn = asyncio.run(second_turn(chosen, 1 if args.tiny else max(2, rounds)))
     print(
         f"second turn ({turn['tokens']} tokens): {turn['evaluated_reused']} evaluated after the "
         f"first turn, {turn['reused_s_median']} s; {turn['evaluated_fresh']} from an empty "
