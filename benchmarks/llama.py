@@ -5,7 +5,8 @@ run, on one loaded model:
 
 * **own time**: the decision requests of one run of the triage example (answered by the fake
   model's policy, so every run asks the same), each sent ``--rounds`` times through a
-  :class:`~harness.jobs.Dispatcher` on a ``llama`` entry: the call's wall time against the time
+  :class:`~harness.jobs.Dispatcher` on a ``llama`` entry, in the run's order on one context
+  (each call reusing what the one before left in the cache): the call's wall time against the time
   spent inside ``llama_decode`` (the model's forward passes over the same tokens). Harness's own
   time is the rest: resolution and the count with the model's tokenizer, the prompts, the
   tokens, the trie, the log-softmax over the vocabulary at each output, the answers, the
