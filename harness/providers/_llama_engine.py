@@ -14,6 +14,15 @@ prompt shared by its options) is evaluated once:
   shares the cells, it copies nothing), and is removed when its group is done, so the cache is
   back at the shared prefix between groups (and cleared between calls: no state leaks).
 
+Across calls (the walked mode, the default): the last sequence a scoring walked stays in the
+cache, with the record of its tokens (:attr:`LlamaContext.kept`); the next scoring cuts the cache
+back to the longest prefix of it that the new sequences share (the instructions, the examples,
+the start of a state that grew since), up to the first token whose logits it reads (llama.cpp
+keeps the logits of the last evaluation only), and evaluates only the rest. Each token still
+sits at the cell of its position, as in a fresh evaluation, so a reused prefix is the same as one
+evaluated again, bit for bit (tests/providers). Anything else (the batched mode, the brute
+force, an error or a deadline mid-way) clears the cache and the record together.
+
 The logits read are the full vocabulary's at each position an option token follows; a
 log-softmax over them gives each token's log-probability. Nothing is sorted, cut to a top-k or
 sampled. :meth:`LlamaContext.score_alone` evaluates each sequence on its own from an empty cache:
@@ -97,8 +106,16 @@ class Scored:
     logprobs: tuple[float, ...]
     decodes: int
     tokens: int
+    """The tokens the scoring held in the cache, each counted once: evaluated now, or reused."""
     decode_seconds: float
     """Time spent inside ``llama_decode`` (the model's forward passes)."""
+    reused: int = 0
+    """Of ``tokens``, those already in the cache from the scoring before (not evaluated)."""
+
+    @property
+    def evaluated(self) -> int:
+        """The tokens this scoring evaluated."""
+        return self.tokens - self.reused
 
 
 class LlamaModel:
@@ -266,9 +283,23 @@ class LlamaContext:
         self._scratch = np.empty(model.n_vocab, dtype=np.float32)
         self.decode_seconds = 0.0
         self._deadline: float | None = None
+        self._kept: tuple[int, ...] = ()
+
+    @property
+    def kept(self) -> tuple[int, ...]:
+        """The tokens in cells 0 to n-1 of sequence 0, left by the last walked scoring for the
+        next one to reuse (empty: the cache is empty)."""
+        return self._kept
+
+    def forget(self) -> None:
+        """Clear the cache and its record (the next scoring starts from nothing)."""
+        self._kept = ()
+        if self.context:
+            self._llama.llama_memory_clear(self.memory, False)
 
     def close(self) -> None:
         """Free the context (not the model)."""
+        self._kept = ()
         if self.context:
             self._llama.llama_batch_free(self._batch)
             self._llama.llama_free(self.context)
@@ -295,28 +326,39 @@ class LlamaContext:
         sequences past their shared prefix at once, one sequence id each: fewer, larger
         evaluations, but each token's attention then sums over its cells in another layout,
         which moves the results by float rounding (see docs/providers.md for how much).
-        ``deadline`` (a ``time.monotonic()``) stops between two evaluations."""
+        ``deadline`` (a ``time.monotonic()``) stops between two evaluations.
+
+        A walked scoring starts from what the one before left in the cache (:attr:`kept`), cut
+        back to the longest prefix the new sequences share with it, and leaves its own last
+        sequence there; ``reused`` says how many tokens that saved. The batched mode, an error
+        and a deadline clear the cache and the record."""
         self.decode_seconds = 0.0
         self._deadline = deadline
-        llama = self._llama
-        llama.llama_memory_clear(self.memory, False)
         nodes, leaf_nodes = _trie(sequences, starts)
         _mark_needed(nodes)
         logprobs: dict[int, npt.NDArray[np.float32]] = {}
         needed = _needed_tokens(nodes)
+        kept, self._kept = self._kept, ()  # unknown until the scoring is done
+        reused = 0
         try:
             if batched:
+                self._llama.llama_memory_clear(self.memory, False)
                 decodes = self._score_batched(nodes, leaf_nodes, needed, logprobs)
+                self._llama.llama_memory_clear(self.memory, False)
             else:
-                decodes = self._score_walked(sequences, nodes, leaf_nodes, needed, logprobs)
-        finally:
-            llama.llama_memory_clear(self.memory, False)
+                decodes, reused, cached = self._score_walked(
+                    sequences, nodes, leaf_nodes, needed, logprobs, kept
+                )
+                self._kept = tuple(nodes[n].token for n in cached)
+        except BaseException:
+            self._llama.llama_memory_clear(self.memory, False)
+            raise
         sums = [
             _summed(nodes, leaf_nodes[index], starts[index], needed, logprobs)
             for index in range(len(sequences))
         ]
         evaluated = sum(1 for node in nodes[1:] if node.needed)
-        return Scored(tuple(sums), decodes, evaluated, self.decode_seconds)
+        return Scored(tuple(sums), decodes, evaluated, self.decode_seconds, reused)
 
     def _score_walked(
         self,
@@ -325,13 +367,23 @@ class LlamaContext:
         leaf_nodes: Sequence[int],
         needed: dict[int, list[int]],
         logprobs: dict[int, npt.NDArray[np.float32]],
-    ) -> int:
+        kept: Sequence[int],
+    ) -> tuple[int, int, list[int]]:
         """Each sequence in turn on sequence 0: the cache cut back to the part it shares with
-        the one before (``llama_memory_seq_rm``), the rest evaluated."""
+        the one before (``llama_memory_seq_rm``), the rest evaluated. The first sequences are
+        those sharing the most with ``kept`` (what the cache holds), so that part is reused; the
+        order stays a depth-first walk of the trie, so no token is evaluated twice. The
+        decodes, the tokens reused and the nodes left in the cache, by depth."""
+        cached = _matched(nodes, kept)  # the nodes in the cache, by depth
+        if not cached:
+            self._llama.llama_memory_clear(self.memory, False)
+        elif len(cached) < len(kept):
+            self._cut(len(cached))
+        reused = len(cached)
+        in_cache = set(cached)
+        shared = [_shared_depth(nodes, leaf, in_cache) for leaf in leaf_nodes]
         decodes = 0
-        cached: list[int] = []  # the nodes in the cache, by depth
-        in_cache: set[int] = set()
-        for index in sorted(range(len(sequences)), key=lambda i: list(sequences[i])):
+        for index in sorted(range(len(sequences)), key=lambda i: (-shared[i], list(sequences[i]))):
             at = leaf_nodes[index]
             while at > 0 and not nodes[at].needed:
                 at = nodes[at].parent
@@ -343,8 +395,7 @@ class LlamaContext:
                 continue
             keep = nodes[at].depth  # the depth both share (0: nothing)
             if keep < len(cached):
-                if not self._llama.llama_memory_seq_rm(self.memory, 0, keep, -1):
-                    raise EngineError("llama.cpp could not cut the cache back to a shared prefix")
+                self._cut(keep)
                 for gone in cached[keep:]:
                     in_cache.discard(gone)
                 del cached[keep:]
@@ -352,7 +403,12 @@ class LlamaContext:
             decodes += self._evaluate([(n, (0,)) for n in fresh], nodes, needed, logprobs)
             cached.extend(fresh)
             in_cache.update(fresh)
-        return decodes
+        return decodes, reused, cached
+
+    def _cut(self, keep: int) -> None:
+        """Sequence 0 cut back to its first ``keep`` cells."""
+        if not self._llama.llama_memory_seq_rm(self.memory, 0, keep, -1):
+            raise EngineError("llama.cpp could not cut the cache back to a shared prefix")
 
     def _score_batched(
         self,
@@ -396,6 +452,7 @@ class LlamaContext:
         ``n_batch`` tokens (the brute force: nothing shared, nothing kept)."""
         self.decode_seconds = 0.0
         self._deadline = None
+        self._kept = ()
         sums = []
         decodes = 0
         tokens = 0
@@ -416,6 +473,7 @@ class LlamaContext:
         last position's logits out): the forward pass alone, for the benchmark."""
         self.decode_seconds = 0.0
         self._deadline = None
+        self._kept = ()
         self._llama.llama_memory_clear(self.memory, False)
         nodes, leaf_nodes = _trie([tokens], [len(tokens)])
         path = _path(nodes, leaf_nodes[0])
@@ -552,6 +610,29 @@ def _summed(
         parts.append(float(logprobs[parent][needed[parent].index(nodes[at].token)]))
         at = parent
     return math.fsum(parts)
+
+
+def _matched(nodes: Sequence[_Node], kept: Sequence[int]) -> list[int]:
+    """The nodes along the longest prefix of ``kept`` that is a path of the trie, up to the
+    first output: an output's logits are read, so it is evaluated again (llama.cpp keeps the
+    logits of the last evaluation only)."""
+    found: list[int] = []
+    at = 0
+    for token in kept:
+        child = nodes[at].children.get(token)
+        if child is None or not nodes[child].needed or nodes[child].output:
+            break
+        found.append(child)
+        at = child
+    return found
+
+
+def _shared_depth(nodes: Sequence[_Node], leaf: int, in_cache: set[int]) -> int:
+    """The depth of ``leaf``'s deepest ancestor (or itself) in ``in_cache`` (0: none)."""
+    at = leaf
+    while at > 0 and at not in in_cache:
+        at = nodes[at].parent
+    return nodes[at].depth if at > 0 else 0
 
 
 def _tail(nodes: Sequence[_Node], leaf: int, depth: int) -> list[int]:

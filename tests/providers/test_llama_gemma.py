@@ -16,9 +16,9 @@ import json
 import math
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -39,10 +39,11 @@ from harness.decision import (
 )
 from harness.jobs import Dispatcher, Pacing
 from harness.providers._llama import LlamaDecisionClient, model_for
-from harness.providers._llama_engine import LlamaContext, LlamaModel
+from harness.providers._llama_engine import EngineError, LateError, LlamaContext, LlamaModel
 from harness.providers._llama_sequences import option_sequences, question_prompts
 from harness.thinker import DecisionCall
 from harness.tools import Workflow
+from tests.providers.jevcompat_suite import assert_every_must_passes
 from tests.serve.servers import harness_serve, offline_env
 
 pytestmark = [pytest.mark.realmodel]
@@ -213,6 +214,95 @@ def _llama_scores(path: str, request: DecisionRequest) -> dict[str, list[float]]
     return found
 
 
+def request_sequences(
+    request: DecisionRequest, model: LlamaModel, entry: CatalogEntry | None = None
+) -> tuple[list[list[int]], list[int]]:
+    """The token sequences a call of ``request`` scores, and where each one's scored part
+    starts."""
+    sequences: list[list[int]] = []
+    starts: list[int] = []
+    for item in question_prompts(request, entry or gemma_entry()):
+        made, start = option_sequences(model, item.prompt)
+        sequences.extend(made)
+        starts.extend([start] * len(made))
+    return sequences, starts
+
+
+NOTES = "Notes:\n1. pay the invoice today\n2. water the plants\n"
+TURNS = [
+    NOTES,
+    NOTES + "3. call the bank now\n",  # the state grows: its start is reused
+    NOTES + "3. call the bank now\n",  # the same request again
+    NOTES[:20],  # shorter than what is cached, and ends otherwise: little shared
+]
+TURN_QUESTIONS: dict[str, Noul | Choice] = {
+    "urgent": Noul("Is item 1 urgent?"),
+    "words": Choice("Which words fit?", {"bill": None, "billing": None}),
+}
+
+
+def test_a_series_of_requests_reuses_the_cache_and_each_equals_the_brute_force(
+    model: LlamaModel, context: LlamaContext
+) -> None:
+    """Consecutive thinker turns on one context: each call cuts the cache back to what it
+    shares with the one before and evaluates the rest, and its sums equal each sequence
+    evaluated alone from an empty cache, bit for bit."""
+    entry = gemma_entry(choice_options="texts")  # options that are prefixes of one another
+    calls = [request_sequences(DecisionRequest(s, TURN_QUESTIONS), model, entry) for s in TURNS]
+    expected = [context.score_alone(*call).logprobs for call in calls]
+    context.forget()
+    reused = []
+    for call, alone in zip(calls, expected, strict=True):
+        scored = context.score(*call)
+        assert scored.logprobs == alone  # exact, not near
+        assert len(context.kept) > 0  # the last sequence walked stays
+        reused.append(scored.reused)
+        assert scored.evaluated == scored.tokens - scored.reused
+    assert reused[0] == 0
+    assert all(count > 0 for count in reused[1:])  # the instructions at least
+    assert reused[1] > reused[3]  # a grown state shares its start, another state little
+    assert reused[2] > reused[1]  # the same request again: its last prompt up to its end
+
+
+def test_a_call_after_a_failed_a_late_or_a_batched_call_equals_a_fresh_one(
+    model: LlamaModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = LlamaContext(model, n_ctx=256, n_batch=64, n_threads=1)
+    try:
+        first, second = (
+            request_sequences(DecisionRequest(s, TURN_QUESTIONS), model) for s in TURNS[:2]
+        )
+        fresh = small.score_alone(*second).logprobs
+
+        def then_second() -> None:
+            after = small.score(*second)
+            assert after.reused == 0  # nothing reused from a call that did not end cleanly
+            assert after.logprobs == fresh
+
+        # a sequence past the context: llama.cpp fails mid-way, the others evaluated before it
+        past = [[*first[0][0], *[first[0][0][-1]] * small.n_ctx]]
+        small.score(*first)
+        with pytest.raises(EngineError):
+            small.score([*first[0], *past], [*first[1], 1])
+        assert small.kept == ()
+        then_second()
+        # a deadline passing between two evaluations
+        small.score(*first)
+        clock = iter([0.0, 0.0, 10.0, 10.0])
+        monkeypatch.setattr(time, "monotonic", lambda: next(clock))  # the engine's clock
+        with pytest.raises(LateError):
+            small.score(*second, deadline=5.0)
+        monkeypatch.undo()
+        assert small.kept == ()
+        then_second()
+        # the batched mode keeps nothing
+        small.score(*first, batched=True)
+        assert small.kept == ()
+        then_second()
+    finally:
+        small.close()
+
+
 async def ask(entry: CatalogEntry, request: DecisionRequest) -> DecisionResponse:
     return await LlamaDecisionClient().decide(request, entry)
 
@@ -345,27 +435,10 @@ def _calls(document: dict[str, Any]) -> list[list[dict[str, Any]]]:  # Any: JSON
     return [calls]
 
 
-def jevcompat() -> str:
-    found = shutil.which("jevcompat", path=str(pathlib.Path(sys.executable).parent))
-    assert found is not None, "jevcompat is not installed: pip install 'harness[test]'"
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.interop
 def test_serve_upstream_passes_every_must_of_jevcompat(
     gemma_path: str, tmp_path: pathlib.Path
 ) -> None:
-    report_path = tmp_path / "report.json"
     with harness_serve("--upstream", f"llama:{PACKAGE}", "--quiet", timeout=60) as (_, root):
-        done = subprocess.run(
-            [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "600"],
-            capture_output=True,
-            text=True,
-            timeout=3000,
-            env=offline_env(),
-        )
-    assert done.returncode == 0, done.stdout[-4000:]
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert report["summary"]["MUST"]["failed"] == 0
-    assert report["summary"]["untested_musts"] == []
+        assert_every_must_passes(root, tmp_path, call_timeout=600, suite_timeout=3000)

@@ -44,17 +44,29 @@ def test_the_benchmark_runs_tiny_and_reports_every_figure(
     for key in ("wall_s_total", "forward_s_total", "own_over_forward"):
         assert math.isfinite(own[key])
         assert own[key] > 0
-    for mode in ("questions", "questions_batched"):
+    for mode in ("questions", "questions_long", "questions_batched"):
         asked = figures[mode]
         assert asked["questions"] == 8
         assert asked["state_tokens"] > 200
         assert asked["request_over_state"] > 1  # the questions cost something beyond the state
+    assert figures["questions_long"]["state_tokens"] > 900
+    for mode in ("questions", "questions_long"):  # the floor, measured beside the walk
+        asked = figures[mode]
+        assert asked["floor_tokens"] > asked["state_tokens"]
+        for key in ("floor_s_median", "floor_over_state", "request_over_floor"):
+            assert math.isfinite(asked[key])
+            assert asked[key] > 0
+    turn = figures["second_turn"]
+    assert turn["evaluated_fresh"] == turn["tokens"]
+    assert 0 < turn["evaluated_reused"] < turn["evaluated_fresh"]  # the first turn's tokens reused
+    assert math.isfinite(turn["reused_over_fresh"])
     assert figures["triage_exit"] == 0, figures["triage_last_line"]
     assert figures["demo_exit"] == 0, figures["demo_last_line"]
     names = [t["name"] for t in results["targets"]]
     assert names == [
         "own / forward",
         "8 questions / state alone",
+        "8 questions / state alone, the long state",
         "8 questions batched / state alone",
         "triage example, s",
         "demo, min",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from harness.testing import LogprobServer
+from tests.providers.jevcompat_suite import assert_every_must_passes
 from tests.serve.servers import harness_serve, offline_env
 
 pytestmark = pytest.mark.interop
@@ -90,12 +90,6 @@ def test_the_demo_runs_on_a_chat_model_string(
     assert upstream.calls > calls
 
 
-def jevcompat() -> str:
-    found = shutil.which("jevcompat", path=str(pathlib.Path(sys.executable).parent))
-    assert found is not None, "jevcompat is not installed: pip install 'harness[test]'"
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai-chat", "openai-completions"])
 def test_serve_upstream_passes_every_must_of_jevcompat_and_runs_the_triage_example(
@@ -105,19 +99,8 @@ def test_serve_upstream_passes_every_must_of_jevcompat_and_runs_the_triage_examp
         args = ["--catalog", str(chat_catalog(tmp_path, upstream)), "--upstream", "local-chat"]
     else:
         args = ["--upstream", f"openai-completions:bigram-test@{upstream.root}"]
-    report_path = tmp_path / "report.json"
     with harness_serve(*args, "--quiet") as (_, root):
-        done = subprocess.run(
-            [jevcompat(), "test", root, "--json", str(report_path), "--timeout", "60"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=offline_env(),
-        )
-        assert done.returncode == 0, done.stdout[-4000:]
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-        assert report["summary"]["MUST"]["failed"] == 0
-        assert report["summary"]["untested_musts"] == []
+        assert_every_must_passes(root, tmp_path, call_timeout=60, suite_timeout=600)
         out = harness_cli(
             "run",
             "examples.triage:Triage",
