@@ -191,7 +191,7 @@ async def questions(
                         pool.run, model, lambda c: c.evaluate_only(state_tokens)
                     )
                 else:
-                    scored = await asyncio.to_thread(pool.run, model, lambda c: c.score(*lowest))
+                    scored, _ = await asyncio.to_thread(pool.run, model, lambda c: c.score(*lowest))
                     floor_tokens = scored.evaluated
                 times[kind].append(time.perf_counter() - began)
     medians = {kind: statistics.median(found) for kind, found in times.items()}
@@ -232,7 +232,7 @@ async def second_turn(chosen: CatalogEntry, rounds: int) -> dict[str, object]:
     found: dict[bool, Scored] = {}
     for index in range(rounds):
         for reuse in (True, False) if index % 2 == 0 else (False, True):
-            seconds, scored = await asyncio.to_thread(
+            (seconds, scored), _ = await asyncio.to_thread(
                 pool.run, model, functools.partial(turn, reuse=reuse)
             )
             times[reuse].append(seconds)

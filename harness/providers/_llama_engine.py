@@ -60,7 +60,6 @@ __all__ = [
     "LlamaModel",
     "Scored",
     "import_llama",
-    "load_model",
 ]
 
 SEQUENCES: Final = 64
@@ -211,21 +210,6 @@ class LlamaModel:
 
 _backend_lock = threading.Lock()
 _backend_ready = False
-_models: dict[str, LlamaModel] = {}
-_models_lock = threading.Lock()
-
-
-def load_model(path: str) -> LlamaModel:
-    """The model at ``path``, loaded once per process (thread-safe)."""
-    found = _models.get(path)
-    if found is not None:
-        return found
-    with _models_lock:
-        found = _models.get(path)
-        if found is None:
-            found = LlamaModel(path)
-            _models[path] = found
-        return found
 
 
 @attrs.define
