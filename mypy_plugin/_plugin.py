@@ -75,8 +75,8 @@ SOURCE_DIGEST: Final = _source_digest()
 
 
 def note_thinker_input(ctx: FunctionContext) -> Type:
-    """See :func:`mypy_plugin._palette_site.note_thinker_input`."""
-    from mypy_plugin._palette_site import note_thinker_input as hook
+    """See :func:`mypy_plugin._runner.note_thinker_input`."""
+    from mypy_plugin._runner import note_thinker_input as hook
 
     return hook(ctx)
 
