@@ -39,7 +39,6 @@ from mypy.nodes import (
     ListExpr,
     MemberExpr,
     NameExpr,
-    RefExpr,
     SetExpr,
     TypeInfo,
 )
@@ -58,7 +57,6 @@ from mypy.typevars import fill_typevars
 from harness.palette._rules import (
     ToolFacts,
     Verdict,
-    aliased_name_verdict,
     container_entry_verdict,
     generic_input_verdict,
     palette_shape_verdict,
@@ -169,16 +167,16 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
     facts: dict[str, ToolFacts[MypyType]] = {}
     nodes: dict[str, Context] = {}
     infos: dict[str, TypeInfo] = {}
-    aliased: dict[str, str] = {}  # tools named through a variable a checker cannot read
+    undecided: dict[str, Verdict] = {}  # tools calls may name, with no name promised
     for entry, entry_info in known:
         if entry_info.fullname not in facts:
             facts[entry_info.fullname] = _named_facts(
-                api, entry_info, entry.written, options, aliased
+                api, entry_info, entry.written, options, undecided
             )
         nodes.setdefault(entry_info.fullname, entry.node)
         infos.setdefault(entry_info.fullname, entry_info)
     key_facts = facts.get(key_info.fullname) or _named_facts(
-        api, key_info, key_expr, options, aliased
+        api, key_info, key_expr, options, undecided
     )
     nodes.setdefault(key_info.fullname, key_expr)
     infos[key_info.fullname] = key_info
@@ -218,8 +216,8 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
             continue
         record = own_name_record(info) if info is not None else None
         dynamic = info is not None and record is not None and bool(record.get("dynamic"))
-        if verdict.code == "harness-name" and verdict.key in aliased and info is not None:
-            verdict = aliased_name_verdict(info.name, aliased[verdict.key])
+        if verdict.code == "harness-name" and verdict.key in undecided:
+            verdict = undecided[verdict.key]
             filed.append(("error", verdict, node, None, None))
             continue
         if dynamic and info is not None and record is not None and verdict.code == "harness-name":
@@ -245,19 +243,20 @@ def _named_facts(
     info: TypeInfo,
     written: Expression | None,
     options: Options,
-    aliased: dict[str, str],
+    undecided: dict[str, Verdict],
 ) -> ToolFacts[MypyType]:
     """A tool's facts, with the name a ``tool_name("x")(Cls)`` call gives a class that has no
-    ``@tool_name`` of its own; a class named through a variable a type checker cannot read is
-    recorded in ``aliased`` (its name is then undecidable, never "no @tool_name")."""
+    ``@tool_name`` of its own (:mod:`mypy_plugin._call_forms`); where calls may name it but the
+    program does not promise which name, the ``harness-undecidable`` verdict to file instead of
+    "no @tool_name" goes into ``undecided``."""
     facts = facts_of(info, options)
     if facts.name is not None or facts.not_a_tool is not None or own_name_record(info):
         return facts
     named = call_form_name(api, info, written)
     if isinstance(named, str):
         return dataclasses.replace(facts, name=named, inherited_from=None, unseen_decorator=None)
-    if named is True and isinstance(written, RefExpr) and written.node is not None:
-        aliased[facts.key] = written.node.name
+    if named is not None:
+        undecided[facts.key] = named
     return facts
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from mypy.nodes import MypyFile
 from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
@@ -18,7 +19,7 @@ from mypy.plugin import (
 from mypy.types import Type
 
 from mypy_plugin._codes import ERROR_CODES
-from mypy_plugin._memo import forget
+from mypy_plugin._memo import CONSULTED, forget
 from mypy_plugin._names import (
     RUNNERS,
     THINKER,
@@ -147,6 +148,11 @@ class HarnessPlugin(Plugin):
         if fullname in RUNNERS:
             return note_thinker_input
         return None
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        """The modules whose ``tool_name("x")(Cls)`` calls a palette check of ``file`` read: a
+        change to their calls re-checks it in a warm run (see :mod:`mypy_plugin._call_forms`)."""
+        return CONSULTED.pop(file.fullname, set())
 
     def report_config_data(
         self, ctx: ReportConfigContext
