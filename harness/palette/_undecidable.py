@@ -72,8 +72,9 @@ def unseen_name_verdict(label: str, decorator: str, key: str = "") -> Verdict:
 
 def aliased_name_verdict(label: str, alias: str) -> Verdict:
     """A palette naming ``label`` (which has no ``@tool_name`` of its own) through the variable
-    ``alias``, whose value a type checker cannot read there: a call such as
-    ``alias = tool_name("...")(label)`` in another module may have named the class."""
+    ``alias``, whose value a type checker cannot read: it is not assigned a literal
+    ``tool_name("...")(label)`` call as a statement at the top of its module (a helper's
+    return, say), which may have named the class."""
     return Verdict(
         "harness-undecidable",
         label,
@@ -83,8 +84,8 @@ def aliased_name_verdict(label: str, alias: str) -> Verdict:
         (
             "Its name's validity and uniqueness in a palette are then only checked when a "
             "thinker is built",
-            f'Write {alias} = tool_name("...")({label}) with a literal in the module that builds '
-            f'the palette, or decorate the class with @tool_name("..."), ' + _RUNTIME_ONLY,
+            f'Assign {alias} = tool_name("...")({label}) with a literal, as a statement at the '
+            f'top of its module, or decorate the class with @tool_name("..."), ' + _RUNTIME_ONLY,
         ),
         key="",
     )
