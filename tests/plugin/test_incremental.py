@@ -308,7 +308,7 @@ def test_each_edit_changes_the_verdicts(cold: dict[str, list[str]]) -> None:
     ctor_note = [line for line in cold["ctor"] if line.startswith("app.py:")]
     assert ctor_note == [
         'app.py:15: note: "MakeSub" breaks the palette rules where it is defined '
-        '(module "tools", line 10)'
+        '(module "tools", line 11)'
     ]
 
 
