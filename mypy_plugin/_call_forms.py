@@ -88,7 +88,9 @@ def _scan(tree: MypyFile) -> dict[str, list[_Call]]:
             top[id(statement.rvalue)] = statement.lvalues[0].name
     out: dict[str, list[_Call]] = {}
     for call in get_subexpressions(tree):  # in functions and under conditions too
-        info = _named_class(call) if isinstance(call, CallExpr) else None
+        if not isinstance(call, CallExpr):
+            continue
+        info = _named_class(call)
         if info is None:
             continue
         at_top = id(call) in top
