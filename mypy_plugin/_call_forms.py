@@ -197,7 +197,7 @@ def _why(info: TypeInfo, found: list[tuple[str, _Call]], cycle: set[str]) -> tup
             return module, "computes the name at run time"
         if module in cycle:
             return module, (
-                "is in a module that imports the palette's module back: which of them runs "
+                "sits in an import cycle with the palette's module: which of the two runs "
                 "first depends on the order of imports"
             )
     names = sorted({str(name) for _, (name, _, _) in found})
