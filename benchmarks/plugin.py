@@ -16,10 +16,15 @@ Plain and plugin runs alternate, and which of the two goes first alternates too,
 always pays for a cold disk cache or profits from a warm one. Each run is timed twice: wall
 seconds, and CPU seconds of mypy's processes (the daemon's read from ``/proc``), which a machine
 shared with other work disturbs far less. Each figure is a ratio (plugin over plain) within one
-run: of the medians, of the minimums, and the spread of the per-round ratios. The target is a
-ratio of CPU medians (at most 1.05x), never an absolute time. A script, not a test::
+run: of the medians, of the minimums, and the spread of the per-round ratios, with a 95%
+interval of the per-round ratio (a t-interval of their logarithms, geometric mean in the middle:
+each round's ratio compares two runs made back to back, so the machine's drift between rounds
+cancels). The target is a ratio of CPU medians (at most 1.05x), never an absolute time; read it
+with its interval (an interval straddling 1.05 says more rounds are needed). A script, not a
+test::
 
     python benchmarks/plugin.py [--sizes 40,160,640] [--repeat 3] [--json results.json]
+    python benchmarks/plugin.py --sizes 160,640 --modes cold --repeat 10   # the cold target
     python benchmarks/plugin.py --smoke --json results.json   # a tiny size, every mode
 """
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import resource
@@ -220,8 +226,28 @@ def _order(round_: int) -> tuple[str, str]:
     return ("plain", "plugin") if round_ % 2 == 0 else ("plugin", "plain")
 
 
+#: Two-sided 95% quantiles of Student's t by degrees of freedom (1.96 beyond the table).
+_T975: tuple[float, ...] = (
+    *(12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179),
+    *(2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064),
+    *(2.060, 2.056, 2.052, 2.048, 2.045, 2.042),
+)
+
+
+def _interval(ratios: list[float]) -> tuple[float, float, float] | None:
+    """The geometric mean of per-round ratios and its 95% t-interval (``None`` under 2 rounds)."""
+    if len(ratios) < 2:
+        return None
+    logs = [math.log(r) for r in ratios]
+    mean, spread = statistics.fmean(logs), statistics.stdev(logs)
+    df = len(logs) - 1
+    half = (_T975[df - 1] if df <= len(_T975) else 1.96) * spread / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
 def _ratios(plain: list[float], plugin: list[float]) -> dict[str, object]:
     paired = sorted(b / a for a, b in zip(plain, plugin, strict=True))
+    interval = _interval(paired)
     return {
         "plain_s": plain,
         "plugin_s": plugin,
@@ -231,6 +257,8 @@ def _ratios(plain: list[float], plugin: list[float]) -> dict[str, object]:
             "min": paired[0],
             "median": statistics.median(paired),
             "max": paired[-1],
+            "geometric_mean": interval[0] if interval else None,
+            "interval_95": [interval[1], interval[2]] if interval else None,
         },
     }
 
@@ -248,11 +276,18 @@ def _summary(times: dict[str, list[Run]]) -> dict[str, object]:
 def _line(mode: str, kind: str, plain: list[float], plugin: list[float]) -> str:
     paired = sorted(b / a for a, b in zip(plain, plugin, strict=True))
     ratio = statistics.median(plugin) / statistics.median(plain)
+    interval = _interval(paired)
+    within = (
+        f"; per round {interval[0]:.3f}x, 95% interval {interval[1]:.3f}..{interval[2]:.3f}x"
+        f" over {len(paired)} rounds"
+        if interval
+        else ""
+    )
     return (
         f"  {mode:<12}{kind:<5} plain {statistics.median(plain):8.3f} s (min {min(plain):7.3f})"
         f"  plugin {statistics.median(plugin):8.3f} s (min {min(plugin):7.3f})"
         f"  ratio {ratio:5.3f}x (of minimums {min(plugin) / min(plain):.3f}x;"
-        f" per round {paired[0]:.3f}..{paired[-1]:.3f}x)"
+        f" rounds {paired[0]:.3f}..{paired[-1]:.3f}x{within})"
     )
 
 
@@ -375,10 +410,13 @@ def main() -> None:
                 print(_line(mode, "cpu", cpu_plain, cpu_plugin))
                 print(_line("", "wall", [r.wall for r in plain], [r.wall for r in plugin]))
                 ratio = statistics.median(cpu_plugin) / statistics.median(cpu_plain)
+                paired = [b / a for a, b in zip(cpu_plain, cpu_plugin, strict=True)]
+                interval = _interval(paired)
                 targets.append(
                     {
                         "name": f"{mode} at {project.thinkers} thinkers (CPU, ratio of medians)",
                         "ratio": ratio,
+                        "interval_95": [interval[1], interval[2]] if interval else None,
                         "direction": "<=",
                         "limit": LIMIT,
                         "met": ratio <= LIMIT,

@@ -39,6 +39,7 @@ from harness.palette._rules import (
     tool_verdicts,
     undecidable_name_verdict,
 )
+from mypy_plugin._call_forms import record_call_forms
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
 from mypy_plugin._facts import facts_of, own_name_record, own_verdicts, tool_base
 from mypy_plugin._names import DECISION_TOOL
@@ -146,6 +147,10 @@ def check_tool_definition(ctx: MethodContext) -> Type:
     the same nodes, which mypy merges.
     """
     defn = ctx.context
+    if isinstance(defn, CallExpr):  # the call form, tool_name("x")(Cls): recorded for palettes
+        with reporting_surprises(checker_fail(ctx.api.msg), defn, "a tool_name(...) call"):
+            record_call_forms(ctx.api)
+        return ctx.default_return_type
     if not isinstance(defn, ClassDef):
         return ctx.default_return_type
     calls = tool_name_calls(defn)

@@ -45,6 +45,9 @@ from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY, OTHER
 __all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "own_verdicts", "tool_base"]
 
 
+_UNKNOWN: object = object()
+
+
 @dataclass(frozen=True)
 class MypyType:
     """A type node over a mypy ``Instance``."""
@@ -57,7 +60,15 @@ class MypyType:
         return is_subtype(self.typ, other.typ)
 
     def iterand(self) -> MypyType | None:
-        """``X`` of ``ListArtifact[X]``, also through a subclass of a parameterised list."""
+        """``X`` of ``ListArtifact[X]``, also through a subclass of a parameterised list (found
+        once per node: reachability asks every node about it for every tool)."""
+        known = self.__dict__.get("_iterand", _UNKNOWN)
+        if known is _UNKNOWN:
+            known = self._find_iterand()
+            self.__dict__["_iterand"] = known  # a frozen dataclass: a cache beside its fields
+        return known if isinstance(known, MypyType) else None
+
+    def _find_iterand(self) -> MypyType | None:
         for base in self.typ.type.mro:
             if base.fullname == LIST_ARTIFACT:
                 mapped = map_instance_to_supertype(self.typ, base)
@@ -84,6 +95,8 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     if proper.type.is_newtype and proper.type.bases:
         supertype = format_type_bare(proper.type.bases[0], options)
         return Open.new_type(proper.type.name, supertype)
+    if not proper.args:  # most artifact types: no argument can hold Any or a type variable
+        return MypyType(proper, options)
     if has_any_type(proper):
         return Open.any(format_type_bare(proper, options))
     variables = get_all_type_vars(proper)
@@ -143,9 +156,9 @@ def _ctor_of(node: FuncDef) -> str | None:
     return f"its constructor takes ({', '.join(names)})"
 
 
-def ctor_problem(info: TypeInfo) -> str | None:
-    """Why ``Tool(parent)`` does not build the class, or ``None``."""
-    node = _init_of(info)
+def ctor_problem(node: FuncDef | list[FuncDef] | None) -> str | None:
+    """Why ``Tool(parent)`` does not build the class whose constructor is ``node`` (see
+    :func:`_init_of`), or ``None``."""
     if node is None:
         return None  # unknown: trust it
     if isinstance(node, list):
@@ -154,17 +167,15 @@ def ctor_problem(info: TypeInfo) -> str | None:
     return _ctor_of(node)
 
 
-def narrow_parent(info: TypeInfo, options: Options) -> str | None:
+def narrow_parent(
+    node: FuncDef | list[FuncDef] | None, root: object, options: Options
+) -> str | None:
     """The type of the constructor's ``parent`` when ``Identifiable`` is not a subtype of it
-    (the tool cannot be built for every parent); read from the constructor the runtime calls."""
-    node = _init_of(info)
-    base = tool_base(info)
-    if node is None or isinstance(node, list) or base is None:
+    (the tool cannot be built for every parent); read from the constructor the runtime calls
+    (``node``), against ``DecisionTool``'s own (``root``)."""
+    if node is None or isinstance(node, list):
         return None
     own = node.type
-    root = base.get_method("__init__")
-    if node is root:
-        return None  # DecisionTool's own constructor, inherited: it takes any Identifiable
     root_type = root.type if isinstance(root, FuncDef) else None
     if not isinstance(own, CallableType) or not isinstance(root_type, CallableType):
         return None
@@ -227,7 +238,8 @@ def facts_of(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
 def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
     """The facts of one tool class, read from its ``TypeInfo``."""
     label = info.name
-    if tool_base(info) is None:
+    base = tool_base(info)
+    if base is None:
         return ToolFacts(info.fullname, label, not_a_tool="it is not a DecisionTool subclass")
     record = own_name_record(info)
     name = record.get("name") if record is not None else None
@@ -241,6 +253,9 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
                 inherited = (str(parent_record["name"]), parent.name)
                 break
     input_side, output_side = tool_sides(info, options)
+    init = _init_of(info)
+    root = base.get_method("__init__")
+    inherited_root = init is root  # most tools: DecisionTool's own constructor, which is legal
     abstract = (
         tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
     )
@@ -250,8 +265,8 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         abstract=abstract,
         name=name if isinstance(name, str) else None,
         inherited_from=inherited,
-        ctor=ctor_problem(info),
-        narrow_parent=narrow_parent(info, options),
+        ctor=None if inherited_root else ctor_problem(init),
+        narrow_parent=None if inherited_root else narrow_parent(init, root, options),
         unseen_decorator=unseen,
         input=input_side,
         output=output_side,

@@ -1,4 +1,5 @@
-"""What the checks remember within one build: each tool class's facts.
+"""What the checks remember within one build: each tool class's facts, and which modules a
+palette check read call forms from (until mypy asks for the module's indirect dependencies).
 
 :func:`mypy_plugin._facts.facts_of` reads a class's facts from what semantic analysis settled
 (bases, decorators, declared signatures), which type checking never changes, so a tool checked
@@ -13,13 +14,17 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["FACTS", "FACTS_LIMIT", "VERDICTS", "forget"]
+__all__ = ["CONSULTED", "FACTS", "FACTS_LIMIT", "VERDICTS", "forget"]
 
 #: (id of the class, id of the options) -> (class, options, facts).
 FACTS: Final[dict[tuple[int, int], tuple[Any, Any, Any]]] = {}  # Any: mypy and harness objects
 
 #: id of a class's remembered facts -> (facts, the class's own verdicts).
 VERDICTS: Final[dict[int, tuple[Any, Any]]] = {}  # Any: harness objects (not loaded here)
+
+#: module being checked -> the modules its palette checks read call forms from, until mypy asks
+#: for the module's indirect dependencies (right after checking it, in the same process).
+CONSULTED: Final[dict[str, set[str]]] = {}
 
 #: More entries than this empty the memo (a bound on what a huge build keeps alive).
 FACTS_LIMIT: Final = 8192
@@ -29,3 +34,4 @@ def forget() -> None:
     """Start a build with nothing remembered."""
     FACTS.clear()
     VERDICTS.clear()
+    CONSULTED.clear()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from mypy.nodes import MypyFile
 from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
@@ -18,7 +19,7 @@ from mypy.plugin import (
 from mypy.types import Type
 
 from mypy_plugin._codes import ERROR_CODES
-from mypy_plugin._memo import forget
+from mypy_plugin._memo import CONSULTED, forget
 from mypy_plugin._names import (
     RUNNERS,
     THINKER,
@@ -32,7 +33,7 @@ from mypy_plugin._record import record_other_decorator, record_tool_name
 __all__ = ["PLUGIN_VERSION", "RULE_SOURCES", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
 #: The plugin's human version, bumped with every change to what it reports.
-PLUGIN_VERSION: Final = "0.5.0"
+PLUGIN_VERSION: Final = "0.6.0"
 
 _PLUGIN_DIR = Path(__file__).resolve().parent
 _HARNESS = _PLUGIN_DIR.parent / "harness"
@@ -75,8 +76,8 @@ SOURCE_DIGEST: Final = _source_digest()
 
 
 def note_thinker_input(ctx: FunctionContext) -> Type:
-    """See :func:`mypy_plugin._palette_site.note_thinker_input`."""
-    from mypy_plugin._palette_site import note_thinker_input as hook
+    """See :func:`mypy_plugin._runner.note_thinker_input`."""
+    from mypy_plugin._runner import note_thinker_input as hook
 
     return hook(ctx)
 
@@ -147,6 +148,11 @@ class HarnessPlugin(Plugin):
         if fullname in RUNNERS:
             return note_thinker_input
         return None
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        """The modules whose ``tool_name("x")(Cls)`` calls a palette check of ``file`` read: a
+        change to their calls re-checks it in a warm run (see :mod:`mypy_plugin._call_forms`)."""
+        return CONSULTED.pop(file.fullname, set())
 
     def report_config_data(
         self, ctx: ReportConfigContext

@@ -24,6 +24,7 @@ from harness.palette._types import PLACEHOLDER, N, Open, ToolFacts, TypeNode, Ve
 from harness.palette._types import quoted as _q
 from harness.palette._undecidable import (
     aliased_name_verdict,
+    call_form_verdict,
     container_entry_verdict,
     generic_input_verdict,
     overridable_entry_verdict,
@@ -41,6 +42,7 @@ __all__ = [
     "TypeNode",
     "Verdict",
     "aliased_name_verdict",
+    "call_form_verdict",
     "container_entry_verdict",
     "dead_tool_verdicts",
     "decorated_non_tool_verdict",

@@ -13,6 +13,7 @@ from harness.palette._types import quoted as _q
 
 __all__ = [
     "aliased_name_verdict",
+    "call_form_verdict",
     "container_entry_verdict",
     "generic_input_verdict",
     "overridable_entry_verdict",
@@ -71,8 +72,9 @@ def unseen_name_verdict(label: str, decorator: str, key: str = "") -> Verdict:
 
 def aliased_name_verdict(label: str, alias: str) -> Verdict:
     """A palette naming ``label`` (which has no ``@tool_name`` of its own) through the variable
-    ``alias``, whose value a type checker cannot read there: a call such as
-    ``alias = tool_name("...")(label)`` in another module may have named the class."""
+    ``alias``, whose value a type checker cannot read: it is not assigned a literal
+    ``tool_name("...")(label)`` call as a statement at the top of its module (a helper's
+    return, say), which may have named the class."""
     return Verdict(
         "harness-undecidable",
         label,
@@ -82,8 +84,29 @@ def aliased_name_verdict(label: str, alias: str) -> Verdict:
         (
             "Its name's validity and uniqueness in a palette are then only checked when a "
             "thinker is built",
-            f'Write {alias} = tool_name("...")({label}) with a literal in the module that builds '
-            f'the palette, or decorate the class with @tool_name("..."), ' + _RUNTIME_ONLY,
+            f'Assign {alias} = tool_name("...")({label}) with a literal, as a statement at the '
+            f'top of its module, or decorate the class with @tool_name("..."), ' + _RUNTIME_ONLY,
+        ),
+        key="",
+    )
+
+
+def call_form_verdict(label: str, module: str, why: str) -> Verdict:
+    """``label`` (no ``@tool_name`` of its own) is named by a ``tool_name(...)(label)`` call in
+    ``module`` whose effect a type checker cannot promise (``why``: the call sits in a function
+    or under a condition, computes its name, disagrees with another call, or is in a module that
+    imports the palette's module back)."""
+    return Verdict(
+        "harness-undecidable",
+        label,
+        f"The tool name of {_q(label)} cannot be read at type-check time: a call "
+        f"tool_name(...)({label}) in module {_q(module)} {why}",
+        (
+            "Its name's validity and uniqueness in a palette are then only checked when a "
+            "thinker is built",
+            f'Name it once with tool_name("...")({label}) and a literal, as a statement at the '
+            "top of a module the palette's module imports, or decorate the class with "
+            '@tool_name("..."), ' + _RUNTIME_ONLY,
         ),
         key="",
     )

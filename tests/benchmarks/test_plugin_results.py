@@ -9,6 +9,7 @@ the machine.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import subprocess
@@ -54,15 +55,39 @@ def test_the_plugin_benchmark_reports_each_mode_by_size(tmp_path: Path) -> None:
                 assert ratio > 0, (mode, kind)
             paired = part["paired_ratios"]
             assert paired["min"] <= paired["median"] <= paired["max"], (mode, kind)
+            assert paired["interval_95"] is None, (mode, kind)  # one round: no interval
     targets = results["targets"]
     assert [t["name"].split(" at ")[0] for t in targets] == list(MODES)
     for target in targets:
         assert target["direction"] == "<="
         assert target["limit"] == 1.05
         assert target["met"] is (target["ratio"] <= target["limit"])
+        assert "interval_95" in target
     printed = done.stdout
     for mode in MODES:
         assert f"  {mode}" in printed, mode
+
+
+def test_the_interval_of_per_round_ratios_holds_their_geometric_mean() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "plugin_benchmark", ROOT / "benchmarks" / "plugin.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    benchmark = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = benchmark  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(benchmark)
+    finally:
+        del sys.modules[spec.name]
+    assert benchmark._interval([1.0]) is None
+    middle, low, high = benchmark._interval([0.98, 1.02, 1.00, 1.04])
+    assert low < middle < high
+    assert middle == pytest.approx(math.exp(sum(map(math.log, [0.98, 1.02, 1.0, 1.04])) / 4))
+    assert low < 0.99  # four rounds this spread: a wide interval
+    assert high > 1.03
+    same, low_same, high_same = benchmark._interval([1.01, 1.01, 1.01])
+    assert low_same == pytest.approx(same) == pytest.approx(high_same)
 
 
 def test_a_wrong_size_is_one_line_and_exit_2() -> None:

@@ -114,6 +114,7 @@ class Case:
     plugin_codes: frozenset[str] | None = None
     thinker_input: str = "Note"
     thinker: str | None = None  # the whole thinker part (KEY, PALETTE, ..., Triage) instead
+    modules: tuple[tuple[str, str], ...] = ()  # other modules beside the case's: (name, source)
 
     @property
     def conditional(self) -> bool:
@@ -128,6 +129,26 @@ def _case(codes: set[str], plugin_codes: set[str] | None = None, **fields: Any) 
         **fields,
     )
 
+
+#: A vendored tool class without @tool_name, in a module of its own.
+CSV_VENDOR = """
+from harness.jobs import JobContext
+from harness.tools import DecisionTool
+from palette_kit import Note
+
+
+class CsvReader(DecisionTool[Note, Note]):
+    async def execute(self, input: Note, context: JobContext) -> Note:
+        raise NotImplementedError
+"""
+
+#: A module naming the vendored class in place, and binding it to ``ReadCsv``.
+CSV_NAMING = """
+from harness.tools import tool_name
+from {vendor} import CsvReader
+
+ReadCsv = tool_name("{name}")(CsvReader)
+"""
 
 UNNAMED = """
 class Unnamed(DecisionTool[Note, Note]):
@@ -869,6 +890,65 @@ CASES: dict[str, Case] = {
         ReadCsv = tool_name("read_csv")(CsvReader)
         """,
     ),
+    # -- a vendored class named by a call in another module: decided where the program promises
+    # the name (a literal, at the top of a module the palette's module imports), else undecidable
+    "tool_named_by_a_call_in_an_imported_module": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, CsvReader",
+        extra="""
+        import csv_naming_direct  # names the class in place, as the runtime does
+        from csv_vendor_direct import CsvReader
+        """,
+        modules=(
+            ("csv_vendor_direct", CSV_VENDOR),
+            ("csv_naming_direct", CSV_NAMING.format(vendor="csv_vendor_direct", name="split_note")),
+        ),
+    ),
+    "tool_named_by_a_call_through_an_imported_alias": _case(
+        set(),
+        palette="ReadCsv,",
+        extra="""
+        from csv_naming_alias import ReadCsv
+        """,
+        modules=(
+            ("csv_vendor_alias", CSV_VENDOR),
+            ("csv_naming_alias", CSV_NAMING.format(vendor="csv_vendor_alias", name="read_csv")),
+        ),
+    ),
+    "tool_named_by_a_call_in_a_function_of_an_imported_module": _case(
+        set(),
+        {"harness-undecidable"},
+        palette="CsvReader,",
+        extra="""
+        import csv_naming_late
+        from csv_vendor_late import CsvReader
+        """,
+        modules=(
+            ("csv_vendor_late", CSV_VENDOR),
+            (
+                "csv_naming_late",
+                """
+                from harness.tools import tool_name
+                from csv_vendor_late import CsvReader
+
+
+                def name_it() -> None:
+                    tool_name("read_csv")(CsvReader)
+
+
+                name_it()
+                """,
+            ),
+        ),
+    ),
+    "tool_named_nowhere": _case(
+        {"harness-name"},
+        palette="CsvReader,",
+        extra="""
+        from csv_vendor_unnamed import CsvReader
+        """,
+        modules=(("csv_vendor_unnamed", CSV_VENDOR),),
+    ),
     "tool_named_by_a_str_enum_member": _case(
         {"harness-duplicate"},
         palette="SplitNote, Outline",
@@ -996,6 +1076,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("same_verdicts")
     for name, case in CASES.items():
         (root / f"case_{name}.py").write_text(_source(case))
+        for module, source in case.modules:
+            (root / f"{module}.py").write_text(textwrap.dedent(source))
     (root / "mypy.ini").write_text(
         "[mypy]\npython_version = 3.11\nstrict = True\nplugins = mypy_plugin\n"
         "[mypy-harness.*]\nfollow_imports = silent\n"
@@ -1081,8 +1163,9 @@ def plugin_verdicts(plugin_output: str) -> dict[str, list[Shown]]:
 
 
 def _load(generated: Path, name: str, fast: bool) -> ModuleType:
-    if str(KIT) not in sys.path:
-        sys.path.insert(0, str(KIT))
+    for root in (KIT, generated):  # the kit, and the modules a case imports beside it
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
     module_name = f"same_verdicts_{name}_{'fast' if fast else 'slow'}"
     spec = importlib.util.spec_from_file_location(module_name, generated / f"{name}.py")
     assert spec is not None

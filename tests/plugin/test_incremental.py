@@ -11,7 +11,14 @@ at a tool's definition) although ``app.py`` never names what changed:
 - ``ctor``: ``Base`` gets a constructor needing more than the parent, which ``MakeSub``
   inherits (``[harness-ctor]`` at ``tools.py``, a note in ``app.py``);
 - ``name``: ``MakeSub``'s ``@tool_name`` string becomes ``"judge_part"``, the key tool's name
-  (``[harness-duplicate]``).
+  (``[harness-duplicate]``);
+- ``call``: the ``tool_name("read_csv")(CsvReader)`` call in ``naming.py`` (which ``tools.py``
+  imports, so ``app.py`` only imports it through another module) names the vendored class
+  ``"judge_part"`` instead (``[harness-duplicate]``);
+- ``nested``: that call moves into a function, so no type checker can promise it ran
+  (``[harness-undecidable]``);
+- ``unnamed``: ``tools.py`` stops importing ``naming.py``; nothing the palette's module imports
+  names the class (``[harness-name]``).
 
 Every edit is reverted before the next one; the cold run of each state is computed once.
 """
@@ -75,8 +82,41 @@ class Mid(Base[{arguments}], Generic[In, Out]):
     pass
 """
 
+VENDORED = """\
+from harness.jobs import JobContext
+from harness.tools import DecisionTool
+
+from artifacts import Note
+
+
+class CsvReader(DecisionTool[Note, Note]):
+    async def execute(self, input: Note, context: JobContext) -> Note:
+        raise NotImplementedError
+"""
+
+NAMING = """\
+from harness.tools import tool_name
+
+from vendored import CsvReader
+
+ReadCsv = tool_name("{name}")(CsvReader)
+"""
+
+NAMING_LATE = """\
+from harness.tools import tool_name
+
+from vendored import CsvReader
+
+
+def name_it() -> None:
+    tool_name("read_csv")(CsvReader)
+
+
+name_it()
+"""
+
 TOOLS = """\
-from harness.artifacts import ListArtifact
+{naming}from harness.artifacts import ListArtifact
 from harness.jobs import JobContext
 from harness.tools import DecisionTool, tool_name
 
@@ -102,6 +142,7 @@ from harness.tools import Identifiable
 
 from artifacts import Note, Verdict
 from tools import JudgePart, MakeSub
+from vendored import CsvReader
 
 
 class Triage(DecisionThinker[Note, Verdict]):
@@ -110,7 +151,7 @@ class Triage(DecisionThinker[Note, Verdict]):
             parent,
             output_type=Verdict,
             key_tool=JudgePart,
-            palette=(MakeSub,),
+            palette=(MakeSub, CsvReader),
             objective="Judge the parts",
         )
 """
@@ -125,7 +166,7 @@ plugins = mypy_plugin
 follow_imports = silent
 """
 
-FILES = ("app.py", "tools.py", "bases.py", "artifacts.py")
+FILES = ("app.py", "tools.py", "bases.py", "artifacts.py", "vendored.py", "naming.py")
 
 #: Each state of the project: what each edited file says.
 STATES: dict[str, dict[str, str]] = {
@@ -133,12 +174,17 @@ STATES: dict[str, dict[str, str]] = {
     "sub": {"artifacts.py": ARTIFACTS.format(sub_base="Note")},
     "swap": {"bases.py": BASES.format(arguments="Out, In", ctor="")},
     "ctor": {"bases.py": BASES.format(arguments="In, Out", ctor=", times: int")},
-    "name": {"tools.py": TOOLS.format(make_sub="judge_part")},
+    "name": {"tools.py": TOOLS.format(make_sub="judge_part", naming="import naming\n")},
+    "call": {"naming.py": NAMING.format(name="judge_part")},
+    "nested": {"naming.py": NAMING_LATE},
+    "unnamed": {"tools.py": TOOLS.format(make_sub="make_sub", naming="")},
 }
 LEGAL: dict[str, str] = {
     "artifacts.py": ARTIFACTS.format(sub_base="Part"),
     "bases.py": BASES.format(arguments="In, Out", ctor=""),
-    "tools.py": TOOLS.format(make_sub="make_sub"),
+    "tools.py": TOOLS.format(make_sub="make_sub", naming="import naming\n"),
+    "vendored.py": VENDORED,
+    "naming.py": NAMING.format(name="read_csv"),
     "app.py": APP,
 }
 
@@ -148,6 +194,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "swap": ("app.py:", "[harness-dead-tool]"),
     "ctor": ("tools.py:", "[harness-ctor]"),
     "name": ("app.py:", "[harness-duplicate]"),
+    "call": ("app.py:", "[harness-duplicate]"),
+    "nested": ("app.py:", "[harness-undecidable]"),
+    "unnamed": ("app.py:", "[harness-name]"),
 }
 
 
@@ -258,8 +307,8 @@ def project(tmp_path: Path) -> Path:
 def test_each_edit_changes_the_verdicts(cold: dict[str, list[str]]) -> None:
     ctor_note = [line for line in cold["ctor"] if line.startswith("app.py:")]
     assert ctor_note == [
-        'app.py:14: note: "MakeSub" breaks the palette rules where it is defined '
-        '(module "tools", line 10)'
+        'app.py:15: note: "MakeSub" breaks the palette rules where it is defined '
+        '(module "tools", line 11)'
     ]
 
 

@@ -1,0 +1,247 @@
+"""What a thinker construction's arguments let a type checker prove.
+
+The call site (``Site``: the hook's context and the thinker's ``I`` and ``O``), arguments given
+through ``**SETTINGS`` of a ``TypedDict``, the entries of a palette tuple, and why an argument's
+expression proves nothing about the class it names: read from a class attribute a subclass may
+override, from a container or from a call (mypy only knows the join of what it may hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mypy.checker import TypeChecker
+from mypy.messages import format_type
+from mypy.nodes import (
+    ARG_STAR2,
+    AssignmentStmt,
+    CallExpr,
+    Context,
+    DictExpr,
+    Expression,
+    IndexExpr,
+    MemberExpr,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+    Var,
+)
+from mypy.options import Options
+from mypy.plugin import FunctionContext, MethodContext
+from mypy.types import (
+    CallableType,
+    Instance,
+    LiteralType,
+    Overloaded,
+    TupleType,
+    Type,
+    TypedDictType,
+    TypeType,
+    get_proper_type,
+)
+from mypy.typevars import fill_typevars
+
+from harness.palette._rules import (
+    Verdict,
+    container_entry_verdict,
+    overridable_entry_verdict,
+)
+from mypy_plugin._names import DECISION_TOOL
+
+__all__ = [
+    "CallContext",
+    "Entry",
+    "Site",
+    "class_of",
+    "instance_of_class_type",
+    "literal_text",
+    "palette_entries",
+    "shown_later",
+    "unprovable",
+]
+
+
+CallContext = FunctionContext | MethodContext
+
+
+@dataclass
+class Entry:
+    info: TypeInfo | None  # None: not one specific class
+    node: Context
+    shown: str  # the entry's type, for a message when it is not a specific class
+    unknown: Verdict | None = None  # why it cannot be proved (read from a container, ...)
+    written: Expression | None = None  # the entry as written in a tuple literal
+
+
+def _self_reference(expr: Expression) -> bool:
+    """``self``, ``cls`` or ``type(self)``: a lookup through it finds a subclass's override."""
+    if isinstance(expr, NameExpr):
+        return expr.name in ("self", "cls")
+    return (
+        isinstance(expr, CallExpr)
+        and isinstance(expr.callee, NameExpr)
+        and expr.callee.name == "type"
+        and len(expr.args) == 1
+        and _self_reference(expr.args[0])
+    )
+
+
+def _final_attribute(api: object, expr: MemberExpr) -> bool:
+    """Whether ``self.NAME`` reads a ``Final`` class attribute (no subclass can override it)."""
+    node = expr.node
+    if isinstance(node, Var):
+        return node.is_final
+    info = api.scope.enclosing_class() if isinstance(api, TypeChecker) else None
+    found = info.get(expr.name) if info is not None else None
+    return found is not None and isinstance(found.node, Var) and found.node.is_final
+
+
+def unprovable(
+    role: str, expr: Expression, shown: Callable[[], str], api: object = None
+) -> Verdict | None:
+    """Why the class an argument names cannot be proved from its expression, if so: read
+    from a class attribute a subclass may override, or from a container or a call (mypy only
+    knows the join of what it may hold)."""
+    if (
+        isinstance(expr, MemberExpr)
+        and _self_reference(expr.expr)
+        and not _final_attribute(api, expr)
+    ):
+        return overridable_entry_verdict(role, expr.name)
+    if isinstance(expr, IndexExpr):
+        base = expr.base.node if isinstance(expr.base, RefExpr) else None
+        typ = get_proper_type(base.type) if isinstance(base, Var) and base.type else None
+        if not isinstance(typ, TupleType):  # a tuple's item keeps its own class
+            return container_entry_verdict(role, shown(), "a container")
+    if isinstance(expr, CallExpr) and not _is_class_ref(expr.callee):
+        return container_entry_verdict(role, shown(), "a call")
+    return None
+
+
+def shown_later(typ: Type, options: Options) -> Callable[[], str]:
+    """The type as a message shows it, rendered when a message needs it."""
+    return lambda: format_type(typ, options)
+
+
+def _is_class_ref(expr: Expression) -> bool:
+    return isinstance(expr, RefExpr) and isinstance(expr.node, TypeInfo)
+
+
+@dataclass
+class Site:
+    """One thinker construction: what the arguments are and where to report."""
+
+    ctx: CallContext
+    thinker_args: Sequence[Type] | None
+
+    def argument(self, name: str) -> tuple[Type | None, Expression | None]:
+        names = self.ctx.callee_arg_names
+        if name not in names:
+            return None, None
+        index = names.index(name)
+        types, args = self.ctx.arg_types[index], self.ctx.args[index]
+        if not types or not args:
+            return None, None
+        if self.ctx.arg_kinds[index][0] == ARG_STAR2:
+            return _unpacked(self.ctx.api, name, types[0], args[0])
+        return types[0], args[0]
+
+
+def _unpacked(
+    api: object, name: str, typ: Type, expr: Expression
+) -> tuple[Type | None, Expression | None]:
+    """An argument given through ``**SETTINGS``: a ``TypedDict``'s item. A ``Final`` one of
+    this module is read as written (the item's own expression and type, where the report then
+    lands); otherwise the item's declared type, which proves what it can (a palette typed
+    ``tuple[type[...], ...]`` is undecidable, never silence). Anything else ``**``-unpacked is
+    mypy's to check; it proves nothing here."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, TypedDictType) or name not in proper.items:
+        return None, None
+    written = _final_item(api, expr, name)
+    if written is not None and isinstance(api, TypeChecker):
+        found = api.lookup_type_or_none(written)
+        if found is not None:
+            return found, written
+    return proper.items[name], expr
+
+
+def _final_item(api: object, expr: Expression, name: str) -> Expression | None:
+    """The expression of key ``name`` in ``SETTINGS: Final = {...}`` (or ``= Settings(...)``),
+    when ``expr`` names such a constant of the module being checked."""
+    var = expr.node if isinstance(expr, NameExpr) else None
+    tree = api.tree if isinstance(api, TypeChecker) else None
+    if not isinstance(var, Var) or not var.is_final or tree is None:
+        return None
+    if var.fullname != f"{tree.fullname}.{var.name}":
+        return None  # another module's: its syntax is not read (it may come from the cache)
+    for statement in tree.defs:
+        if not (
+            isinstance(statement, AssignmentStmt)
+            and any(isinstance(t, NameExpr) and t.node is var for t in statement.lvalues)
+        ):
+            continue
+        value = statement.rvalue
+        if isinstance(value, DictExpr):
+            for key, item in value.items:
+                if isinstance(key, StrExpr) and key.value == name:
+                    return item
+        if isinstance(value, CallExpr):
+            for item, keyword in zip(value.args, value.arg_names, strict=False):
+                if keyword == name:
+                    return item
+    return None
+
+
+def class_of(typ: Type) -> TypeInfo | None:
+    proper = get_proper_type(typ)
+    if isinstance(proper, (CallableType, Overloaded)) and proper.is_type_obj():
+        return proper.type_object()
+    return None
+
+
+def instance_of_class_type(typ: Type) -> Instance | None:
+    proper = get_proper_type(typ)
+    if isinstance(proper, (CallableType, Overloaded)) and proper.is_type_obj():
+        filled = fill_typevars(proper.type_object())
+        return filled if isinstance(filled, Instance) else None
+    if isinstance(proper, TypeType):
+        item = proper.item
+        return item if isinstance(item, Instance) else None
+    return None
+
+
+def palette_entries(site: Site, typ: Type, expr: Expression) -> list[Entry] | None:
+    proper = get_proper_type(typ)
+    options = site.ctx.api.options
+    if not isinstance(proper, TupleType):
+        return None  # a variable-length tuple (reported by the caller) or mypy's own error
+    items = proper.items
+    literal = expr.items if isinstance(expr, TupleExpr) else None
+    entries = []
+    for index, item in enumerate(items):
+        own = literal[index] if literal and len(literal) == len(items) else None
+        node: Context = own if own is not None else expr
+        show = shown_later(item, options)  # rendered only for a message: format_type is not cheap
+        info = class_of(item)
+        unknown = unprovable("Palette entry", own, show, site.ctx.api) if own is not None else None
+        if unknown is None and info is not None and info.fullname == DECISION_TOOL:
+            unknown = container_entry_verdict("Palette entry", show(), "a container or a join")
+        shown = show() if unknown is None and info is None else ""  # read only in that case
+        entries.append(Entry(None if unknown else info, node, shown, unknown, own))
+    return entries
+
+
+def literal_text(typ: Type | None, expr: Expression | None) -> str | None:
+    if isinstance(expr, StrExpr):
+        return expr.value
+    proper = get_proper_type(typ) if typ is not None else None
+    if isinstance(proper, LiteralType) and isinstance(proper.value, str):
+        return proper.value
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        value = proper.last_known_value.value
+        return value if isinstance(value, str) else None
+    return None
