@@ -226,3 +226,30 @@ def test_a_folder_without_kept_selections_is_refused_naming_the_fix(
     (tmp_path / "runs").mkdir()
     assert main(["examples", str(tmp_path / "runs")]) == 2
     assert "no report.json: give the folder of a finished `harness eval`" in capsys.readouterr().err
+
+
+# -- the figures' script -----------------------------------------------------------------------
+
+
+def test_the_triage_figures_script_reports_every_eval_and_pair_held_out(tmp_path: Path) -> None:
+    from harness.evals.data.triage_figures import markdown, triage_figures
+
+    catalog = load_catalog(embedded_catalog(tmp_path))
+    found = triage_figures(catalog, "local", tmp_path / "figures", resamples=50)
+    figures = cast("dict[str, dict[str, dict[str, Any]]]", found["figures"])
+    assert list(figures) == ["embedded", "zero-shot", "zero-shot-threshold", "k-shot"]
+    for name, shown in figures.items():
+        assert shown["select.auc"]["n"] >= shown["select.auc (parts)"]["n"] > 0, name
+    pairs = cast("dict[str, dict[str, dict[str, Any]]]", found["pairs"])
+    assert len(pairs) == 6
+    # the embedded model reads no examples: zero-shot and k-shot answer alike, one by one
+    same = pairs["zero-shot vs k-shot"]["selections"]
+    assert same["paired"] == figures["k-shot"]["select.auc"]["n"]
+    assert same["only_first_right"] == same["only_second_right"] == 0
+    # the examples came from the dev runs, the k-shot eval ran on test (not refused)
+    drawn = json.loads((tmp_path / "figures" / "examples-triage.json").read_text("utf-8"))
+    assert drawn["drawn_from"]["split"] == "dev"
+    assert len((tmp_path / "figures" / "k-shot" / "results.jsonl").read_text().splitlines()) == 24
+    table = markdown(found)
+    assert table[0] == "| figure | embedded | zero-shot | zero-shot-threshold | k-shot |"
+    assert any(line.startswith("| `select.auc (parts)` |") for line in table)

@@ -37,12 +37,12 @@ from harness.evals._compare import compare
 from harness.evals._dataset import Dataset
 from harness.evals._examples import fit_run_examples
 from harness.evals._report import EvalReport
-from harness.evals._run import at_threshold, evaluate
+from harness.evals._run import at_threshold, evaluate, score
 from harness.evals._threshold import fit_threshold
 from harness.evals.data import data_path
 from harness.evals.metrics import Estimate, mcnemar
 
-__all__ = ["main", "markdown", "selection_mcnemar", "triage_figures"]
+__all__ = ["main", "markdown", "parts_only", "selection_mcnemar", "triage_figures"]
 
 FIGURES = (
     "recall",
@@ -67,6 +67,42 @@ def _estimate(estimate: Estimate) -> dict[str, object]:
         "n": estimate.n,
         "undefined": estimate.undefined,
     }
+
+
+PART_FIGURES = ("select.auc", "select.accuracy", "select.brier")
+"""The selection figures also reported over the parts' verdicts alone (``... (parts)``)."""
+
+
+def parts_only(report: EvalReport) -> EvalReport:
+    """``report`` scored over the verdicts of the note's parts alone: the whole note's verdict
+    (its note holds a ``;``: ``judge_note`` ran on the note before the split) left out, so a
+    figure says how the model reads a part's verdict (its ``urgent`` field)."""
+    cases = []
+    for case in report.cases:
+        whole = {
+            c.ref
+            for c in case.candidates
+            if isinstance(c.value, dict) and ";" in str(c.value.get("note", ""))
+        }
+        cases.append(
+            attrs.evolve(
+                case,
+                candidates=tuple(c for c in case.candidates if c.ref not in whole),
+                decisions=tuple(
+                    d for d in case.decisions if d.question.removeprefix("select_") not in whole
+                ),
+            )
+        )
+    return score(
+        cases,
+        subject=report.subject,
+        dataset=report.dataset,
+        model=report.model,
+        split=report.split,
+        seed=report.seed,
+        resamples=report.resamples,
+        threshold=report.threshold,
+    )
 
 
 def selection_mcnemar(a: EvalReport, b: EvalReport) -> dict[str, object]:
@@ -153,7 +189,15 @@ def triage_figures(
         "threshold_fitted_on_dev": round(fitted.value, 6),
         "examples": examples.lines(),
         "figures": {
-            name: {f: _estimate(r.metrics[f]) for f in FIGURES if f in r.metrics}
+            name: {
+                **{f: _estimate(r.metrics[f]) for f in FIGURES if f in r.metrics},
+                **{
+                    f"{f} (parts)": _estimate(parts.metrics[f])
+                    for parts in (parts_only(r),)
+                    for f in PART_FIGURES
+                    if f in parts.metrics
+                },
+            }
             for name, r in reports.items()
         },
         "pairs": {
@@ -178,7 +222,7 @@ def markdown(found: dict[str, object]) -> list[str]:
     assert isinstance(pairs, dict)
     names = list(figures)
     lines = ["| figure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    for figure in FIGURES:
+    for figure in (*FIGURES, *(f"{f} (parts)" for f in PART_FIGURES)):
         row = [_shown(figures[name][figure]) if figure in figures[name] else "-" for name in names]
         lines.append(f"| `{figure}` | " + " | ".join(row) + " |")
     lines += [
