@@ -237,11 +237,12 @@ def test_the_triage_figures_script_reports_every_eval_and_pair_held_out(tmp_path
     catalog = load_catalog(embedded_catalog(tmp_path))
     found = triage_figures(catalog, "local", tmp_path / "figures", resamples=50)
     figures = cast("dict[str, dict[str, dict[str, Any]]]", found["figures"])
-    assert list(figures) == ["embedded", "zero-shot", "zero-shot-threshold", "k-shot"]
+    names = ["embedded", "zero-shot", "zero-shot-threshold", "k-shot", "k-shot-calibrated"]
+    assert list(figures) == names
     for name, shown in figures.items():
         assert shown["select.auc"]["n"] >= shown["select.auc (parts)"]["n"] > 0, name
     pairs = cast("dict[str, dict[str, dict[str, Any]]]", found["pairs"])
-    assert len(pairs) == 6
+    assert len(pairs) == 10
     # the embedded model reads no examples: zero-shot and k-shot answer alike, one by one
     same = pairs["zero-shot vs k-shot"]["selections"]
     assert same["paired"] == figures["k-shot"]["select.auc"]["n"]
@@ -251,5 +252,9 @@ def test_the_triage_figures_script_reports_every_eval_and_pair_held_out(tmp_path
     assert drawn["drawn_from"]["split"] == "dev"
     assert len((tmp_path / "figures" / "k-shot" / "results.jsonl").read_text().splitlines()) == 24
     table = markdown(found)
-    assert table[0] == "| figure | embedded | zero-shot | zero-shot-threshold | k-shot |"
+    assert table[0] == "| figure | " + " | ".join(names) + " |"
+    # the calibration and its threshold were fitted on the dev selections, with the examples
+    fitted = (tmp_path / "figures" / "calibration-triage.toml").read_text("utf-8")
+    assert "split dev" in fitted
+    assert "selection_threshold" in fitted
     assert any(line.startswith("| `select.auc (parts)` |") for line in table)

@@ -10,7 +10,10 @@ under ``--out`` (so a run cut short resumes, and ``harness eval compare`` reads 
 * ``zero-shot``: the local entry zero-shot on ``test``, and ``zero-shot-threshold``: the same
   answers re-selected at the threshold of best F1 fitted on ``dev`` (no model asked again);
 * ``k-shot``: the local entry showing ``--k`` ``select`` examples drawn from the ``dev`` runs
-  (balanced, seeded: :func:`harness.evals.fit_run_examples`), on ``test``.
+  (balanced, seeded: :func:`harness.evals.fit_run_examples`), on ``test``; and
+  ``k-shot-calibrated``: the same answers through the ``select`` map and the threshold fitted
+  with the examples shown on the ``dev`` selections no example shows (``calibration-triage.toml``;
+  the moves read no selection, so the runs are the ones the calibrated entry makes).
 
 and prints, as JSON, every eval's figures with their 95 % intervals and, for each pair, the
 McNemar test of :func:`harness.evals.compare` (exact answers, paired by case) and one on the
@@ -31,8 +34,9 @@ from pathlib import Path
 
 import attrs
 
-from harness.catalog import Catalog, load_catalog, write_examples
+from harness.catalog import Calibration, Catalog, load_catalog, write_examples
 from harness.demo.triage import Note, Triage, Verdict
+from harness.evals._calibration import mapped_p_yes, write_calibration
 from harness.evals._compare import compare
 from harness.evals._dataset import Dataset
 from harness.evals._examples import fit_run_examples
@@ -42,7 +46,14 @@ from harness.evals._threshold import fit_threshold
 from harness.evals.data import data_path
 from harness.evals.metrics import Estimate, mcnemar
 
-__all__ = ["main", "markdown", "parts_only", "selection_mcnemar", "triage_figures"]
+__all__ = [
+    "calibrated",
+    "main",
+    "markdown",
+    "parts_only",
+    "selection_mcnemar",
+    "triage_figures",
+]
 
 FIGURES = (
     "recall",
@@ -103,6 +114,35 @@ def parts_only(report: EvalReport) -> EvalReport:
         resamples=report.resamples,
         threshold=report.threshold,
     )
+
+
+def calibrated(report: EvalReport, calibration: Calibration) -> EvalReport:
+    """``report`` (answered without calibration) as the entry with ``calibration`` answers: each
+    selection's probability through the ``select`` map, the answers re-selected at its
+    ``selection_threshold`` (the moves read no selection, so they are the same runs)."""
+    select_map = calibration.roles.get("select")
+    threshold = calibration.selection_threshold
+    assert threshold is not None
+    cases = []
+    for case in report.cases:
+        candidates = tuple(
+            attrs.evolve(c, probability=mapped_p_yes(select_map, c.probability))
+            for c in case.candidates
+        )
+        decisions = tuple(
+            attrs.evolve(
+                d,
+                probabilities=(
+                    mapped_p_yes(select_map, d.probabilities[0]),
+                    1.0 - mapped_p_yes(select_map, d.probabilities[0]),
+                ),
+            )
+            if d.role == "select"
+            else d
+            for d in case.decisions
+        )
+        cases.append(attrs.evolve(case, candidates=candidates, decisions=decisions))
+    return at_threshold(attrs.evolve(report, cases=tuple(cases)), threshold)
 
 
 def selection_mcnemar(a: EvalReport, b: EvalReport) -> dict[str, object]:
@@ -180,10 +220,18 @@ def triage_figures(
     again = at_threshold(reports["zero-shot"], fitted.value)
     again.write_json(out / "zero-shot-threshold" / "report.json")
     reports["zero-shot-threshold"] = again
-    examples = fit_run_examples(out / "dev", model=model, catalog=catalog, k=k, seed=seed)
+    examples = fit_run_examples(
+        out / "dev", model=model, catalog=catalog, k=k, seed=seed, calibrate=True
+    )
     examples_file = write_examples(examples.examples, out / "examples-triage.json")
     shown = _with_examples(catalog, model, examples_file)
     reports["k-shot"] = run("k-shot", test, model=model, catalog=shown)
+    fitted_maps = examples.calibration
+    if fitted_maps is not None and fitted_maps.selection_threshold is not None:
+        write_calibration(fitted_maps, out / "calibration-triage.toml")
+        again = calibrated(reports["k-shot"], fitted_maps)
+        again.write_json(out / "k-shot-calibrated" / "report.json")
+        reports["k-shot-calibrated"] = again
     names = list(reports)
     return {
         "threshold_fitted_on_dev": round(fitted.value, 6),
