@@ -10,13 +10,13 @@ kept here, in ``<out>/selections.jsonl``, one line a case::
 
 ``input`` is a digest of the case's input (:func:`harness.catalog.state_key` of its JSON), so
 examples drawn from these runs name the inputs they came from and an eval of the same cases is
-refused (:func:`harness.evals.refuse_drawn`). ``request`` holds the finishing request's state
+refused (:class:`harness.evals.DrawnSplitError`). ``request`` holds the finishing request's state
 and its selection questions only, as a System One body writes them.
 
-The eval's own client answers through :class:`SelectionKeeper`, which keeps every request that
-asks a selection; each case's line is the last of those whose state starts with the case's input
-(the world's first artifact, as the case's record shows it) and whose selection questions are
-the candidates its record's finishing turn selected. A case with no record, no finishing turn
+The eval's own client answers through :class:`SelectionKeeper`, which keeps the last few
+requests asking a selection per run input (the state's first artifact line); each case's line
+is the last of those whose first artifact is the case's input (as the case's record shows it)
+and whose selection questions are the candidates its record's finishing turn selected. A case with no record, no finishing turn
 or under a client the eval does not hold (``harness.override``, a cassette, Ray workers) keeps
 no line.
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 # the stdlib's json: the folder's lines as json writes them
 import json
 import os
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -63,20 +64,29 @@ def input_key(value: JsonValue) -> str:
     return state_key(value)
 
 
+KEPT_PER_INPUT: Final = 8
+"""Requests kept per input (the last ones asked): a run's finishing request is its last, so a few
+cover runs of equal inputs in flight at once, and memory stays bounded by the cases."""
+
+
 class SelectionKeeper:
     """A :class:`~harness.providers.DecisionClient` that answers through ``inner`` and keeps
-    every request asking a ``select_`` question (in the order asked)."""
+    the last requests asking a ``select_`` question, by the run's input (the state's first
+    artifact line), in the order asked."""
 
     def __init__(self, inner: DecisionClient) -> None:
         self.inner = inner
-        self.asked: list[DecisionRequest] = []
+        self.asked: dict[str, deque[DecisionRequest]] = {}
 
     async def decide(
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
     ) -> DecisionResponse:
         response = await self.inner.decide(request, entry, timeout=timeout)
         if any(question.startswith(SELECT_PREFIX) for question in request.questions):
-            self.asked.append(request)
+            first = _first_artifact(request.state)
+            if first is not None:
+                kept = self.asked.setdefault(first, deque(maxlen=KEPT_PER_INPUT))
+                kept.append(request)
         return response
 
     async def aclose(self) -> None:
@@ -115,20 +125,16 @@ def _selection_request(request: DecisionRequest) -> dict[str, JsonValue]:
 
 def keep_selections(
     folder: Path,
-    asked: Sequence[DecisionRequest],
+    by_input: Mapping[str, Sequence[DecisionRequest]],
     lines: Mapping[int, Mapping[str, object]],
     cases: Sequence[tuple[str, JsonValue]],
 ) -> int:
     """Add to ``folder``'s selections file a line for each case of ``lines`` (result lines by
-    number) that has none yet and whose finishing request is among ``asked``; ``cases`` gives
-    each line's case name and input JSON. Returns the lines added."""
+    number) that has none yet and whose finishing request is among ``by_input`` (the requests
+    a :class:`SelectionKeeper` kept); ``cases`` gives each line's case name and input JSON.
+    Returns the lines added."""
     path = folder / SELECTIONS_FILE
     done = set(read_selections(path))
-    by_input: dict[str, list[DecisionRequest]] = {}
-    for request in asked:
-        first = _first_artifact(request.state)
-        if first is not None:
-            by_input.setdefault(first, []).append(request)
     added = []
     for number, line in sorted(lines.items()):
         record = line.get("record")
