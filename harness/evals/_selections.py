@@ -16,9 +16,9 @@ and its selection questions only, as a System One body writes them.
 The eval's own client answers through :class:`SelectionKeeper`, which keeps the last few
 requests asking a selection per run input (the state's first artifact line); each case's line
 is the last of those whose first artifact is the case's input (as the case's record shows it)
-and whose selection questions are the candidates its record's finishing turn selected. A case with no record, no finishing turn
-or under a client the eval does not hold (``harness.override``, a cassette, Ray workers) keeps
-no line.
+and whose selection questions are the candidates its record's finishing turn selected. A case
+with no record, no finishing turn or under a client the eval does not hold
+(``harness.override``, a cassette, Ray workers) keeps no line.
 
 :func:`runs_pack` reads an eval folder's lines back as a :class:`DecisionPack`: each selection
 labelled by the case's expected answer (``true`` when the candidate's key is expected), tagged
@@ -40,7 +40,7 @@ import attrs
 from harness.catalog import CatalogEntry, state_key
 from harness.decision import DecisionRequest, DecisionResponse, JsonValue, RequestValidationError
 from harness.decision import systemone as _systemone
-from harness.evals._folder import EvalError
+from harness.evals._folder import EvalError, read_results
 from harness.evals._pack import DecisionPack, LabelledDecision
 from harness.evals._report import load_report
 from harness.evals._rows import DatasetError
@@ -172,14 +172,7 @@ def keep_selections(
 
 def read_selections(path: Path) -> dict[int, dict[str, object]]:
     """The selections file's lines by case line number (none when it is missing)."""
-    found: dict[int, dict[str, object]] = {}
-    if not path.is_file():
-        return found
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        if raw.strip():
-            line = json.loads(raw)
-            found[int(line["line"])] = line
-    return found
+    return read_results(path)  # the same shape as the results: one JSON object a case line
 
 
 @attrs.frozen

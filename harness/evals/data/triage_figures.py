@@ -44,7 +44,8 @@ from harness.evals._report import EvalReport
 from harness.evals._run import at_threshold, evaluate, score
 from harness.evals._threshold import fit_threshold
 from harness.evals.data import data_path
-from harness.evals.metrics import Estimate, mcnemar
+from harness.evals.data.local import _estimate
+from harness.evals.metrics import mcnemar
 
 __all__ = [
     "calibrated",
@@ -65,19 +66,6 @@ FIGURES = (
     "select.brier",
     "select.ece_mass",
 )
-
-
-def _estimate(estimate: Estimate) -> dict[str, object]:
-    def shown(value: float | None) -> float | None:
-        return None if value is None else round(value, 3)
-
-    return {
-        "value": shown(estimate.value),
-        "low": shown(estimate.low),
-        "high": shown(estimate.high),
-        "n": estimate.n,
-        "undefined": estimate.undefined,
-    }
 
 
 PART_FIGURES = ("select.auc", "select.accuracy", "select.brier")
