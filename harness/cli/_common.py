@@ -8,10 +8,12 @@ the record are imported only by the functions that use them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from harness.errors import HarnessError
@@ -36,20 +38,26 @@ __all__ = [
     "TurnLines",
     "add_allow_extra_option",
     "add_catalog_option",
+    "add_concurrency_option",
     "add_input_options",
+    "add_model_option",
     "add_model_options",
     "add_quiet_option",
+    "add_resamples_option",
     "add_scale_options",
     "add_target_argument",
     "artifact_from",
     "catalog_from",
+    "check_at_least",
     "check_concurrency",
     "check_record_path",
     "debugging",
     "input_text",
+    "loaded_catalog",
     "model_help",
     "report_failed_run",
     "say",
+    "usage_errors",
     "write_output",
 ]
 
@@ -218,6 +226,34 @@ DEFAULT_CONCURRENCY: Final = 8
 """``--concurrency`` when not given: the inputs or cases in flight."""
 
 
+def add_model_option(parser: argparse.ArgumentParser) -> None:
+    """``--model M`` (who answers, :func:`model_help`) and ``--catalog FILE``: what the eval
+    commands name the model by."""
+    parser.add_argument("--model", metavar="M", help=model_help())
+    add_catalog_option(parser)
+
+
+def add_concurrency_option(
+    parser: argparse.ArgumentParser, what: str, default: int = DEFAULT_CONCURRENCY
+) -> None:
+    """``--concurrency N`` (checked by :func:`check_concurrency`): how many of ``what`` run at
+    once."""
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=default,
+        metavar="N",
+        help=f"{what} in flight (default {default})",
+    )
+
+
+def add_resamples_option(parser: argparse.ArgumentParser) -> None:
+    """``--resamples N``: the bootstrap's resamples (default 1000)."""
+    parser.add_argument(
+        "--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples"
+    )
+
+
 def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
     """``--concurrency N`` (checked and resolved by :func:`check_concurrency`) and ``--ray``: how
     many of ``what`` (``inputs``, ``cases``) run at once, and whether on Ray."""
@@ -246,6 +282,37 @@ def check_concurrency(args: argparse.Namespace) -> None:
         raise CliError("--concurrency must be at least 1")
     args.contexts = given
     args.concurrency = DEFAULT_CONCURRENCY if given is None else given
+
+
+def check_at_least(args: argparse.Namespace, **least: int) -> None:
+    """Refuse each named option below its least value (``check_at_least(args, k=1)``:
+    ``--k must be at least 1``), in the order given."""
+    for name, minimum in least.items():
+        if getattr(args, name) < minimum:
+            raise CliError(f"--{name.replace('_', '-')} must be at least {minimum}")
+
+
+@contextlib.contextmanager
+def usage_errors(*kinds: type[Exception]) -> Iterator[None]:
+    """Within the block, an error of ``kinds`` (bad data, a broken catalog: what the user
+    fixes) is a usage error: its one line, exit 2, no traceback."""
+    try:
+        yield
+    except kinds as error:
+        raise CliError(str(error)) from None
+
+
+def loaded_catalog(args: argparse.Namespace) -> Catalog | None:
+    """The catalog ``--catalog FILE`` names (``None`` without it: the configured one); a
+    broken file is a usage error."""
+    if not args.catalog:
+        return None
+    from harness.catalog import CatalogError, load_catalog
+
+    try:
+        return load_catalog(args.catalog)
+    except CatalogError as error:
+        raise CliError(str(error)) from None
 
 
 def catalog_from(args: argparse.Namespace) -> Catalog:

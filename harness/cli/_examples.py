@@ -1,7 +1,17 @@
-"""``harness examples PACK``: fit a catalog entry's solved examples on a pack's dev split.
+"""``harness examples SOURCE``: fit a catalog entry's solved examples on labelled data's dev split.
 
-Picks ``--k`` examples per question role (``--method labeled``: balanced and seeded, no model
-call; ``search``: the best of ``--candidates`` sets, scored by an eval on part of the dev split),
+``SOURCE`` is labelled data of one of three kinds:
+
+* a decision pack (``PACK.jsonl``, decisions tagged ``dev`` / ``test``): examples per question
+  role;
+* the folder of a finished ``harness eval`` of a thinker (its ``--out``): the ``select``
+  examples its runs read (each selection's state and question, labelled by the case's expected
+  answer), drawn from the cases tagged ``--split``;
+* with ``--thinker MODULE:CLASS``, a dataset (``CASES.jsonl``): its ``--split`` cases are run
+  first, as ``harness eval`` runs them, into ``--runs DIR``, and drawn from as above.
+
+Picks ``--k`` examples per role (``--method labeled``: balanced and seeded, no model call;
+``search``: the best of ``--candidates`` sets, scored by an eval on part of the dev split),
 writes them to ``--out`` (the JSON file an ``[entries.examples]`` table names), and with
 ``--held-out test`` reports zero-shot and every set considered on that split, each figure with
 its interval. ``--calibration FILE`` also fits the entry's calibration with the examples shown,
@@ -11,26 +21,54 @@ on the same dev split, and writes it where ``[entries.calibration] file = ...`` 
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
-from harness.cli._common import MODEL_CHOICES, CliError, add_catalog_option, say
+from harness.cli._common import (
+    CliError,
+    add_concurrency_option,
+    add_model_option,
+    add_resamples_option,
+    check_at_least,
+    loaded_catalog,
+    say,
+    usage_errors,
+)
+
+if TYPE_CHECKING:
+    from harness.catalog import Catalog
+    from harness.evals import ExamplesFit
 
 __all__ = ["DESCRIPTION", "add_arguments", "examples_command"]
 
 DESCRIPTION: Final = (
-    "harness examples PACK.jsonl [--model M] [--k K] [--method labeled|search] [--held-out "
-    "test] [--out FILE]: pick K solved examples per question role from the pack's dev split "
+    "harness examples PACK.jsonl | EVAL_DIR | CASES.jsonl --thinker MODULE:CLASS [--model M] "
+    "[--k K] [--method labeled|search] [--held-out test] [--out FILE]: pick K solved examples "
+    "per question role from the dev split of a decision pack or of a thinker's labelled runs "
     "for a local model's prompts, write them, and report each choice on the held-out split."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``harness examples``'s arguments."""
-    parser.add_argument("pack", metavar="PACK", help="labelled decisions, tagged dev / test")
     parser.add_argument(
-        "--model", metavar="M", help=f"{MODEL_CHOICES}; default: the catalog's decision pin"
+        "source",
+        metavar="SOURCE",
+        help="labelled decisions (a pack, tagged dev / test), the folder of a `harness eval` "
+        "of a thinker, or with --thinker its labelled cases",
     )
-    add_catalog_option(parser)
+    add_model_option(parser)
+    parser.add_argument(
+        "--thinker",
+        metavar="MODULE:CLASS",
+        help="SOURCE is this thinker's labelled cases: run the --split ones, draw from the runs",
+    )
+    parser.add_argument(
+        "--runs",
+        default="examples-runs",
+        metavar="DIR",
+        help="with --thinker: the folder the runs go to (default examples-runs; resumable)",
+    )
     parser.add_argument("--split", default="dev", help="the split drawn from (default dev)")
     parser.add_argument("--k", type=int, default=2, metavar="K", help="examples per role")
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
@@ -57,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FROM=TO",
-        help="store a role's examples under another of the same kind (noul=select)",
+        help="a pack: store a role's examples under another of the same kind (noul=select)",
     )
     parser.add_argument(
         "--calibration",
@@ -67,12 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", default="examples.json", metavar="FILE", help="where to write the examples"
     )
-    parser.add_argument(
-        "--concurrency", type=int, default=1, metavar="N", help="decisions in flight (default 1)"
-    )
-    parser.add_argument(
-        "--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples"
-    )
+    add_concurrency_option(parser, "decisions", default=1)
+    add_resamples_option(parser)
     parser.set_defaults(command=examples_command)
 
 
@@ -86,45 +120,88 @@ def _roles(given: list[str]) -> dict[str, str]:
     return roles
 
 
-def examples_command(args: argparse.Namespace) -> int:
-    """Run ``harness examples``."""
-    from harness.catalog import CatalogError, load_catalog, write_examples
+def _fit_options(args: argparse.Namespace, catalog: Catalog | None) -> dict[str, Any]:
+    """The keywords every source's fitting takes (Any: each option's own type)."""
+    return {
+        "model": args.model,
+        "catalog": catalog,
+        "split": args.split,
+        "k": args.k,
+        "seed": args.seed,
+        "method": args.method,
+        "candidates": args.candidates,
+        "metric": args.metric,
+        "held_out": args.held_out,
+        "calibrate": args.calibration is not None,
+        "concurrency": args.concurrency,
+        "resamples": args.resamples,
+    }
+
+
+def _run_split(args: argparse.Namespace, catalog: Catalog | None) -> Path:
+    """Run the thinker on the ``--split`` cases of its dataset into ``--runs``; the folder."""
+    from harness.evals import Dataset, evaluate, import_thinker
+    from harness.tools import list_iterand, runtime_class, tool_types
+
+    thinker = import_thinker(args.thinker)
+    try:
+        input_type, output_type = tool_types(thinker)
+    except (TypeError, ValueError) as error:
+        raise CliError(f"{args.thinker}: cannot read its types: {error}") from None
+    item_type = list_iterand(output_type)
+    if item_type is None:
+        raise CliError(f"{args.thinker} does not answer a list of items: it has no selections")
+    dataset: Dataset[Any, Any] = Dataset.load(args.source, runtime_class(input_type), item_type)
+    splits = [args.split] if args.held_out is None else [args.split, args.held_out]
+    cases = [case for case in dataset if any(split in case.tags for split in splits)]
+    if not any(args.split in case.tags for case in cases):
+        raise CliError(
+            f"{args.source}: no case is tagged {args.split!r}: tag the labelled cases with "
+            "their split (dev, test) and draw from the dev one"
+        )
+    runs = Path(args.runs)
+    evaluate(
+        args.thinker,
+        dataset.with_cases(cases),
+        model=args.model,
+        catalog=catalog,
+        out=runs,
+        concurrency=args.concurrency,
+        resamples=args.resamples,
+    )
+    say(f"runs: {runs} ({len(cases)} cases of {dataset.name})", error=True)
+    return runs
+
+
+def _fitted(args: argparse.Namespace) -> ExamplesFit:
+    from harness.catalog import CatalogError
     from harness.evals import (
         DatasetError,
         DecisionPack,
         EvalError,
         fit_examples,
-        write_calibration,
+        fit_run_examples,
     )
 
-    if args.k < 1:
-        raise CliError("--k must be at least 1")
-    if args.candidates < 1:
-        raise CliError("--candidates must be at least 1")
-    if args.concurrency < 1:
-        raise CliError("--concurrency must be at least 1")
     roles = _roles(args.as_role)
-    try:
-        catalog = load_catalog(args.catalog) if args.catalog else None
-        pack = DecisionPack.load(args.pack)
-        fitted = fit_examples(
-            pack,
-            model=args.model,
-            catalog=catalog,
-            split=args.split,
-            k=args.k,
-            seed=args.seed,
-            method=args.method,
-            candidates=args.candidates,
-            metric=args.metric,
-            held_out=args.held_out,
-            calibrate=args.calibration is not None,
-            as_roles=roles,
-            concurrency=args.concurrency,
-            resamples=args.resamples,
-        )
-    except (DatasetError, CatalogError, EvalError, ValueError) as error:
-        raise CliError(str(error)) from None
+    catalog = loaded_catalog(args)
+    with usage_errors(DatasetError, CatalogError, EvalError, ValueError):
+        if args.thinker is not None or Path(args.source).is_dir():
+            if roles:
+                raise CliError("--as-role renames a pack's roles: a thinker's runs draw select")
+            runs = _run_split(args, catalog) if args.thinker is not None else Path(args.source)
+            return fit_run_examples(runs, **_fit_options(args, catalog))
+        pack = DecisionPack.load(args.source)
+        return fit_examples(pack, as_roles=roles, **_fit_options(args, catalog))
+
+
+def examples_command(args: argparse.Namespace) -> int:
+    """Run ``harness examples``."""
+    from harness.catalog import write_examples
+    from harness.evals import write_calibration
+
+    check_at_least(args, k=1, candidates=1, concurrency=1)
+    fitted = _fitted(args)
     for line in fitted.lines():
         say(line)
     written = write_examples(fitted.examples, args.out)

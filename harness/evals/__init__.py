@@ -28,11 +28,14 @@ from harness.evals._dataset import Dataset as Dataset
 from harness.evals._dataset import DatasetError as DatasetError
 from harness.evals._dataset import ItemKey as ItemKey
 from harness.evals._dataset import key_text as key_text
+from harness.evals._drawn import DrawnSplitError as DrawnSplitError
 from harness.evals._examples import ExamplesFit as ExamplesFit
 from harness.evals._examples import FittedChoice as FittedChoice
 from harness.evals._examples import draw_labeled as draw_labeled
 from harness.evals._examples import fit_examples as fit_examples
 from harness.evals._examples import fit_examples_async as fit_examples_async
+from harness.evals._examples import fit_run_examples as fit_run_examples
+from harness.evals._examples import fit_run_examples_async as fit_run_examples_async
 from harness.evals._gates import GATES as GATES
 from harness.evals._gates import GateResult as GateResult
 from harness.evals._gates import assert_eval as assert_eval
@@ -80,6 +83,7 @@ __all__ = [
     "DatasetError",
     "DecisionPack",
     "DecisionShift",
+    "DrawnSplitError",
     "Estimate",
     "EvalError",
     "EvalReport",
@@ -108,6 +112,8 @@ __all__ = [
     "fit_calibration",
     "fit_examples",
     "fit_examples_async",
+    "fit_run_examples",
+    "fit_run_examples_async",
     "fit_threshold",
     "import_thinker",
     "key_text",

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from harness.catalog import CatalogEntry
 from harness.decision import JsonValue
 from harness.evals._dataset import DatasetError
-from harness.evals._run import EvalError
+from harness.evals._folder import EvalError
 
 __all__ = ["DrawnSplitError", "refuse_drawn"]
 

@@ -70,6 +70,8 @@ __all__ = [
     "draw_labeled",
     "fit_examples",
     "fit_examples_async",
+    "fit_run_examples",
+    "fit_run_examples_async",
     "refuse_drawn",
     "solved_examples",
     "split_decisions",
@@ -366,3 +368,53 @@ async def _calibrate(
 
 
 fit_examples = _sync_form(fit_examples_async, "fit_examples")
+
+
+async def fit_run_examples_async(
+    runs: str | os.PathLike[str],
+    *,
+    model: str | None = None,
+    catalog: Catalog | None = None,
+    split: str = "dev",
+    k: int = 2,
+    seed: int = 0,
+    method: Method = "labeled",
+    candidates: int = 4,
+    metric: Metric = "discrimination",
+    held_out: str | None = None,
+    calibrate: bool = False,
+    concurrency: int = 1,
+    resamples: int = m.BOOTSTRAP_RESAMPLES,
+) -> ExamplesFit:
+    """Fit ``select`` examples on the labelled runs of a thinker: the folder of a finished
+    :func:`harness.evals.evaluate` (``runs``), whose selections it kept (each selection's
+    state and question, labelled by its case's expected answer, tagged with the case's split).
+
+    The same as :func:`fit_examples` on those selections (``split`` drawn from, ``held_out``
+    reported on when the folder holds such cases), and the examples' ``pool`` holds the digest
+    of every input of the ``split`` cases besides every state: an eval of the thinker on those
+    cases, or of a pack of those states, is refused (:class:`DrawnSplitError`).
+    """
+    from harness.evals._selections import runs_pack
+
+    source = runs_pack(runs)
+    fitted = await fit_examples_async(
+        source.pack,
+        model=model,
+        catalog=catalog,
+        split=split,
+        k=k,
+        seed=seed,
+        method=method,
+        candidates=candidates,
+        metric=metric,
+        held_out=held_out,
+        calibrate=calibrate,
+        concurrency=concurrency,
+        resamples=resamples,
+    )
+    pool = fitted.examples.pool | source.inputs_of(split)
+    return attrs.evolve(fitted, examples=attrs.evolve(fitted.examples, pool=pool))
+
+
+fit_run_examples = _sync_form(fit_run_examples_async, "fit_run_examples")

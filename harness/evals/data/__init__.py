@@ -3,7 +3,9 @@
 * ``decisions.jsonl``: 396 labelled decisions (support tickets, recipes, server logs), each one
   request with one question and its label;
 * ``runs-support.jsonl``, ``runs-recipes.jsonl``, ``runs-logs.jsonl``: 60 labelled runs of the
-  thinkers in :mod:`harness.evals.data.domains`.
+  thinkers in :mod:`harness.evals.data.domains`;
+* ``runs-triage.jsonl``: 48 labelled notes of the guide's triage example
+  (:class:`harness.demo.triage.Triage`, :mod:`harness.evals.data.triage`).
 
 Both are split ``dev`` / ``test``: fit on ``dev``, report on ``test``.
 """
@@ -18,7 +20,11 @@ __all__ = ["DATA_FILES", "DOMAINS", "data_path"]
 DOMAINS: Final = ("support", "recipes", "logs")
 """The domains of the shipped data (none of them the demo's)."""
 
-DATA_FILES: Final = ("decisions.jsonl", *(f"runs-{domain}.jsonl" for domain in DOMAINS))
+DATA_FILES: Final = (
+    "decisions.jsonl",
+    *(f"runs-{domain}.jsonl" for domain in DOMAINS),
+    "runs-triage.jsonl",
+)
 """The shipped data files."""
 
 

@@ -35,6 +35,8 @@ from typing import Final
 
 import attrs
 
+from harness.evals.data.triage import triage_lines
+
 __all__ = [
     "DATA",
     "SEED",
@@ -369,6 +371,7 @@ def files(seed: int = SEED) -> dict[str, bytes]:
     written = {"decisions.jsonl": jsonl(decision_lines(seed))}
     for domain in ("support", "recipes", "logs"):
         written[f"runs-{domain}.jsonl"] = jsonl(run_lines(domain, seed))
+    written["runs-triage.jsonl"] = jsonl(triage_lines(seed))
     return written
 
 
