@@ -90,7 +90,7 @@ class _RawAnswers:
 
 def relative_source(path: str, folder: str) -> str:
     """``path`` relative to ``folder`` when inside it, else as given (with ``/`` separators);
-    a relative path (as the demo's tools now give) is taken as relative to ``folder`` already."""
+    a relative path (what the demo's tools give) is taken as relative to ``folder`` already."""
     if not os.path.isabs(path):
         return path.replace(os.sep, "/")
     try:

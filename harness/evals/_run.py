@@ -360,7 +360,16 @@ def at_threshold(report: EvalReport, threshold: float) -> EvalReport:
         cases.append(
             attrs.evolve(case, decisions=decisions, answered=answered if runs else case.answered)
         )
-    again = score(
+    again = rescored(report, cases, threshold=threshold)
+    return attrs.evolve(again, threshold_source=RESCORED_SOURCE)
+
+
+def rescored(
+    report: EvalReport, cases: Sequence[CaseResult], *, threshold: float | None = None
+) -> EvalReport:
+    """``cases`` (``report``'s, changed) scored again under ``report``'s subject, data, model,
+    split, seed and resamples, at ``threshold`` (default: ``report``'s)."""
+    return score(
         cases,
         subject=report.subject,
         dataset=report.dataset,
@@ -369,6 +378,5 @@ def at_threshold(report: EvalReport, threshold: float) -> EvalReport:
         seed=report.seed,
         resamples=report.resamples,
         runs=any(c.candidates or c.expected for c in report.cases),
-        threshold=threshold,
+        threshold=report.threshold if threshold is None else threshold,
     )
-    return attrs.evolve(again, threshold_source=RESCORED_SOURCE)

@@ -186,9 +186,9 @@ def test_each_name_has_one_home() -> None:
     import harness.runs
 
     assert harness.runs.RunFailedError is harness.record.RunFailedError  # one class, not two
-    for old in ("RetrySignal", "RateLimitSignal", "OverloadSignal", "TransientSignal"):
-        assert not hasattr(harness.errors, old)
-    gone = [
+    for name in ("RetrySignal", "RateLimitSignal", "OverloadSignal", "TransientSignal"):
+        assert not hasattr(harness.errors, name)
+    no_module_here = [
         "harness/tools/_identity.py",
         "harness/record/_cassette.py",
         "harness/palette.py",
@@ -197,7 +197,7 @@ def test_each_name_has_one_home() -> None:
         "harness/llm",
         "harness/models",
     ]
-    assert [path for path in gone if (ROOT / path).exists()] == []
+    assert [path for path in no_module_here if (ROOT / path).exists()] == []
 
 
 def test_no_harness_module_is_loaded_by_name() -> None:

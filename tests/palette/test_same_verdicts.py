@@ -1239,7 +1239,7 @@ def test_plugin_and_runtime_agree(
 
 
 def test_messages_read_as_mypy_prints_types(plugin_verdicts: dict[str, list[Shown]]) -> None:
-    """Spot checks of the wording both sides now share (type variables, unions, lists)."""
+    """Spot checks of the wording both sides share (type variables, unions, lists)."""
     messages = {
         name: [message for _, message, _ in plugin_verdicts[f"case_{name}"]] for name in CASES
     }

@@ -41,7 +41,7 @@ from harness.evals._compare import compare
 from harness.evals._dataset import Dataset
 from harness.evals._examples import fit_run_examples
 from harness.evals._report import EvalReport
-from harness.evals._run import at_threshold, evaluate, score
+from harness.evals._run import at_threshold, evaluate, rescored
 from harness.evals._threshold import fit_threshold
 from harness.evals.data import data_path
 from harness.evals.data.local import _estimate
@@ -92,16 +92,7 @@ def parts_only(report: EvalReport) -> EvalReport:
                 ),
             )
         )
-    return score(
-        cases,
-        subject=report.subject,
-        dataset=report.dataset,
-        model=report.model,
-        split=report.split,
-        seed=report.seed,
-        resamples=report.resamples,
-        threshold=report.threshold,
-    )
+    return rescored(report, cases)
 
 
 def calibrated(report: EvalReport, calibration: Calibration) -> EvalReport:
