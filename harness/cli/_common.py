@@ -234,16 +234,21 @@ def add_model_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_concurrency_option(
-    parser: argparse.ArgumentParser, what: str, default: int = DEFAULT_CONCURRENCY
+    parser: argparse.ArgumentParser,
+    what: str,
+    default: int | None = DEFAULT_CONCURRENCY,
+    *,
+    more: str = "",
 ) -> None:
-    """``--concurrency N`` (checked by :func:`check_concurrency`): how many of ``what`` run at
-    once."""
+    """``--concurrency N``: how many of ``what`` run at once (``None``: not given, resolved by
+    :func:`check_concurrency`); ``more`` ends the help text."""
+    shown = DEFAULT_CONCURRENCY if default is None else default
     parser.add_argument(
         "--concurrency",
         type=int,
         default=default,
         metavar="N",
-        help=f"{what} in flight (default {default})",
+        help=f"{what} in flight (default {shown}){more}",
     )
 
 
@@ -257,13 +262,12 @@ def add_resamples_option(parser: argparse.ArgumentParser) -> None:
 def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:
     """``--concurrency N`` (checked and resolved by :func:`check_concurrency`) and ``--ray``: how
     many of ``what`` (``inputs``, ``cases``) run at once, and whether on Ray."""
-    parser.add_argument(
-        "--concurrency",
-        type=int,
-        metavar="N",
-        help=f"{what} in flight (default {DEFAULT_CONCURRENCY}); on an entry that runs its "
-        "model in this process (llama) also its contexts over the one loaded model, in each "
-        "process (default: the entry's max_concurrent)",
+    add_concurrency_option(
+        parser,
+        what,
+        None,
+        more="; on an entry that runs its model in this process (llama) also its contexts over "
+        "the one loaded model, in each process (default: the entry's max_concurrent)",
     )
     parser.add_argument(
         "--ray",

