@@ -17,7 +17,8 @@ prompt once, each option over its own tokens). A ``Noul`` is asked yes/no, a ``S
 by number, a ``Choice`` its options (``choice_options``: labels or texts). The share of the
 model's probability on the options after the prompt is each question's ``mass`` in the call's
 ``reading`` (refused below the entry's ``mass_floor``, default 0), beside where the call ran
-(the process, its context's number, the process's GGUF loads).
+(the process, its context's number, the process's GGUF loads) and the prompt tokens it reused
+from its context's cache (``reused_tokens``).
 
 The prompts a call used are its wire body (:mod:`harness.providers._llama_body`), so ``--bodies``
 keeps them in the run's record.
@@ -67,6 +68,7 @@ class _Outcome:
     reading: Reading
     place: Place
     tokens: int
+    reused: int
     model: str
 
 
@@ -108,7 +110,11 @@ class LlamaDecisionClient(CheckedClient):
             request_id=None,
             latency=time.perf_counter() - started,
             failure=None,
-            reading={**outcome.reading.as_json(), **outcome.place.as_json()},
+            reading={
+                **outcome.reading.as_json(),
+                **outcome.place.as_json(),
+                "reused_tokens": outcome.reused,
+            },
         )
 
     async def _model(self, entry: CatalogEntry) -> LlamaModel:
@@ -190,4 +196,4 @@ def _decide(
         mass={qid: min(values) for qid, values in mass.items()},
         orderings=entry.orderings,
     )
-    return _Outcome(answers, reading, place, scored.tokens, model.name)
+    return _Outcome(answers, reading, place, scored.tokens, scored.reused, model.name)

@@ -427,6 +427,10 @@ def test_the_triage_example_runs_end_to_end_with_readings_and_prompts_in_the_rec
         for shown in prompts.values():
             assert shown["prompt"].endswith("Answer:")
             assert shown["options"]
+    # one context, one call after another: each later call reuses the instructions at least
+    reused = [call["reading"]["reused_tokens"] for call in calls]
+    assert reused[0] == 0, reused
+    assert all(count > 0 for count in reused[1:]), reused
 
 
 def _calls(document: dict[str, Any]) -> list[list[dict[str, Any]]]:  # Any: JSON
