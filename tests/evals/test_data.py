@@ -155,3 +155,46 @@ def test_the_docs_quote_the_fitted_figures() -> None:
         assert f"| {when} | {row} |" in docs
     threshold = figures["calibration"]["selection_threshold"]
     assert f"{threshold:.3f}" in docs
+
+
+def test_the_triage_selections_are_the_thinkers_own_requests_labelled_by_the_tools_rule() -> None:
+    from harness import run_sync
+    from harness.demo.triage import Note, Triage, Verdict
+    from harness.evals.data.triage import needs_action
+    from harness.evals.data.triage_selections import right_moves
+    from harness.providers import FakeDecisionModel
+
+    pack = DecisionPack.load(data_path("selections-triage.jsonl"))
+    notes = Dataset.load(data_path("runs-triage.jsonl"), Note, Verdict)
+    by_name = {case.name: case for case in notes}
+    seen: Counter[tuple[str, bool]] = Counter()
+    for decision in pack:
+        (question_id,) = decision.request.questions
+        assert question_id.startswith("select_"), decision.name
+        case = by_name[decision.name.split("/")[0]]
+        split = next(t for t in case.tags if t in ("dev", "test"))
+        assert split in decision.tags
+        # the verdict asked about judged one part of the note, labelled by JudgeNote's own rule
+        state = decision.request.state
+        assert isinstance(state, dict)
+        ref = question_id.removeprefix("select_")
+        (line,) = [a for a in state["artifacts"] if str(a).startswith(f"{ref} (verdict): ")]
+        verdict = json.loads(str(line).split(": ", 1)[1])
+        assert verdict["note"] in [p.strip() for p in case.input.text.split(";")]
+        label = decision.labels[question_id]
+        assert isinstance(label, bool)
+        assert label is needs_action(verdict["note"]) is verdict["urgent"]
+        seen[(split, label)] += 1
+    assert all(seen[(split, label)] >= 20 for split in ("dev", "test") for label in (True, False))
+    # each note's requests are what the guide's thinker asks on its finishing turn
+    first = next(iter(notes))
+    model = FakeDecisionModel(right_moves)
+    run_sync(Triage, first.input, model=model)
+    asked = model.requests[-1]
+    mine = [x for x in pack if x.name.startswith(f"{first.name}/")]
+    selections = [q for q in asked.questions if q.startswith("select_")]
+    assert [next(iter(x.request.questions)) for x in mine] == selections
+    for decision in mine:
+        assert decision.request.state == asked.state
+        (question_id,) = decision.request.questions
+        assert decision.request.questions[question_id] == asked.questions[question_id]

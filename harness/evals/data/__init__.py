@@ -5,7 +5,9 @@
 * ``runs-support.jsonl``, ``runs-recipes.jsonl``, ``runs-logs.jsonl``: 60 labelled runs of the
   thinkers in :mod:`harness.evals.data.domains`;
 * ``runs-triage.jsonl``: 48 labelled notes of the guide's triage example
-  (:class:`harness.demo.triage.Triage`, :mod:`harness.evals.data.triage`).
+  (:class:`harness.demo.triage.Triage`, :mod:`harness.evals.data.triage`);
+* ``selections-triage.jsonl``: the same notes' selections as labelled decisions, the requests the
+  triage thinker asks when its moves are right (:mod:`harness.evals.data.triage_selections`).
 
 Both are split ``dev`` / ``test``: fit on ``dev``, report on ``test``.
 """
@@ -24,6 +26,7 @@ DATA_FILES: Final = (
     "decisions.jsonl",
     *(f"runs-{domain}.jsonl" for domain in DOMAINS),
     "runs-triage.jsonl",
+    "selections-triage.jsonl",
 )
 """The shipped data files."""
 

@@ -36,6 +36,7 @@ from typing import Final
 import attrs
 
 from harness.evals.data.triage import triage_lines
+from harness.evals.data.triage_selections import selection_lines
 
 __all__ = [
     "DATA",
@@ -372,6 +373,7 @@ def files(seed: int = SEED) -> dict[str, bytes]:
     for domain in ("support", "recipes", "logs"):
         written[f"runs-{domain}.jsonl"] = jsonl(run_lines(domain, seed))
     written["runs-triage.jsonl"] = jsonl(triage_lines(seed))
+    written["selections-triage.jsonl"] = jsonl(selection_lines(seed))
     return written
 
 

@@ -1,5 +1,7 @@
 """Fits a local model's solved examples and calibration on the shipped decisions' ``dev`` split,
-domain by domain, and reports on the ``test`` split: the embedded model (as shipped, calibrated),
+domain by domain (``support``, ``recipes``, ``logs`` of ``decisions.jsonl``, and ``triage``: the
+triage example's selections, ``selections-triage.jsonl``), and reports on the ``test`` split:
+the embedded model (as shipped, calibrated),
 the local entry zero-shot (its own answers) and k-shot calibrated, each figure with its 95 %
 interval, and McNemar between each pair (:func:`harness.evals.compare`).
 
@@ -22,6 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 import attrs
 
@@ -38,6 +41,12 @@ from harness.evals.data import DOMAINS, data_path
 from harness.evals.metrics import Estimate, mcnemar
 
 __all__ = ["domain_figures", "main"]
+
+PACK_FILES: Final = {"triage": "selections-triage.jsonl"}
+"""The domains whose decisions are a file of their own (the rest are in ``decisions.jsonl``)."""
+
+PACK_DOMAINS: Final = (*DOMAINS, *PACK_FILES)
+"""Every domain ``--domain`` takes: the shipped decisions' and the triage example's selections."""
 
 FIGURES = ("accuracy", "auc", "brier")
 """The figures of each role reported (the pack's roles: choice, noul, score)."""
@@ -135,7 +144,7 @@ async def domain_figures(
     concurrency: int,
 ) -> dict[str, object]:
     """One domain: fit on dev, report embedded, zero-shot and k-shot calibrated on test."""
-    shipped = DecisionPack.load(data_path("decisions.jsonl"))
+    shipped = DecisionPack.load(data_path(PACK_FILES.get(domain, "decisions.jsonl")))
     pack = DecisionPack([d for d in shipped if domain in d.tags], name=domain)
     test = DecisionPack(split_decisions(pack, "test"), name=f"{domain} [test]")
     began = time.perf_counter()
@@ -190,7 +199,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.evals.data.local")
     parser.add_argument("--model", required=True, help="the local entry id (or a model string)")
     parser.add_argument("--catalog", help="the catalog holding the entry")
-    parser.add_argument("--domain", action="append", choices=DOMAINS, help="default: all")
+    parser.add_argument(
+        "--domain",
+        action="append",
+        choices=PACK_DOMAINS,
+        help="default: the three of decisions.jsonl",
+    )
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--method", choices=("labeled", "search"), default="search")
     parser.add_argument("--candidates", type=int, default=3)
