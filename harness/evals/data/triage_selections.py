@@ -77,9 +77,9 @@ def right_moves(request: DecisionRequest) -> Mapping[str, Answer]:
 
 
 async def _finishing_request(text: str) -> DecisionRequest:
-    from harness import run
     from harness.demo.triage import Note, Triage
     from harness.providers import FakeDecisionModel
+    from harness.runs import run
 
     model = FakeDecisionModel(right_moves)
     await run(Triage, Note(text), model=model)
