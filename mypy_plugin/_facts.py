@@ -9,8 +9,7 @@ rules need (own name, constructor, bound ``I`` and ``O``) are read here from a c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 
 from mypy.checkexpr import has_any_type
 from mypy.maptype import map_instance_to_supertype
@@ -57,6 +56,16 @@ class MypyType:
 
     typ: Instance
     options: Options
+    #: The class's full name when subtyping it is nominal and nothing else (set on creation):
+    #: a class without type arguments, not a protocol or a ``NamedTuple``, no ``Any`` among its
+    #: bases, no promotion (``int`` to ``float``) in its MRO. Between two such classes, mypy's
+    #: ``is_subtype`` is whether the right one is in the left one's MRO (its ``visit_instance``
+    #: with no arguments to compare), which most artifact classes are: reachability asks it for
+    #: every pair of types a palette can hold.
+    nominal: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nominal", _nominal(self.typ))
 
     def is_subtype_of(self, other: MypyType) -> bool:
         """mypy's own subtype check (``ListArtifact`` is covariant); between two plain classes
@@ -65,27 +74,6 @@ class MypyType:
         if theirs is not None and self.nominal is not None:
             return self.typ.type.has_base(theirs) or theirs == "builtins.object"
         return is_subtype(self.typ, other.typ)
-
-    @cached_property
-    def nominal(self) -> str | None:
-        """The class's full name when subtyping it is nominal and nothing else: a class without
-        type arguments, not a protocol or a ``NamedTuple``, no ``Any`` among its bases, no
-        promotion (``int`` to ``float``) in its MRO. Between two such classes, mypy's
-        ``is_subtype`` is whether the right one is in the left one's MRO (its ``visit_instance``
-        with no arguments to compare), which most artifact classes are: reachability asks it
-        for every pair of types a palette can hold."""
-        info = self.typ.type
-        if (
-            self.typ.args
-            or info.type_vars
-            or info.is_protocol
-            or info.fallback_to_any
-            or info.alt_promote is not None
-            or info.fullname in TYPED_NAMEDTUPLE_NAMES
-            or any(base._promote for base in info.mro)
-        ):
-            return None
-        return info.fullname
 
     def iterand(self) -> MypyType | None:
         """``X`` of ``ListArtifact[X]``, also through a subclass of a parameterised list (found
@@ -107,6 +95,24 @@ class MypyType:
     def render(self) -> str:
         """The type as mypy prints it."""
         return format_type_bare(self.typ, self.options)
+
+
+def _nominal(typ: Instance) -> str | None:
+    """See :attr:`MypyType.nominal`."""
+    info = typ.type
+    if (
+        typ.args
+        or info.type_vars
+        or info.is_protocol
+        or info.fallback_to_any
+        or info.alt_promote is not None
+        or info.fullname in TYPED_NAMEDTUPLE_NAMES
+    ):
+        return None
+    for base in info.mro:
+        if base._promote:
+            return None
+    return info.fullname
 
 
 def artifact_side(typ: Type, options: Options) -> MypyType | Open:
