@@ -91,13 +91,14 @@ _FUNCTION_HOOKS: Final[dict[str, tuple[str, str] | _Hook]] = {
 }
 
 
-def _hook(hooks: dict[str, tuple[str, str] | _Hook], fullname: str) -> _Hook | None:
-    """The hook for ``fullname`` in ``hooks``, imported on first use (mypy asks for most names
-    it checks a call of: the usual answer is one dictionary lookup)."""
-    found = hooks.get(fullname)
-    if isinstance(found, tuple):
-        module, name = found
-        found = hooks[fullname] = getattr(importlib.import_module(module), name)
+def _load(hooks: dict[str, tuple[str, str] | _Hook], fullname: str) -> _Hook:
+    """Import the hook ``hooks`` has for ``fullname`` and keep it there in place of where it is."""
+    where = hooks[fullname]
+    if not isinstance(where, tuple):
+        return where
+    module, name = where
+    found: _Hook = getattr(importlib.import_module(module), name)
+    hooks[fullname] = found
     return found
 
 
@@ -124,11 +125,13 @@ class HarnessPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         """``tool_name.__call__``: check the decorated class (type checking); an explicit
         ``DecisionThinker.__init__(self, ...)``: check the palette."""
-        return _hook(_METHOD_HOOKS, fullname)
+        found = _METHOD_HOOKS.get(fullname)  # mypy asks about most calls it checks: one lookup
+        return _load(_METHOD_HOOKS, fullname) if isinstance(found, tuple) else found
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         """The thinker's constructor, in both forms; the runners (a note on their input)."""
-        return _hook(_FUNCTION_HOOKS, fullname)
+        found = _FUNCTION_HOOKS.get(fullname)
+        return _load(_FUNCTION_HOOKS, fullname) if isinstance(found, tuple) else found
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         """The modules whose ``tool_name("x")(Cls)`` calls a palette check of ``file`` read: a
