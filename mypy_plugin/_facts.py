@@ -118,6 +118,8 @@ def _nominal(typ: Instance) -> str | None:
 def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and not proper.args and not proper.type.is_newtype:
+        return MypyType(proper, options)  # most artifact types: nothing to be open about
     if isinstance(proper, AnyType):
         return Open.any()
     if isinstance(proper, TypeVarType):
