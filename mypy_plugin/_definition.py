@@ -13,6 +13,7 @@ recorded during semantic analysis by :mod:`mypy_plugin._record`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from mypy.checker import TypeChecker
 from mypy.nodes import (
@@ -50,7 +51,7 @@ from mypy_plugin._record import (
     name_argument,
     tool_name_calls,
 )
-from mypy_plugin._report import checker_fail, report, reporting_surprises
+from mypy_plugin._report import checker_fail, report, report_surprise, reporting_surprises
 
 __all__ = ["check_tool_definition"]
 
@@ -65,7 +66,10 @@ def _quotes_a_type(expr: Expression) -> bool:
 def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
     """A quoted type in a ``DecisionTool[...]`` base naming something imported only under
     ``if TYPE_CHECKING:``: it does not exist when the runtime reads the tool's types."""
-    if not any(_quotes_a_type(expr) for expr in defn.base_type_exprs):
+    for expr in defn.base_type_exprs:
+        if _quotes_a_type(expr):
+            break
+    else:
         return []  # most tools: nothing quoted, no import to walk
     module = (
         ctx.api.modules.get(defn.info.module_name) if isinstance(ctx.api, TypeChecker) else None
@@ -121,7 +125,7 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
         report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), outermost)
         return
     forward = _type_checking_only(ctx, defn)
-    verdicts = own_verdicts(facts)
+    verdicts: Sequence[Verdict] = own_verdicts(facts)
     if forward:
         verdicts = [v for v in verdicts if v.code != "harness-open-type"] + forward
     for verdict in verdicts:
@@ -154,7 +158,9 @@ def check_tool_definition(ctx: MethodContext) -> Type:
     if not isinstance(defn, ClassDef):
         return ctx.default_return_type
     calls = tool_name_calls(defn)
-    where = calls[0] if calls else defn
-    with reporting_surprises(checker_fail(ctx.api.msg), where, f'the tool "{defn.name}"'):
+    try:
         _check(ctx, defn, calls)
+    except Exception as error:  # any bug of ours must not crash the user's type check
+        where = calls[0] if calls else defn
+        report_surprise(checker_fail(ctx.api.msg), where, f'the tool "{defn.name}"', error)
     return ctx.default_return_type

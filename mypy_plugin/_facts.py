@@ -8,7 +8,8 @@ rules need (own name, constructor, bound ``I`` and ``O``) are read here from a c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from mypy.checkexpr import has_any_type
 from mypy.maptype import map_instance_to_supertype
@@ -27,6 +28,7 @@ from mypy.options import Options
 from mypy.subtypes import is_subtype
 from mypy.typeops import get_all_type_vars
 from mypy.types import (
+    TYPED_NAMEDTUPLE_NAMES,
     AnyType,
     CallableType,
     Instance,
@@ -54,9 +56,23 @@ class MypyType:
 
     typ: Instance
     options: Options
+    #: The class's full name when subtyping it is nominal and nothing else (set on creation):
+    #: a class without type arguments, not a protocol or a ``NamedTuple``, no ``Any`` among its
+    #: bases, no promotion (``int`` to ``float``) in its MRO. Between two such classes, mypy's
+    #: ``is_subtype`` is whether the right one is in the left one's MRO (its ``visit_instance``
+    #: with no arguments to compare), which most artifact classes are: reachability asks it for
+    #: every pair of types a palette can hold.
+    nominal: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nominal", _nominal(self.typ))
 
     def is_subtype_of(self, other: MypyType) -> bool:
-        """mypy's own subtype check (``ListArtifact`` is covariant)."""
+        """mypy's own subtype check (``ListArtifact`` is covariant); between two plain classes
+        (see :attr:`nominal`), the answer mypy's check comes to, without building it."""
+        theirs = other.nominal
+        if theirs is not None and self.nominal is not None:
+            return self.typ.type.has_base(theirs) or theirs == "builtins.object"
         return is_subtype(self.typ, other.typ)
 
     def iterand(self) -> MypyType | None:
@@ -81,9 +97,29 @@ class MypyType:
         return format_type_bare(self.typ, self.options)
 
 
+def _nominal(typ: Instance) -> str | None:
+    """See :attr:`MypyType.nominal`."""
+    info = typ.type
+    if (
+        typ.args
+        or info.type_vars
+        or info.is_protocol
+        or info.fallback_to_any
+        or info.alt_promote is not None
+        or info.fullname in TYPED_NAMEDTUPLE_NAMES
+    ):
+        return None
+    for base in info.mro:
+        if base._promote:
+            return None
+    return info.fullname
+
+
 def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and not proper.args and not proper.type.is_newtype:
+        return MypyType(proper, options)  # most artifact types: nothing to be open about
     if isinstance(proper, AnyType):
         return Open.any()
     if isinstance(proper, TypeVarType):
@@ -120,9 +156,12 @@ def _self_instance(info: TypeInfo) -> Instance:
     return Instance(info, list(info.defn.type_vars))  # a tuple-based class: its own instance
 
 
-def tool_sides(info: TypeInfo, options: Options) -> tuple[MypyType | Open, MypyType | Open]:
-    """The tool's ``I`` and ``O`` as seen from its own class (type variables left open)."""
-    base = tool_base(info)
+def tool_sides(
+    info: TypeInfo, options: Options, base: TypeInfo | None = None
+) -> tuple[MypyType | Open, MypyType | Open]:
+    """The tool's ``I`` and ``O`` as seen from its own class (type variables left open);
+    ``base``: ``DecisionTool``'s ``TypeInfo`` when the caller found it already."""
+    base = base if base is not None else tool_base(info)
     if base is None:
         return Open("not a tool"), Open("not a tool")
     mapped = map_instance_to_supertype(_self_instance(info), base)
@@ -243,16 +282,17 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         return ToolFacts(info.fullname, label, not_a_tool="it is not a DecisionTool subclass")
     record = own_name_record(info)
     name = record.get("name") if record is not None else None
-    others = info.metadata.get(OTHER_DECORATORS_KEY, {}).get("decorators")
-    unseen = str(others[0]) if record is None and isinstance(others, list) and others else None
+    unseen: str | None = None
     inherited: tuple[str, str] | None = None
-    if record is None:
+    if record is None:  # most tools have their own @tool_name
+        others = info.metadata.get(OTHER_DECORATORS_KEY, {}).get("decorators")
+        unseen = str(others[0]) if isinstance(others, list) and others else None
         for parent in info.mro[1:]:
             parent_record = own_name_record(parent)
             if parent_record is not None and isinstance(parent_record.get("name"), str):
                 inherited = (str(parent_record["name"]), parent.name)
                 break
-    input_side, output_side = tool_sides(info, options)
+    input_side, output_side = tool_sides(info, options, base)
     init = _init_of(info)
     root = base.get_method("__init__")
     inherited_root = init is root  # most tools: DecisionTool's own constructor, which is legal
@@ -276,15 +316,16 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
     )
 
 
-def own_verdicts(facts: ToolFacts[MypyType]) -> list[Verdict]:
+def own_verdicts(facts: ToolFacts[MypyType]) -> Sequence[Verdict]:
     """:func:`~harness.palette._rules.tool_verdicts` of remembered facts, found once per build
-    (the definition check and every palette holding the class ask for the same)."""
+    (the definition check and every palette holding the class ask for the same); a tuple, so
+    the one remembered answer is handed out as it is."""
     known = _VERDICTS.get(id(facts))
     if known is not None and known[0] is facts:
-        remembered: list[Verdict] = known[1]  # what this function stored under the key
-        return list(remembered)
-    found = tool_verdicts(facts)
+        remembered: tuple[Verdict, ...] = known[1]  # what this function stored under the key
+        return remembered
+    found = tuple(tool_verdicts(facts))
     if len(_VERDICTS) >= FACTS_LIMIT:
         _VERDICTS.clear()
     _VERDICTS[id(facts)] = (facts, found)
-    return list(found)
+    return found

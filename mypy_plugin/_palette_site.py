@@ -87,7 +87,7 @@ from mypy_plugin._facts import (
     tool_base,
 )
 from mypy_plugin._names import DECISION_TOOL, THINKER
-from mypy_plugin._report import checker_fail, report, reporting_surprises
+from mypy_plugin._report import checker_fail, report, report_surprise
 
 __all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init"]
 
@@ -313,12 +313,18 @@ def _note_palette_shape(site: Site, proper: Instance, expr: Expression) -> None:
     )
 
 
+def _surprise(ctx: CallContext, error: Exception) -> None:
+    report_surprise(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette", error)
+
+
 def check_direct_thinker(ctx: FunctionContext) -> Type:
     """``DecisionThinker[I, O](parent, ...)``: the thinker's ``I`` and ``O`` come from the call."""
-    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette"):
+    try:
         returned = get_proper_type(ctx.default_return_type)
         args = returned.args if isinstance(returned, Instance) else None
         _check(Site(ctx, args))
+    except Exception as error:  # any bug of ours must not crash the user's type check
+        _surprise(ctx, error)
     return ctx.default_return_type
 
 
@@ -338,13 +344,17 @@ def _check_in_thinker_class(ctx: CallContext) -> None:
 
 def check_super_init(ctx: FunctionContext) -> Type:
     """``super().__init__(...)`` in a thinker subclass: ``I`` and ``O`` come from its bases."""
-    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette"):
+    try:
         _check_in_thinker_class(ctx)
+    except Exception as error:  # any bug of ours must not crash the user's type check
+        _surprise(ctx, error)
     return ctx.default_return_type
 
 
 def check_explicit_init(ctx: MethodContext) -> Type:
     """``DecisionThinker.__init__(self, parent, ...)`` in a thinker subclass: as ``super()``."""
-    with reporting_surprises(checker_fail(ctx.api.msg), ctx.context, "a thinker's palette"):
+    try:
         _check_in_thinker_class(ctx)
+    except Exception as error:  # any bug of ours must not crash the user's type check
+        _surprise(ctx, error)
     return ctx.default_return_type

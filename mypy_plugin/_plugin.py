@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -69,45 +70,36 @@ def _source_digest() -> str:
 SOURCE_DIGEST: Final = _source_digest()
 
 
-# The checks import harness (the shared rules) only when a type-checking hook first fires: a run
-# that re-checks no tool and no thinker, such as a warm run after an edit elsewhere, never pays
-# for importing the runtime. The semantic-analysis hooks (``_record``) import nothing of harness:
-# the decorator hook runs for every class mypy analyses, stdlib and third-party ones included.
+# The checks import harness (the shared rules) only when a type-checking hook is first asked
+# for: a run that re-checks no tool and no thinker, such as a warm run after an edit elsewhere,
+# never pays for importing the runtime. The semantic-analysis hooks (``_record``) import nothing
+# of harness: the decorator hook runs for every class mypy analyses, stdlib and third-party ones
+# included. mypy asks for a hook right before calling it, so importing on the first request is
+# importing on the first check; each hook is then handed out as it is, with no wrapper to call.
+
+#: The type-checking hooks by the full name mypy asks about: where each is, (module, function),
+#: until it is first asked for, then the function itself.
+_Hook = Callable[[Any], Type]  # Any: a mypy context
+_METHOD_HOOKS: Final[dict[str, tuple[str, str] | _Hook]] = {
+    TOOL_NAME_CALL: ("mypy_plugin._definition", "check_tool_definition"),
+    THINKER_INIT: ("mypy_plugin._palette_site", "check_explicit_init"),
+}
+_FUNCTION_HOOKS: Final[dict[str, tuple[str, str] | _Hook]] = {
+    THINKER: ("mypy_plugin._palette_site", "check_direct_thinker"),
+    THINKER_SUPER_INIT: ("mypy_plugin._palette_site", "check_super_init"),
+    **{runner: ("mypy_plugin._runner", "note_thinker_input") for runner in RUNNERS},
+}
 
 
-def note_thinker_input(ctx: FunctionContext) -> Type:
-    """See :func:`mypy_plugin._runner.note_thinker_input`."""
-    from mypy_plugin._runner import note_thinker_input as hook
-
-    return hook(ctx)
-
-
-def check_tool_definition(ctx: MethodContext) -> Type:
-    """See :func:`mypy_plugin._definition.check_tool_definition`."""
-    from mypy_plugin._definition import check_tool_definition as hook
-
-    return hook(ctx)
-
-
-def check_direct_thinker(ctx: FunctionContext) -> Type:
-    """See :func:`mypy_plugin._palette_site.check_direct_thinker`."""
-    from mypy_plugin._palette_site import check_direct_thinker as hook
-
-    return hook(ctx)
-
-
-def check_super_init(ctx: FunctionContext) -> Type:
-    """See :func:`mypy_plugin._palette_site.check_super_init`."""
-    from mypy_plugin._palette_site import check_super_init as hook
-
-    return hook(ctx)
-
-
-def check_explicit_init(ctx: MethodContext) -> Type:
-    """See :func:`mypy_plugin._palette_site.check_explicit_init`."""
-    from mypy_plugin._palette_site import check_explicit_init as hook
-
-    return hook(ctx)
+def _load(hooks: dict[str, tuple[str, str] | _Hook], fullname: str) -> _Hook:
+    """Import the hook ``hooks`` has for ``fullname`` and keep it there in place of where it is."""
+    where = hooks[fullname]
+    if not isinstance(where, tuple):
+        return where
+    module, name = where
+    found: _Hook = getattr(importlib.import_module(module), name)
+    hooks[fullname] = found
+    return found
 
 
 class HarnessPlugin(Plugin):
@@ -133,21 +125,13 @@ class HarnessPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         """``tool_name.__call__``: check the decorated class (type checking); an explicit
         ``DecisionThinker.__init__(self, ...)``: check the palette."""
-        if fullname == TOOL_NAME_CALL:
-            return check_tool_definition
-        if fullname == THINKER_INIT:
-            return check_explicit_init
-        return None
+        found = _METHOD_HOOKS.get(fullname)  # mypy asks about most calls it checks: one lookup
+        return _load(_METHOD_HOOKS, fullname) if isinstance(found, tuple) else found
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """The thinker's constructor, in both forms."""
-        if fullname == THINKER:
-            return check_direct_thinker
-        if fullname == THINKER_SUPER_INIT:
-            return check_super_init
-        if fullname in RUNNERS:
-            return note_thinker_input
-        return None
+        """The thinker's constructor, in both forms; the runners (a note on their input)."""
+        found = _FUNCTION_HOOKS.get(fullname)
+        return _load(_FUNCTION_HOOKS, fullname) if isinstance(found, tuple) else found
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         """The modules whose ``tool_name("x")(Cls)`` calls a palette check of ``file`` read: a

@@ -50,7 +50,7 @@ from mypy_plugin._names import (
     OTHER_DECORATORS_KEY,
     TOOL_NAME,
 )
-from mypy_plugin._report import SURPRISE_NOTE, Fail, reporting_surprises
+from mypy_plugin._report import SURPRISE_NOTE, Fail, report_surprise
 
 __all__ = [
     "literal_name",
@@ -208,9 +208,7 @@ def base_expression(defn: ClassDef, is_tool_base: Callable[[TypeInfo], bool]) ->
 
 
 def _is_tool_base(info: TypeInfo) -> bool:
-    return any(base.fullname == DECISION_TOOL for base in info.mro) or (
-        not info.mro and info.fullname == DECISION_TOOL
-    )
+    return info.has_base(DECISION_TOOL) or (not info.mro and info.fullname == DECISION_TOOL)
 
 
 def _report_lines(defn: ClassDef, calls: list[CallExpr]) -> dict[str, int]:
@@ -255,17 +253,11 @@ def record_tool_name(ctx: ClassDefContext) -> bool:
     Returns ``False`` (call again) while a named constant is still a placeholder, except on the
     final iteration, where deferring would crash mypy.
     """
-    done = True  # after an internal surprise (reported): nothing recorded, no second try
-    with reporting_surprises(_semanal_fail(ctx.api), ctx.reason, f'the tool "{ctx.cls.name}"'):
-        done = _record(ctx)
-    return done
-
-
-def _decorator_name(expr: Expression) -> str | None:
-    callee = expr.callee if isinstance(expr, CallExpr) else expr
-    if isinstance(callee, NameExpr | MemberExpr):
-        return callee.name
-    return None
+    try:
+        return _record(ctx)
+    except Exception as error:  # any bug of ours must not crash the user's type check
+        report_surprise(_semanal_fail(ctx.api), ctx.reason, f'the tool "{ctx.cls.name}"', error)
+        return True  # nothing recorded, no second try
 
 
 def record_other_decorator(ctx: ClassDefContext) -> None:
@@ -273,17 +265,26 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     ``@tool_name``, so a tool without a visible ``@tool_name`` is reported as undecidable (a
     decorator may name it at run time, e.g. a library's ``@register("...")``), never as
     unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
-    decorators = ctx.cls.decorators
-    if not decorators:  # most classes (this hook sees every class mypy analyses): no work
-        if OTHER_DECORATORS_KEY in ctx.cls.info.metadata:
-            del ctx.cls.info.metadata[OTHER_DECORATORS_KEY]
+    cls = ctx.cls
+    if not cls.decorators:  # most classes (this hook sees every class mypy analyses): no work
+        if OTHER_DECORATORS_KEY in cls.info.metadata:
+            del cls.info.metadata[OTHER_DECORATORS_KEY]
         return
-    names = [_decorator_name(expr) for expr in decorators]
-    others = [name for name in names if name is not None and name != "tool_name"]
-    if not others or "tool_name" in names:
-        ctx.cls.info.metadata.pop(OTHER_DECORATORS_KEY, None)
-        return
-    ctx.cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
+    if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
+        return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
+    others: list[str] = []
+    for expr in cls.decorators:
+        callee = expr.callee if isinstance(expr, CallExpr) else expr
+        name = callee.name if isinstance(callee, NameExpr | MemberExpr) else None
+        if name == "tool_name":  # a tool named where a type checker sees it
+            others = []
+            break
+        if name is not None:
+            others.append(name)
+    if others:
+        cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
+    elif OTHER_DECORATORS_KEY in cls.info.metadata:
+        del cls.info.metadata[OTHER_DECORATORS_KEY]
 
 
 #: Public names for :mod:`mypy_plugin._definition` (the checks read the same decorators).

@@ -19,7 +19,14 @@ from mypy_plugin._codes import INTERNAL, code_for
 if TYPE_CHECKING:  # the semantic-analysis hooks report through here without loading harness
     from harness.palette._rules import Verdict
 
-__all__ = ["SURPRISE_NOTE", "disabled_in_file", "report", "reporting_surprises"]
+__all__ = [
+    "SURPRISE_NOTE",
+    "checker_fail",
+    "disabled_in_file",
+    "report",
+    "report_surprise",
+    "reporting_surprises",
+]
 
 #: A module's own switch for the plugin's codes, in a comment plain mypy ignores (its own
 #: ``# mypy: disable-error-code=...`` with a ``harness-*`` code crashes mypy without the plugin).
@@ -86,17 +93,25 @@ def checker_fail(msg: MessageBuilder) -> Fail:
     return fail
 
 
+def report_surprise(fail: Fail, context: Context, where: str, error: Exception) -> None:
+    """Report an internal surprise of the plugin as an error asking for a report, never a
+    traceback that stops mypy. ``fail`` reports it (see :func:`checker_fail`). The hooks that
+    run for every tool and thinker catch it themselves and call this (a ``try`` costs nothing
+    until it catches; the context manager below costs a generator per call)."""
+    last = traceback.extract_tb(error.__traceback__)[-1]
+    fail(
+        f"The harness plugin failed while checking {where} ({type(error).__name__} at "
+        f"{last.name}:{last.lineno})",
+        context,
+        INTERNAL,
+    )
+
+
 @contextmanager
 def reporting_surprises(fail: Fail, context: Context, where: str) -> Iterator[None]:
-    """Turn an internal surprise of the plugin into an error asking for a report, never a
-    traceback that stops mypy. ``fail`` reports it (see :func:`checker_fail`)."""
+    """Turn an internal surprise of the plugin into an error asking for a report (see
+    :func:`report_surprise`)."""
     try:
         yield
     except Exception as error:  # any bug of ours must not crash the user's type check
-        last = traceback.extract_tb(error.__traceback__)[-1]
-        fail(
-            f"The harness plugin failed while checking {where} ({type(error).__name__} at "
-            f"{last.name}:{last.lineno})",
-            context,
-            INTERNAL,
-        )
+        report_surprise(fail, context, where, error)

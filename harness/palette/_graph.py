@@ -5,11 +5,12 @@ input reachable, ``harness-graph``; every palette tool's input reachable, ``harn
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from harness.palette._types import N, ToolFacts, Verdict
 from harness.palette._types import quoted as _q
 
-__all__ = ["dead_tool_verdicts", "graph_verdict", "is_fed", "reachable_types"]
+__all__ = ["dead_tool_verdicts", "graph_verdict", "is_fed", "reach", "reachable_types"]
 
 
 def _feeds(artifact: N, wanted: N) -> bool:
@@ -30,30 +31,57 @@ def _with_iterands(node: N) -> list[N]:
 
 def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
     """Every artifact type a run can hold, in discovery order: the input, then each output of a
-    tool fed by something reachable (a list's iterands count by their own type).
+    tool fed by something reachable (a list's iterands count by their own type)."""
+    return reach(thinker_input, tools)[0]
+
+
+def reach(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> tuple[list[N], frozenset[str]]:
+    """:func:`reachable_types`, and the keys of the tools something reachable feeds (each such
+    tool fired on the way, so the rules after it need not ask again).
 
     Passes over the tools until none fires; a tool is only asked about the types that became
-    reachable since it was last asked (the list only grows), so a palette costs tools times
-    types subtype checks, not that once per pass."""
+    reachable since it was last asked (the list only grows), newest first (in a chain the tool
+    before it produced the type that feeds it), and only about types of its own kind (a list
+    feeds only a tool taking a list): a palette costs about one subtype check per tool and one
+    per pair of reachable types (each new type against the known ones), not tools times types
+    per pass."""
     reachable: list[N] = _with_iterands(thinker_input)
-    fired: set[int] = set()
-    asked = [0] * len(tools)  # how many of ``reachable`` each tool was asked about
+    kinds: tuple[list[N], list[N]] = ([], [])  # plain types, lists: what may feed each kind
+    for node in reachable:
+        kinds[node.iterand() is not None].append(node)
+    # each tool with both sides known, not fed yet: facts, input, output, the types of its kind
+    waiting: list[tuple[ToolFacts[N], N, N, list[N]]] = []
+    for facts in tools:
+        wanted, produced = facts.input_node, facts.output_node
+        if wanted is not None and produced is not None:
+            waiting.append((facts, wanted, produced, kinds[wanted.iterand() is not None]))
+    asked = [0] * len(waiting)
+    fed: set[str] = set()
     progress = True
-    while progress:
+    while progress and waiting:
         progress = False
-        for index, facts in enumerate(tools):
-            wanted, produced = facts.input_node, facts.output_node
-            if index in fired or wanted is None or produced is None:
+        still: list[int] = []
+        for index, (facts, wanted, produced, kind) in enumerate(waiting):
+            known = len(kind)
+            for newest_first in range(known - 1, asked[index] - 1, -1):
+                if kind[newest_first].is_subtype_of(wanted):
+                    break
+            else:
+                asked[index] = known
+                still.append(index)
                 continue
-            fed = any(_feeds(have, wanted) for have in reachable[asked[index] :])
-            asked[index] = len(reachable)
-            if fed:
-                fired.add(index)
-                progress = True
-                for node in _with_iterands(produced):
-                    if not any(node.is_subtype_of(r) and r.is_subtype_of(node) for r in reachable):
-                        reachable.append(node)
-    return reachable
+            fed.add(facts.key)
+            progress = True
+            for node in _with_iterands(produced):
+                for have in reachable:
+                    if node.is_subtype_of(have) and have.is_subtype_of(node):
+                        break  # the same type, found before
+                else:
+                    reachable.append(node)
+                    kinds[node.iterand() is not None].append(node)
+        waiting = [waiting[i] for i in still]
+        asked = [asked[i] for i in still]
+    return reachable, frozenset(fed)
 
 
 def _reachable_note(thinker_input: N, reachable: Sequence[N]) -> str:
@@ -70,10 +98,16 @@ def is_fed(wanted: N, reachable: Sequence[N]) -> bool:
     return any(_feeds(have, wanted) for have in reachable)
 
 
-def graph_verdict(key: ToolFacts[N], thinker_input: N, reachable: Sequence[N]) -> Verdict | None:
-    """The key tool's input is reachable from the thinker's input through the palette."""
+def graph_verdict(
+    key: ToolFacts[N],
+    thinker_input: N,
+    reachable: Sequence[N],
+    fed: AbstractSet[str] = frozenset(),
+) -> Verdict | None:
+    """The key tool's input is reachable from the thinker's input through the palette; ``fed``
+    are keys of tools known to be fed (see :func:`reach`), not asked again."""
     wanted = key.input_node
-    if wanted is None or is_fed(wanted, reachable):
+    if wanted is None or key.key in fed or is_fed(wanted, reachable):
         return None
     return Verdict(
         "harness-graph",
@@ -94,18 +128,20 @@ def dead_tool_verdicts(
     thinker_input: N,
     reachable: Sequence[N],
     shown: str | None = None,
+    fed: AbstractSet[str] = frozenset(),
 ) -> list[Verdict]:
     """Every palette tool (the key tool aside) whose input no run can produce; ``shown`` is
-    how the thinker's input reads when it is a union of artifact classes."""
-    start = shown if shown is not None else thinker_input.render()
+    how the thinker's input reads when it is a union of artifact classes; ``fed`` are keys of
+    tools known to be fed (see :func:`reach`), not asked again."""
     out: list[Verdict] = []
     seen: set[str] = {key_key}
     for facts in tools:
         wanted = facts.input_node
-        if facts.key in seen or wanted is None:
+        if facts.key in seen or facts.key in fed or wanted is None:
             continue
         seen.add(facts.key)
         if not is_fed(wanted, reachable):
+            start = shown if shown is not None else thinker_input.render()
             out.append(
                 Verdict(
                     "harness-dead-tool",

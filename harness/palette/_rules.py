@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from harness.palette._codes import CODES
-from harness.palette._graph import dead_tool_verdicts, graph_verdict, is_fed, reachable_types
+from harness.palette._graph import (
+    dead_tool_verdicts,
+    graph_verdict,
+    is_fed,
+    reach,
+    reachable_types,
+)
 from harness.palette._types import PLACEHOLDER, N, Open, ToolFacts, TypeNode, Verdict
 from harness.palette._types import quoted as _q
 from harness.palette._undecidable import (
@@ -322,7 +328,7 @@ def palette_verdicts(
     objective: str | None = None,
     complete: bool = True,
     input_members: Sequence[N] = (),
-    own_verdicts: Callable[[ToolFacts[N]], list[Verdict]] | None = None,
+    own_verdicts: Callable[[ToolFacts[N]], Sequence[Verdict]] | None = None,
 ) -> list[Verdict]:
     """Every verdict on a thinker's palette, in a stable order: per class (palette order, then
     the key tool once), duplicates, the key tool's output, reachability, dead tools, objective.
@@ -354,23 +360,27 @@ def palette_verdicts(
         if verdict is not None:
             out.append(verdict)
     if thinker_input is not None and complete:
-        reachable = reachable_types(thinker_input, tools)
-        verdict = graph_verdict(key_tool, thinker_input, reachable)
+        reachable, fed = reach(thinker_input, tools)
+        verdict = graph_verdict(key_tool, thinker_input, reachable, fed)
         if verdict is not None:
             out.append(verdict)
-        out += dead_tool_verdicts(tools, key_tool.key, thinker_input, reachable)
+        out += dead_tool_verdicts(tools, key_tool.key, thinker_input, reachable, fed=fed)
     elif input_members and complete:
         combined: list[N] = []
+        fed_by_any: set[str] = set()
         for member in input_members:
-            reachable = reachable_types(member, tools)
-            verdict = graph_verdict(key_tool, member, reachable)
+            reachable, fed = reach(member, tools)
+            fed_by_any |= fed
+            verdict = graph_verdict(key_tool, member, reachable, fed)
             if verdict is not None:
                 out.append(verdict)
             for node in reachable:
                 if not any(node.is_subtype_of(r) and r.is_subtype_of(node) for r in combined):
                     combined.append(node)
         shown = " | ".join(member.render() for member in input_members)
-        out += dead_tool_verdicts(tools, key_tool.key, input_members[0], combined, shown)
+        out += dead_tool_verdicts(
+            tools, key_tool.key, input_members[0], combined, shown, fed=fed_by_any
+        )
     if objective is not None:
         verdict = objective_verdict(objective)
         if verdict is not None:
