@@ -25,27 +25,13 @@ import asyncio
 import json
 from collections.abc import Mapping
 
-from harness.decision import (
-    Answer,
-    Choice,
-    ChoiceAnswer,
-    DecisionRequest,
-    NoulAnswer,
-    systemone,
-)
+from harness.decision import Answer, Choice, DecisionRequest, NoulAnswer, systemone
 from harness.evals.data.triage import needs_action, triage_lines
+from harness.providers import FakeDecisionModel, choose
 
 __all__ = ["right_moves", "selection_lines"]
 
 _VERDICT = " (verdict): "
-
-
-def _pick(question: Choice, key: str) -> ChoiceAnswer:
-    keys = list(question.options)
-    if key not in keys:
-        raise AssertionError(f"{key!r} is not offered among {keys}")
-    rest = 0.1 / (len(keys) - 1) if len(keys) > 1 else 0.0
-    return ChoiceAnswer(key, {k: 0.9 if k == key else rest for k in keys}, 0.9)
 
 
 def right_moves(request: DecisionRequest) -> Mapping[str, Answer]:
@@ -60,25 +46,24 @@ def right_moves(request: DecisionRequest) -> Mapping[str, Answer]:
         return answers
     for qid, question in questions.items():
         if qid.endswith("_input") and isinstance(question, Choice):
-            answers[qid] = _pick(question, next(iter(question.options)))
+            answers[qid] = choose(question, next(iter(question.options)))
     split = questions.get("split_note_input")
     judge = questions.get("judge_note_input")
     if isinstance(split, Choice) and "note#1" in split.options:
-        answers["next"] = _pick(nxt, "split_note")
-        answers["split_note_input"] = _pick(split, "note#1")
+        answers["next"] = choose(nxt, "split_note")
+        answers["split_note_input"] = choose(split, "note#1")
     elif isinstance(judge, Choice) and any(ref != "note#1" for ref in judge.options):
-        answers["next"] = _pick(nxt, "judge_note")
-        answers["judge_note_input"] = _pick(
+        answers["next"] = choose(nxt, "judge_note")
+        answers["judge_note_input"] = choose(
             judge, next(ref for ref in judge.options if ref != "note#1")
         )
     else:
-        answers["next"] = _pick(nxt, "finish")
+        answers["next"] = choose(nxt, "finish")
     return answers
 
 
 async def _finishing_request(text: str) -> DecisionRequest:
     from harness.demo.triage import Note, Triage
-    from harness.providers import FakeDecisionModel
     from harness.runs import run
 
     model = FakeDecisionModel(right_moves)
