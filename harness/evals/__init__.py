@@ -46,6 +46,9 @@ from harness.evals._pack import Label as Label
 from harness.evals._pack import LabelledDecision as LabelledDecision
 from harness.evals._pack_run import evaluate_pack as evaluate_pack
 from harness.evals._pack_run import evaluate_pack_async as evaluate_pack_async
+from harness.evals._pack_run import scored as scored
+from harness.evals._selections import RunsSource as RunsSource
+from harness.evals._selections import runs_pack as runs_pack
 from harness.evals._render import render_comparison as render_comparison
 from harness.evals._render import render_report_html as render_report_html
 from harness.evals._render import render_report_text as render_report_text
@@ -95,6 +98,7 @@ __all__ = [
     "Label",
     "LabelledDecision",
     "PositionBias",
+    "RunsSource",
     "ScoredDecision",
     "ThresholdRule",
     "UndefinedMetricError",
@@ -124,7 +128,9 @@ __all__ = [
     "render_report_html",
     "render_report_text",
     "report_role_of",
+    "runs_pack",
     "score",
+    "scored",
     "without_calibration",
     "write_calibration",
     "write_html",

@@ -18,6 +18,21 @@ from harness.providers._completion_logprobs import (
     CompletionLogprobsClient as CompletionLogprobsClient,
 )
 from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
+from harness.providers._fitted._client import FittedDecisionClient as FittedDecisionClient
+from harness.providers._fitted._client import fitted_model as fitted_model
+from harness.providers._fitted._client import heads_answer as heads_answer
+from harness.providers._fitted._client import sort_questions as sort_questions
+from harness.providers._fitted._encoders import ENCODERS as ENCODERS
+from harness.providers._fitted._encoders import Encoder as Encoder
+from harness.providers._fitted._encoders import fit_encoder as fit_encoder
+from harness.providers._fitted._errors import FittedError as FittedError
+from harness.providers._fitted._file import FittedModel as FittedModel
+from harness.providers._fitted._file import load_fitted as load_fitted
+from harness.providers._fitted._file import write_fitted as write_fitted
+from harness.providers._fitted._heads import Head as Head
+from harness.providers._fitted._reads import head_key as head_key
+from harness.providers._fitted._reads import option_texts as option_texts
+from harness.providers._fitted._reads import question_text as question_text
 from harness.providers._fake import Policy as Policy
 from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
 from harness.providers._fake import answer_by_kind as answer_by_kind
