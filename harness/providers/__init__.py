@@ -18,6 +18,14 @@ from harness.providers._completion_logprobs import (
     CompletionLogprobsClient as CompletionLogprobsClient,
 )
 from harness.providers._fake import FakeDecisionModel as FakeDecisionModel
+from harness.providers._fake import Policy as Policy
+from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
+from harness.providers._fake import answer_by_kind as answer_by_kind
+from harness.providers._fake import choose as choose
+from harness.providers._fake import default_answers as default_answers
+from harness.providers._fake import digest_of as digest_of
+from harness.providers._fake import rate as rate
+from harness.providers._fake import yes as yes
 from harness.providers._fitted._client import FittedDecisionClient as FittedDecisionClient
 from harness.providers._fitted._client import fitted_model as fitted_model
 from harness.providers._fitted._client import heads_answer as heads_answer
@@ -33,14 +41,6 @@ from harness.providers._fitted._heads import Head as Head
 from harness.providers._fitted._reads import head_key as head_key
 from harness.providers._fitted._reads import option_texts as option_texts
 from harness.providers._fitted._reads import question_text as question_text
-from harness.providers._fake import Policy as Policy
-from harness.providers._fake import ScriptExhaustedError as ScriptExhaustedError
-from harness.providers._fake import answer_by_kind as answer_by_kind
-from harness.providers._fake import choose as choose
-from harness.providers._fake import default_answers as default_answers
-from harness.providers._fake import digest_of as digest_of
-from harness.providers._fake import rate as rate
-from harness.providers._fake import yes as yes
 from harness.providers._http_failures import error_message as error_message
 from harness.providers._http_failures import retry_after as retry_after
 from harness.providers._logprob_reading import (
