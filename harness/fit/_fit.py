@@ -32,6 +32,7 @@ from harness.providers import (
     Head,
     fit_encoder,
     heads_answer,
+    request_key,
     sort_questions,
     write_fitted,
 )
@@ -280,6 +281,7 @@ def fit_decider(
             "decisions": len(split.dev),
             "reported_decisions": len(split.test),
             "teacher": ", ".join(teachers) if teachers else None,
+            "request_keys": sorted({request_key(i.decision.request) for i in split.dev}),
         },
         "encoder_choice": {
             "asked": encoder,

@@ -41,6 +41,7 @@ from harness.providers._fitted._heads import Head as Head
 from harness.providers._fitted._reads import head_key as head_key
 from harness.providers._fitted._reads import option_texts as option_texts
 from harness.providers._fitted._reads import question_text as question_text
+from harness.providers._fitted._reads import request_key as request_key
 from harness.providers._http_failures import error_message as error_message
 from harness.providers._http_failures import retry_after as retry_after
 from harness.providers._logprob_reading import (

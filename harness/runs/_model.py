@@ -8,6 +8,8 @@
   (``TYPESAFE_BASE_URL`` / ``TYPESAFE_API_KEY``, ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``);
 * ``"openai-chat:<model>[@<base url>]"`` or ``"openai-completions:<model>[@<base url>]"``: any
   OpenAI-compatible model read through its token logprobs (docs/providers.md);
+* ``"llama:<file.gguf or package>"``: a GGUF run in this process; ``"fitted:<file.json>"``: a
+  decider ``harness fit`` wrote (its file checked when the seat is made, docs/fitted.md);
 * a :class:`~harness.providers.DecisionClient` (a :class:`~harness.testing.FakeDecisionModel`, a
   replay, your own): installed for a local entry named ``client`` through the dispatcher's
   ``clients`` mapping, so everything the dispatcher does (pricing, budgets, admission, records,
@@ -55,6 +57,17 @@ def _with(base: Catalog, entry: CatalogEntry | None, pin: str) -> Catalog:
     return Catalog(entries, {**base.pins, DECISION: pin}, source=base.source)
 
 
+def _checked(seat: Seat) -> Seat:
+    """``seat``, its fitted file (a ``fitted`` entry's) loaded and checked now: a missing, cut
+    or edited file is a configuration error before anything runs, as a broken catalog is."""
+    entry = seat.entry
+    if entry.provider == "fitted":
+        from harness.providers import fitted_model
+
+        fitted_model(entry)  # FittedError is a CatalogError; loaded once per process
+    return seat
+
+
 def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
     """The catalog and clients a run on ``model`` uses; ``catalog`` defaults to the configured
     one. The caller's catalog is never changed. An unknown model is refused naming the forms."""
@@ -63,10 +76,10 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
     base = catalog if catalog is not None else load_catalog()
     if model is None:
         base.pinned(DECISION)  # no pin: refused now, naming the fix
-        return Seat(_with(base, None, base.pinned(DECISION).id), {})
+        return _checked(Seat(_with(base, None, base.pinned(DECISION).id), {}))
     if isinstance(model, str):
         if model in base.entries:
-            return Seat(_with(base, None, model), {})
+            return _checked(Seat(_with(base, None, model), {}))
         made = _entry_for_model(model)
         if made is None and model == "embedded":
             from harness.catalog import default_catalog
@@ -78,10 +91,11 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
                 f"{base.source}: unknown catalog entry id {model!r}; known ids: {known}; nor is it "
                 "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
                 "'openai:<model>', 'openai-chat:<model>[@<base url>]', "
-                "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', or a "
+                "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', "
+                "'fitted:<file.json>', or a "
                 "DecisionClient"
             )
-        return Seat(_with(base, made, made.id), {})
+        return _checked(Seat(_with(base, made, made.id), {}))
     if not (callable(getattr(model, "decide", None)) and callable(getattr(model, "aclose", None))):
         raise TypeError(
             f"model must be an entry id, a model string or a DecisionClient, not "

@@ -21,11 +21,12 @@ masked), so two different yes/no questions of a pack get two heads.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from harness.decision import Choice, Noul, Question
+from harness.decision import Choice, DecisionRequest, Noul, Question, systemone
 from harness.decision._internal import compact_json
 
 __all__ = [
@@ -33,11 +34,19 @@ __all__ = [
     "head_key",
     "option_texts",
     "question_text",
+    "request_key",
     "state_text",
 ]
 
 _REF: Final = re.compile(r"\b[\w.-]+#\d+\b")
 _SPACE: Final = re.compile(r"\s+")
+
+
+def request_key(request: DecisionRequest) -> str:
+    """A short digest of a request (its System One body): how a fitted file names the
+    decisions it was fitted on, so an eval of one of them is refused."""
+    body = systemone.encode_body(request, "fitted")
+    return hashlib.sha256(body).hexdigest()[:16]
 
 
 def head_key(question_id: str, question: Question) -> str:
