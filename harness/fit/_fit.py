@@ -38,7 +38,7 @@ from harness.providers import (
 )
 
 from ._sources import Labelled, Source, all_decisions
-from ._train import Example, fit_head, rows_by_head
+from ._train import Example, fit_head, one_thread, rows_by_head
 
 __all__ = ["CvFigures", "FitOutcome", "Split", "cross_validate", "fit_decider", "split_of"]
 
@@ -261,6 +261,23 @@ def fit_decider(
     module's notes); nothing of the reported split is read but its count."""
     if encoder not in (*ENCODERS, "auto"):
         raise FittedError(f"unknown encoder {encoder!r}: use tfidf, minilm or auto")
+    with one_thread():
+        return _fit_decider(
+            sources, out, encoder, base, train_split, test_split, group_by, seed, resamples
+        )
+
+
+def _fit_decider(
+    sources: Sequence[Source],
+    out: str | Path,
+    encoder: str,
+    base: str,
+    train_split: str,
+    test_split: str,
+    group_by: str | None,
+    seed: int,
+    resamples: int,
+) -> FitOutcome:
     split = split_of(all_decisions(sources), train_split, test_split)
     names = _available() if encoder == "auto" else (encoder,)
     cv = {name: cross_validate(split.dev, name, seed=seed, resamples=resamples) for name in names}

@@ -25,6 +25,8 @@ from harness.evals import (
     report_role_of,
 )
 
+from harness.providers import head_key
+
 from ._fit import FitOutcome
 
 __all__ = ["HeldOut", "held_out", "render_fit"]
@@ -45,22 +47,30 @@ class HeldOut:
 
 
 def _majority(outcome: FitOutcome, report: EvalReport) -> dict[str, Estimate]:
+    """Per role, the accuracy of answering each question with its head's most frequent training
+    label (a yes/no's majority truth, a fixed choice's majority option)."""
     seen: dict[str, Counter[str]] = {}
     for item in outcome.split.dev:
+        request = item.decision.request
         for qid, label in item.decision.labels.items():
-            role = report_role_of(qid)
-            seen.setdefault(role, Counter())[str(label).lower()] += 1
-    found: dict[str, Estimate] = {}
+            key = head_key(qid, request.questions[qid])
+            seen.setdefault(key, Counter())[str(label).lower()] += 1
+    keys = {
+        (item.decision.name, qid): head_key(qid, question)
+        for item in outcome.split.test
+        for qid, question in item.decision.request.questions.items()
+    }
     by_role: dict[str, list[bool]] = {}
     for d in report.decisions:
-        counts = seen.get(d.role)
+        counts = seen.get(keys.get((d.case, d.question), ""))
         if not counts:
             continue
         answer = counts.most_common(1)[0][0]
-        right = d.options[d.label]
+        right = d.options[d.label].lower()
         if d.kind == "noul":
             right = "true" if d.label == 0 else "false"
         by_role.setdefault(d.role, []).append(right == answer)
+    found: dict[str, Estimate] = {}
     for role, hits in by_role.items():
         k, n = sum(hits), len(hits)
         low, high = metrics.wilson(k, n)
@@ -147,6 +157,11 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
             f"inputs unlike the training data (folds hold out whole groups of "
             f"{grouped.grouped_by!r}, {grouped.folds} folds) against ordinary folds, on dev:"
         )
+        if not grouped.report.decisions:
+            lines.append(
+                "  no held-out decision was answered: with its group held out, no head reads "
+                "its questions (group by something within a question: a template, a customer)"
+            )
         for role in _roles(grouped.report):
             for figure in ("auc", "accuracy"):
                 key = f"{role}.{figure}"

@@ -228,6 +228,8 @@ def heads_answer(encoder: Encoder, state: object, asked: Asked) -> dict[str, Ans
         else:
             spans.append((len(texts), len(texts) + 1, None))
             texts.append(question_text(qid, question, state))
+    if not texts:
+        return {}
     features = encoder.encode(texts)
     rows = _rows(features)
     answers: dict[str, Answer] = {}

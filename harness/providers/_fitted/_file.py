@@ -7,10 +7,10 @@
      "heads": [{"key": "select", "role": "select", "form": "binary", "version": "...", ...}],
      "base": "embedded",                           # who answers a question no head answers
      "fitted_on": {...}, "figures": {...}, "library": {...},
-     "arrays": {"file": "model.npz", "sha256": "..."},
+     "arrays": {"sha256": "..."},                # of model.npz, beside it
      "digest": "..."}                              # sha256 of the rest, canonical JSON
 
-and ``model.npz`` the numbers (``encoder.*``, ``head.<i>.weights``, ``head.<i>.bias``), read with
+and ``model.npz`` (the same name, so the two move together) the numbers (``encoder.*``, ``head.<i>.weights``, ``head.<i>.bias``), read with
 ``allow_pickle=False``. A file that is missing, cut, edited (the digests), of another format or
 version, or whose arrays do not fit its heads fails at load with one line naming the file and the
 fix (:class:`FittedError`).
@@ -98,7 +98,7 @@ def write_fitted(
         "heads": described,
         "base": base,
         **about,
-        "arrays": {"file": where.name, "sha256": hashlib.sha256(packed).hexdigest()},
+        "arrays": {"sha256": hashlib.sha256(packed).hexdigest()},
     }
     document["digest"] = hashlib.sha256(_canonical(document)).hexdigest()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -146,9 +146,9 @@ def _document(path: Path) -> dict[str, object]:
 
 def _arrays(path: Path, document: Mapping[str, object]) -> dict[str, NDArray[np.float64]]:
     spec = document.get("arrays")
-    if not isinstance(spec, Mapping) or not isinstance(spec.get("file"), str):
-        raise _refuse(path, "names no arrays file")
-    where = path.with_name(str(spec["file"]))
+    if not isinstance(spec, Mapping):
+        raise _refuse(path, "names no arrays")
+    where = arrays_path(path)
     try:
         packed = where.read_bytes()
     except OSError:
