@@ -40,7 +40,9 @@ def test_a_fitted_file_round_trips_exactly(triage_fit: FitOutcome, tmp_path: Pat
         about={k: loaded.document[k] for k in ("fitted_on", "encoder_choice", "library")},
     )
     assert json.loads(rewritten.read_text())["digest"] == loaded.digest
-    assert (tmp_path / triage_fit.path.with_suffix(".npz").name).read_bytes() == triage_fit.path.with_suffix(".npz").read_bytes()
+    assert (
+        tmp_path / triage_fit.path.with_suffix(".npz").name
+    ).read_bytes() == triage_fit.path.with_suffix(".npz").read_bytes()
 
 
 def test_fitting_twice_writes_the_same_bytes(triage_fit: FitOutcome, tmp_path: Path) -> None:
