@@ -22,9 +22,7 @@ from harness.evals import (
     compare,
     evaluate_pack,
     metrics,
-    report_role_of,
 )
-
 from harness.providers import head_key
 
 from ._fit import FitOutcome

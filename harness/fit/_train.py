@@ -35,6 +35,7 @@ from harness.providers import (
     Encoder,
     FittedError,
     Head,
+    SparseRows,
     head_key,
     option_texts,
     question_text,
@@ -263,7 +264,7 @@ def fit_head(rows: HeadRows, encoder: Encoder) -> Head:
     questions = np.asarray(rows.question, dtype=np.int64)
     present = {int(k) for k in set(y[w > 0].tolist())}
     _refuse_one_class(rows, present)
-    x = encoder.encode(rows.texts)
+    x = fitting_matrix(encoder.encode(rows.texts))
     meta: dict[str, object] = {
         "labels": dict(sorted(rows.labels.items())),
         "decisions": len(set(rows.question)),
@@ -279,6 +280,7 @@ def fit_head(rows: HeadRows, encoder: Encoder) -> Head:
         weights, biases = _per_class(coef, bias, y, len(rows.classes))
         meta |= {"C": c, "chosen": how, "balanced": True}
         return Head(rows.key, rows.role, "classes", weights, biases, rows.classes, meta)
+    encoder_width = int(x.shape[1])  # type: ignore[attr-defined]  # an array or a matrix
     cuts_w: list[NDArray[np.float64]] = []
     cuts_b: list[float] = []
     chosen: list[str] = []
@@ -286,7 +288,7 @@ def fit_head(rows: HeadRows, encoder: Encoder) -> Head:
         above = (y > k).astype(np.int64)
         if len(set(above[w > 0].tolist())) < 2:
             share = float(w[above == 1].sum() + 0.5) / float(w.sum() + 1.0)
-            cuts_w.append(np.zeros(x.shape[1]))
+            cuts_w.append(np.zeros(encoder_width))
             cuts_b.append(float(np.log(share / (1 - share))))
             chosen.append("prior (one side of the cut has no label)")
             continue
@@ -299,6 +301,11 @@ def fit_head(rows: HeadRows, encoder: Encoder) -> Head:
     return Head(
         rows.key, rows.role, "ordinal", np.vstack(cuts_w), np.asarray(cuts_b), rows.classes, meta
     )
+
+
+def fitting_matrix(features: object) -> object:
+    """Features as scikit-learn takes them: a ``tfidf`` encoder's rows as a scipy matrix."""
+    return features.to_scipy() if isinstance(features, SparseRows) else features
 
 
 def _per_class(

@@ -32,6 +32,7 @@ from harness.providers._fitted._client import heads_answer as heads_answer
 from harness.providers._fitted._client import sort_questions as sort_questions
 from harness.providers._fitted._encoders import ENCODERS as ENCODERS
 from harness.providers._fitted._encoders import Encoder as Encoder
+from harness.providers._fitted._encoders import SparseRows as SparseRows
 from harness.providers._fitted._encoders import fit_encoder as fit_encoder
 from harness.providers._fitted._errors import FittedError as FittedError
 from harness.providers._fitted._file import FittedModel as FittedModel

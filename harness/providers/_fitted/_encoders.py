@@ -13,18 +13,24 @@ Every encoder returns one row per text; a head multiplies the rows by its weight
 from __future__ import annotations
 
 import functools
+import itertools
+import re
 from collections.abc import Mapping, Sequence
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ._errors import FittedError
 
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
 __all__ = [
     "ENCODERS",
     "Encoder",
     "Matrix",
+    "SparseRows",
     "TfidfEncoder",
     "encoder_from",
     "fit_encoder",
@@ -127,46 +133,52 @@ class TfidfEncoder:
         return cls(words, chars, word_idf, char_idf)
 
     @functools.cached_property
-    def _counters(self) -> tuple[object, object]:
-        _sklearn_text()
-        from sklearn.feature_extraction.text import CountVectorizer
+    def _columns(self) -> tuple[dict[str, int], dict[str, int]]:
+        words = {term: i for i, term in enumerate(self.word_vocabulary)}
+        offset = len(self.word_vocabulary)
+        chars = {term: offset + i for i, term in enumerate(self.char_vocabulary)}
+        return words, chars
 
-        made: list[object] = []
-        for analyzer, ngrams, vocabulary in (
-            ("word", _WORDS, self.word_vocabulary),
-            ("char_wb", _CHARS, self.char_vocabulary),
-        ):
-            made.append(
-                CountVectorizer(
-                    analyzer=analyzer,
-                    ngram_range=ngrams,
-                    vocabulary={term: i for i, term in enumerate(vocabulary)},
-                    dtype=np.float64,
-                )
-                if vocabulary
-                else None
-            )
-        return made[0], made[1]
+    @property
+    def width(self) -> int:
+        """How many features a row has."""
+        return len(self.word_vocabulary) + len(self.char_vocabulary)
 
     def encode(self, texts: Sequence[str]) -> Matrix:
-        """One row per text: sublinear TF times IDF, each part L2-normalised (scikit-learn's
-        ``TfidfVectorizer(sublinear_tf=True)`` on the stored vocabulary), scaled by 1/sqrt(2)."""
-        from scipy.sparse import csr_matrix, hstack
-        from sklearn.feature_extraction.text import CountVectorizer
-        from sklearn.preprocessing import normalize
-
-        blocks: list[csr_matrix] = []
-        for counter, idf in zip(self._counters, (self.word_idf, self.char_idf), strict=True):
-            if counter is None:
-                blocks.append(csr_matrix((len(texts), 0)))
-                continue
-            assert isinstance(counter, CountVectorizer)
-            counts = counter.transform(texts).astype(np.float64)
-            counts.data = np.log(counts.data) + 1.0
-            blocks.append(normalize(counts.multiply(idf).tocsr()))
-        joined = hstack(blocks, format="csr")
-        joined.data = joined.data * _HALF
-        return joined
+        """One row per text: sublinear TF times IDF, each part L2-normalised (what
+        scikit-learn's ``TfidfVectorizer(sublinear_tf=True)`` gives on the stored vocabulary;
+        computed here with numpy alone, so answering needs no scikit-learn), the two parts side
+        by side, scaled by 1/sqrt(2)."""
+        words, chars = self._columns
+        idf = np.concatenate((self.word_idf, self.char_idf))
+        indptr = [0]
+        indices: list[int] = []
+        values: list[float] = []
+        for text in texts:
+            lowered = text.lower()
+            for grams, columns in ((word_ngrams(lowered), words), (char_ngrams(lowered), chars)):
+                counts: dict[int, int] = {}
+                for gram in grams:
+                    column = columns.get(gram)
+                    if column is not None:
+                        counts[column] = counts.get(column, 0) + 1
+                if not counts:
+                    continue
+                cols = np.fromiter(sorted(counts), dtype=np.int64, count=len(counts))
+                tf = np.log(np.array([counts[c] for c in cols], dtype=np.float64)) + 1.0
+                weights = tf * idf[cols]
+                norm = float(np.sqrt(np.dot(weights, weights)))
+                if norm > 0:
+                    weights = weights / norm * _HALF
+                indices.extend(cols.tolist())
+                values.extend(weights.tolist())
+            indptr.append(len(indices))
+        return SparseRows(
+            np.asarray(indptr, dtype=np.int64),
+            np.asarray(indices, dtype=np.int64),
+            np.asarray(values, dtype=np.float64),
+            self.width,
+        )
 
     def settings(self) -> dict[str, object]:
         return {
@@ -205,6 +217,80 @@ class TfidfEncoder:
 
 
 _HALF: Final = float(np.sqrt(0.5))
+_TOKEN: Final = re.compile(r"(?u)\b\w\w+\b")
+_SPACES: Final = re.compile(r"\s\s+")
+
+
+def word_ngrams(lowered: str) -> list[str]:
+    """The word 1- and 2-grams of a lowercased text, as scikit-learn's ``word`` analyzer cuts
+    them (tokens of two or more word characters)."""
+    tokens = _TOKEN.findall(lowered)
+    return tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
+
+
+def char_ngrams(lowered: str) -> list[str]:
+    """The character 2- to 5-grams within words of a lowercased text, each word padded with a
+    space on each side, as scikit-learn's ``char_wb`` analyzer cuts them."""
+    low, high = _CHARS
+    grams: list[str] = []
+    for word in _SPACES.sub(" ", lowered).split():
+        padded = f" {word} "
+        size = len(padded)
+        for n in range(low, high + 1):
+            offset = 0
+            grams.append(padded[offset : offset + n])
+            while offset + n < size:
+                offset += 1
+                grams.append(padded[offset : offset + n])
+            if offset == 0:  # a word shorter than n is counted once
+                break
+    return grams
+
+
+class SparseRows:
+    """Rows of features stored sparsely (CSR: ``indptr``, ``indices``, ``data``), ``width``
+    columns: what a ``tfidf`` encoder gives. A head multiplies them by its weights with numpy;
+    fitting takes them as a scipy matrix (:meth:`to_scipy`)."""
+
+    def __init__(
+        self,
+        indptr: NDArray[np.int64],
+        indices: NDArray[np.int64],
+        data: NDArray[np.float64],
+        width: int,
+    ) -> None:
+        self.indptr, self.indices, self.data, self.width = indptr, indices, data, width
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.indptr) - 1, self.width)
+
+    def __matmul__(self, other: NDArray[np.float64], /) -> NDArray[np.float64]:
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        if other.ndim == 1:
+            products = self.data * other[self.indices]
+            return np.bincount(rows, weights=products, minlength=self.shape[0])
+        out = np.zeros((self.shape[0], other.shape[1]), dtype=np.float64)
+        np.add.at(out, rows, self.data[:, None] * other[self.indices])
+        return out
+
+    def __getitem__(self, rows: slice) -> SparseRows:
+        start, stop, step = rows.indices(self.shape[0])
+        if step != 1:
+            raise IndexError("rows of a SparseRows are taken as a contiguous slice")
+        begin, end = int(self.indptr[start]), int(self.indptr[stop])
+        return SparseRows(
+            self.indptr[start : stop + 1] - begin,
+            self.indices[begin:end],
+            self.data[begin:end],
+            self.width,
+        )
+
+    def to_scipy(self) -> csr_matrix:
+        """The same rows as a scipy CSR matrix (for scikit-learn)."""
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
 
 def _strings(value: object) -> bool:
