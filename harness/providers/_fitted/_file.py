@@ -11,9 +11,9 @@
      "digest": "..."}                              # sha256 of the rest, canonical JSON
 
 and ``model.npz`` (the same name, so the two move together) the numbers (``encoder.*``,
-``head.<i>.weights``, ``head.<i>.bias``), read with ``allow_pickle=False``. A file that is missing, cut, edited (the digests), of another format or
-version, or whose arrays do not fit its heads fails at load with one line naming the file and the
-fix (:class:`FittedError`).
+``head.<i>.weights``, ``head.<i>.bias``), read with ``allow_pickle=False``. A file that is
+missing, cut, edited (the digests), of another format or version, or whose arrays do not fit its
+heads fails at load with one line naming the file and the fix (:class:`FittedError`).
 """
 
 from __future__ import annotations
