@@ -288,10 +288,14 @@ def _fit_decider(
         else None
     )
     fitted_encoder, heads = fit_heads(examples_of(split.dev), chosen)
+    threshold = selection_threshold(cv[chosen], split.dev_name)
     teachers = sorted({s.teacher for s in sources if s.teacher is not None})
     about: dict[str, object] = {
         "fitted_on": {
-            "sources": [s.about() for s in sources],
+            "sources": [
+                {**s.about(), "fitted_on": sum(1 for i in split.dev if i in s.decisions)}
+                for s in sources
+            ],
             "split": split.dev_name,
             "reported_split": split.test_name,
             "split_how": split.how,
@@ -307,10 +311,33 @@ def _fit_decider(
         },
         "library": _library(),
     }
+    if threshold is not None:
+        about["selection_threshold"] = threshold
     path = write_fitted(out, fitted_encoder, heads, base=base, about=about)
     return FitOutcome(
         path, fitted_encoder, heads, split, tuple(sources), cv, grouped, base, encoder
     )
+
+
+def selection_threshold(cv: CvFigures, split: str) -> dict[str, object] | None:
+    """The threshold a thinker's selections are taken at with this file: the one with the best
+    F1 over the cross-validated selections of the training split (``None`` without any)."""
+    picked = [(d.probabilities[0], d.label == 0) for d in cv.report.decisions if d.role == "select"]
+    positives = sum(1 for _, truth in picked if truth)
+    if not picked or positives == 0:
+        return None
+    best: tuple[float, float] = (-1.0, 0.5)
+    for cut in sorted({round(p, 6) for p, _ in picked}):
+        chosen = [truth for p, truth in picked if p >= cut]
+        hits = sum(chosen)
+        f1 = 2 * hits / (len(chosen) + positives) if chosen else 0.0
+        if f1 > best[0]:
+            best = (f1, cut)
+    return {
+        "value": best[1],
+        "how": f"the best F1 ({best[0]:.3f}) over {len(picked)} cross-validated selections of "
+        f"split {split!r}",
+    }
 
 
 def _available() -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from typing import Final
 
 import attrs
 
+from harness.catalog import CatalogEntry
 from harness.evals import (
     Comparison,
     DecisionPack,
@@ -130,8 +131,8 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
     chosen = outcome.encoder.name
     compared = ", ".join(f"{name} {cv.log_loss:.3f}" for name, cv in outcome.cv.items())
     lines.append(
-        f"encoder: {chosen} (held-out log loss on dev, {next(iter(outcome.cv.values())).folds}"
-        f"-fold cross-validation: {compared})"
+        f"encoder: {chosen} (held-out log loss on {split.dev_name!r}, "
+        f"{next(iter(outcome.cv.values())).folds}-fold cross-validation: {compared})"
     )
     asked = outcome.asked_encoder
     if asked == "auto" and "minilm" not in outcome.cv:
@@ -147,13 +148,16 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
         for role in _roles(cv.report):
             auc = cv.report.metrics.get(f"{role}.auc")
             if auc is not None:
-                lines.append(f"  cross-validated on dev ({name}): {role} auc {_shown(auc)}")
+                lines.append(
+                    f"  cross-validated on {split.dev_name!r} ({name}): {role} auc {_shown(auc)}"
+                )
     if outcome.grouped is not None:
         grouped = outcome.grouped
         ordinary = outcome.cv[chosen]
         lines.append(
             f"inputs unlike the training data (folds hold out whole groups of "
-            f"{grouped.grouped_by!r}, {grouped.folds} folds) against ordinary folds, on dev:"
+            f"{grouped.grouped_by!r}, {grouped.folds} folds) against ordinary folds, on "
+            f"{split.dev_name!r}:"
         )
         if not grouped.report.decisions:
             lines.append(
@@ -207,3 +211,22 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
 
 def _taught(outcome: FitOutcome) -> bool:
     return any(s.teacher is not None for s in outcome.sources)
+
+
+def fitted_about(entry: CatalogEntry) -> str:
+    """What a fitted entry's file says it was fitted on, in a few words (for the demo)."""
+    from harness.providers import fitted_model
+
+    fitted_on = fitted_model(entry).document.get("fitted_on")
+    if not isinstance(fitted_on, dict):
+        return "fitted on data the file does not name"
+    names = ", ".join(
+        str(s.get("path"))
+        for s in fitted_on.get("sources", [])
+        if isinstance(s, dict) and s.get("fitted_on")
+    )
+    return (
+        f"{entry.id} fitted on {fitted_on.get('decisions')} decisions of split "
+        f"{fitted_on.get('split')!r} of {names}, never on this folder's split "
+        f"{fitted_on.get('reported_split')!r}"
+    )

@@ -69,6 +69,16 @@ class FittedModel:
         """The file's name, as answers and errors show it."""
         return self.path.name
 
+    @property
+    def selection_threshold(self) -> float | None:
+        """The threshold a thinker takes this file's selections at when its entry has none of
+        its own (fitted by cross-validation on the training split; ``None``: the thinker's)."""
+        found = self.document.get("selection_threshold")
+        value = found.get("value") if isinstance(found, Mapping) else None
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+            return float(value)
+        return None
+
 
 def write_fitted(
     path: str | os.PathLike[str],
