@@ -290,10 +290,11 @@ def _fit_decider(
     fitted_encoder, heads = fit_heads(examples_of(split.dev), chosen)
     threshold = selection_threshold(cv[chosen], split.dev_name)
     teachers = sorted({s.teacher for s in sources if s.teacher is not None})
+    dev_ids = {id(i) for i in split.dev}
     about: dict[str, object] = {
         "fitted_on": {
             "sources": [
-                {**s.about(), "fitted_on": sum(1 for i in split.dev if i in s.decisions)}
+                {**s.about(), "fitted_on": len(dev_ids & {id(i) for i in s.decisions})}
                 for s in sources
             ],
             "split": split.dev_name,
