@@ -101,7 +101,8 @@ def fit_command(args: argparse.Namespace) -> int:
     """Run ``harness fit``."""
     from harness.catalog import CatalogError
     from harness.evals import DatasetError, EvalError
-    from harness.fit import fit_decider, held_out, read_source, render_fit
+    from harness.fit import figures_of, fit_decider, held_out, read_source, render_fit
+    from harness.providers import amend_fitted
 
     check_at_least(args, concurrency=1, resamples=100)
     if args.base.startswith("fitted:"):
@@ -141,6 +142,7 @@ def fit_command(args: argparse.Namespace) -> int:
             seed=args.seed,
             resamples=args.resamples,
         )
+    amend_fitted(outcome.path, "figures", figures_of(outcome, measured))
     for line in render_fit(outcome, measured):
         say(line)
     say(f'use it: --model fitted:{outcome.path} (or a catalog entry: provider = "fitted")')

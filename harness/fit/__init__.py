@@ -16,6 +16,7 @@ from harness.fit._fit import cross_validate as cross_validate
 from harness.fit._fit import fit_decider as fit_decider
 from harness.fit._fit import split_of as split_of
 from harness.fit._held_out import HeldOut as HeldOut
+from harness.fit._held_out import figures_of as figures_of
 from harness.fit._held_out import fitted_about as fitted_about
 from harness.fit._held_out import held_out as held_out
 from harness.fit._held_out import render_fit as render_fit
@@ -30,6 +31,7 @@ __all__ = [
     "Labelled",
     "Source",
     "cross_validate",
+    "figures_of",
     "fit_decider",
     "fitted_about",
     "held_out",

@@ -28,7 +28,7 @@ from harness.providers import head_key
 
 from ._fit import FitOutcome
 
-__all__ = ["HeldOut", "held_out", "render_fit"]
+__all__ = ["HeldOut", "figures_of", "fitted_about", "held_out", "render_fit"]
 
 FIGURES: Final = ("auc", "brier", "ece_width", "accuracy")
 """The figures shown per role: discrimination, calibration (Brier, ECE), accuracy."""
@@ -100,6 +100,41 @@ def held_out(
     )
     comparison = None if base_report is None else compare(base_report, fitted)
     return HeldOut(fitted, base_report, comparison, _majority(outcome, fitted))
+
+
+def _estimate(estimate: Estimate) -> dict[str, object]:
+    return {"value": estimate.value, "low": estimate.low, "high": estimate.high, "n": estimate.n}
+
+
+def figures_of(outcome: FitOutcome, measured: HeldOut) -> dict[str, object]:
+    """What the fitted file keeps of its held-out measurement (``figures``): per role the
+    figures with their intervals, the base model's beside them, and for a teacher's records the
+    agreement with the teacher over every held-out decision (what ``--harness-fallback``
+    gates on)."""
+    fitted, base = measured.fitted, measured.base
+    roles: dict[str, object] = {}
+    for role in _roles(fitted):
+        shown: dict[str, object] = {}
+        for figure in FIGURES:
+            key = f"{role}.{figure}"
+            if key in fitted.metrics:
+                shown[figure] = _estimate(fitted.metrics[key])
+                if base is not None and key in base.metrics:
+                    shown[f"base_{figure}"] = _estimate(base.metrics[key])
+        roles[role] = shown
+    found: dict[str, object] = {
+        "split": outcome.split.test_name,
+        "decisions": len(outcome.split.test),
+        "roles": roles,
+        "base": None if base is None else base.model,
+    }
+    if _taught(outcome):
+        hits = [d.correct for d in fitted.decisions]
+        if hits:
+            k, n = sum(hits), len(hits)
+            low, high = metrics.wilson(k, n)
+            found["agreement"] = {"value": k / n, "low": low, "high": high, "n": n}
+    return found
 
 
 def _shown(estimate: Estimate | None) -> str:

@@ -36,6 +36,7 @@ from harness.providers._fitted._encoders import SparseRows as SparseRows
 from harness.providers._fitted._encoders import fit_encoder as fit_encoder
 from harness.providers._fitted._errors import FittedError as FittedError
 from harness.providers._fitted._file import FittedModel as FittedModel
+from harness.providers._fitted._file import amend_fitted as amend_fitted
 from harness.providers._fitted._file import load_fitted as load_fitted
 from harness.providers._fitted._file import write_fitted as write_fitted
 from harness.providers._fitted._heads import Head as Head

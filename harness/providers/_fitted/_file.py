@@ -35,7 +35,15 @@ from ._encoders import Encoder, encoder_from
 from ._errors import FittedError
 from ._heads import FORMS, Form, Head
 
-__all__ = ["FORMAT", "VERSION", "FittedModel", "arrays_path", "load_fitted", "write_fitted"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "FittedModel",
+    "amend_fitted",
+    "arrays_path",
+    "load_fitted",
+    "write_fitted",
+]
 
 FORMAT: Final = "harness-fitted"
 VERSION: Final = 1
@@ -68,6 +76,13 @@ class FittedModel:
     def name(self) -> str:
         """The file's name, as answers and errors show it."""
         return self.path.name
+
+    def agreement(self) -> Mapping[str, object] | None:
+        """A distilled file's held-out agreement with its teacher (``value``, ``low``,
+        ``high``, ``n``), as ``harness fit`` measured it; ``None`` when not measured."""
+        figures = self.document.get("figures")
+        found = figures.get("agreement") if isinstance(figures, Mapping) else None
+        return found if isinstance(found, Mapping) else None
 
     @property
     def selection_threshold(self) -> float | None:
@@ -115,6 +130,20 @@ def write_fitted(
     where.write_bytes(packed)
     target.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     return target
+
+
+def amend_fitted(path: str | os.PathLike[str], section: str, value: object) -> None:
+    """Add (or replace) the top-level ``section`` of the fitted file at ``path`` (what ``harness
+    fit`` measured after writing it: ``figures``), its digest made anew; heads and arrays stay
+    as they are."""
+    source = Path(path)
+    document = _document(source)
+    if section in ("format", "version", "encoder", "heads", "arrays", "digest"):
+        raise ValueError(f"section {section!r} is what the file computes with: fit it again")
+    document.pop("digest", None)
+    document[section] = value
+    document["digest"] = hashlib.sha256(_canonical(document)).hexdigest()
+    source.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _refuse(path: Path, problem: str, fix: str = "fit it again with harness fit") -> FittedError:
