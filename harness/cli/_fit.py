@@ -19,6 +19,7 @@ from typing import Final
 from harness.cli._common import (
     CliError,
     add_concurrency_option,
+    add_model_option,
     add_resamples_option,
     check_at_least,
     loaded_catalog,
@@ -73,12 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:CLASS",
         help="SOURCE is this thinker's labelled cases: run them, learn from its selections",
     )
-    parser.add_argument(
-        "--model",
-        metavar="M",
-        help="with --thinker: the model the cases are run on (default: the catalog's pin)",
-    )
-    parser.add_argument("--catalog", metavar="FILE", help="the catalog (default: configured)")
+    add_model_option(parser)  # with --thinker: who answers the runs
     parser.add_argument(
         "--train-split", default="dev", metavar="TAG", help="the split fitted on (default dev)"
     )
