@@ -16,7 +16,6 @@ from harness.providers import FittedError, load_fitted, write_fitted
 
 from .conftest import TRIAGE_PACK
 
-
 WRITTEN = frozenset({"format", "version", "encoder", "heads", "base", "arrays", "digest"})
 """What write_fitted writes itself (the rest is what it is given)."""
 
