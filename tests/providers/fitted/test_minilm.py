@@ -133,6 +133,20 @@ def test_damaged_zip_names_the_reinstall_line(tmp_path: Path) -> None:
         _minilm._read(partial)
 
 
+def test_weights_not_safetensors_are_refused() -> None:
+    whole = bytearray((8).to_bytes(8, "little") + b'{"a": 1}')
+    for data in (bytearray(b"\x05"), bytearray((99).to_bytes(8, "little") + b"{"), whole):
+        with pytest.raises(FittedError, match="not a safetensors file"):
+            _minilm._tensors(data)
+    header = b'{"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}'
+    short = bytearray(len(header).to_bytes(8, "little") + header + bytes(12))
+    with pytest.raises(FittedError, match="offsets do not fit"):
+        _minilm._tensors(short)
+    fitting = _minilm._tensors(short + bytes(4))["w"]
+    assert fitting.shape == (2, 2)
+    assert not fitting.flags.writeable
+
+
 def test_gelu_is_exact_to_float32() -> None:
     x = np.linspace(-12, 12, 24_001, dtype=np.float32)
     exact = np.array([v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
