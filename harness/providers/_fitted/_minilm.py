@@ -15,14 +15,15 @@ The safetensors file is read as numpy views on its bytes (its format is a JSON h
 little-endian arrays), the matrices used transposed in place: loading takes a process's peak RSS
 from 56 MB to 163 MB (to 308 MB with ``safetensors.numpy.load`` on ``ZipFile.read``'s bytes).
 
-Why a numpy pass (benchmarks/minilm.py; 2 cores under load, medians of fresh processes): it
-gives sentence-transformers' vectors (1.6e-7) from the weights package as it is, adding 12 MB of
-packages (tokenizers; threadpoolctl 84 kB). sentence-transformers on torch adds
-1.4 GB, imports in 6 to 8 s against 0.45 s, peaks at 535 MB against 303 MB, and is about as fast on
-one thread (one line 17.7 ms against 16.6 ms; 8 lines 98 against 106 ms; 32 lines 376 against
-423 ms) and far slower on its default two (224, 605, 1075 ms). onnxruntime on a float32 export
-is faster (10, 45, 172 ms; 208 MB; the same vectors), but needs the export shipped or built
-(90 MB, made with torch) and 78 MB more of packages.
+Why a numpy pass (benchmarks/minilm.py; 2 cores under load, medians of fresh processes, all in
+one run): it gives sentence-transformers' vectors (1.6e-7) from the weights package as it is,
+adding 12 MB of packages (tokenizers; threadpoolctl 84 kB): import 0.45 s, load 0.63 s, peak RSS
+163 MB loaded and 221 MB after 32 lines; one digest line 19 ms, 8 batched 125 ms, 32 batched
+458 ms. sentence-transformers on torch CPU adds 1.4 GB, imports in 6 to 8 s, peaks at 441 and
+530 MB, and is about as fast on one thread (26, 109, 536 ms) and slower on its default two (69,
+291, 812 ms). onnxruntime on a float32 export gives the same vectors (1.3e-7) faster (10, 43,
+188 ms; 192 and 207 MB), but needs the export (90 MB, made once with torch) shipped or built, and
+78 MB more of packages.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class MiniLM:
     NAME: Final = "all-MiniLM-L6-v2"
 
     _loaded: ClassVar[MiniLM | None] = None
-    _loading: ClassVar = threading.Lock()
+    _loading: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, archive: Path) -> None:
         """The encoder read from ``archive``, the package's ``model.zip`` (:func:`model_zip`);
@@ -220,7 +221,8 @@ class MiniLM:
         """The texts' vectors, float32 ``(len(texts), 384)``, each of norm 1, in the texts' order.
 
         Texts are encoded in batches of texts of similar length (sorted, padded within a batch);
-        a text's vector does not depend on the others beyond float rounding (1e-6).
+        a text's vector does not depend on the others beyond float rounding (1e-6). Safe from any
+        thread: the process's encodes run one at a time, each on one BLAS thread.
         """
         if isinstance(texts, str):
             raise FittedError("MiniLM.encode takes a sequence of texts, not one str: pass [text]")
