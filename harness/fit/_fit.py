@@ -9,7 +9,7 @@
   held-out log loss is fitted; both figures are kept in the file.
 * **Groups** (``group_by``): a cross-validation on dev whose folds hold out whole groups (a
   template, a customer, a case), reported beside the ordinary one: the figure for inputs unlike
-  the training data. ``case`` groups by a decision's name before its ``/``; ``tag:PREFIX`` by
+  the training data. ``case`` groups by a decision's name before its last ``/``; ``tag:PREFIX`` by
   its tag starting with ``PREFIX``; ``state.KEY`` by the value of a field of its state.
 """
 
@@ -99,7 +99,7 @@ def _group(decision: LabelledDecision, group_by: str | None) -> str:
     if group_by is None:
         return decision.name
     if group_by == "case":
-        return decision.name.partition("/")[0]
+        return decision.name.rpartition("/")[0] or decision.name
     if group_by.startswith("tag:"):
         prefix = group_by.removeprefix("tag:")
         return next((t for t in decision.tags if t.startswith(prefix)), "")
@@ -109,8 +109,8 @@ def _group(decision: LabelledDecision, group_by: str | None) -> str:
         value = state.get(key) if isinstance(state, Mapping) else None
         return "" if value is None else str(value)
     raise FittedError(
-        f"--group-by {group_by!r}: group by 'case' (a name's part before '/'), 'tag:PREFIX' "
-        "(the tag starting with PREFIX) or 'state.KEY' (a field of the state)"
+        f"--group-by {group_by!r}: group by 'case' (a name's part before its last '/'), "
+        "'tag:PREFIX' (the tag starting with PREFIX) or 'state.KEY' (a field of the state)"
     )
 
 
