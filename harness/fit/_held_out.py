@@ -89,14 +89,21 @@ def held_out(
     pack = DecisionPack(
         (item.decision for item in outcome.split.test), name=f"{outcome.path.stem} held out"
     )
-    options = {"concurrency": concurrency, "seed": seed, "resamples": resamples}
+    split = outcome.split.test_name
     fitted = evaluate_pack(
-        pack, model=f"fitted:{outcome.path}", split=outcome.split.test_name, **options
+        pack,
+        model=f"fitted:{outcome.path}",
+        split=split,
+        concurrency=concurrency,
+        seed=seed,
+        resamples=resamples,
     )
     base_report = (
         None
         if base is None
-        else evaluate_pack(pack, model=base, split=outcome.split.test_name, **options)
+        else evaluate_pack(
+            pack, model=base, split=split, concurrency=concurrency, seed=seed, resamples=resamples
+        )
     )
     comparison = None if base_report is None else compare(base_report, fitted)
     return HeldOut(fitted, base_report, comparison, _majority(outcome, fitted))

@@ -20,6 +20,7 @@ import hashlib
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -134,7 +135,9 @@ def _dataset(
     item_type = list_iterand(output_type)
     if item_type is None:
         raise DatasetError(f"{thinker} does not answer a list of items: it has no selections")
-    dataset: Dataset[object, object] = Dataset.load(where, runtime_class(input_type), item_type)
+    dataset: Dataset[Any, Any] = Dataset.load(  # Any: the thinker's types, read at run time
+        where, runtime_class(input_type), item_type
+    )
     with tempfile.TemporaryDirectory(prefix="harness-fit-") as runs:
         evaluate(
             thinker,

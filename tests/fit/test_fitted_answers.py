@@ -80,8 +80,8 @@ def test_a_selection_reads_its_verdict(triage_fit: FitOutcome) -> None:
     calm = 'verdict#8 (verdict): {"note":"no rush to send the invoice","urgent":false}'
     found = _ask(triage_fit, _triage_request([URGENT, calm], ["verdict#7", "verdict#8"]))
     answers = found["answers"]
-    assert answers["select_verdict#7"].probability > 0.9  # type: ignore[index, attr-defined]
-    assert answers["select_verdict#8"].probability < 0.1  # type: ignore[index, attr-defined]
+    assert answers["select_verdict#7"].probability > 0.9  # type: ignore[index]
+    assert answers["select_verdict#8"].probability < 0.1  # type: ignore[index]
     by = found["reading"]["answered_by"]  # type: ignore[index]
     assert by["select_verdict#7"].startswith("fitted select@")
 

@@ -269,7 +269,8 @@ class SparseRows:
         rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
         if other.ndim == 1:
             products = self.data * other[self.indices]
-            return np.bincount(rows, weights=products, minlength=self.shape[0])
+            summed = np.bincount(rows, weights=products, minlength=self.shape[0])
+            return np.asarray(summed, dtype=np.float64)
         out = np.zeros((self.shape[0], other.shape[1]), dtype=np.float64)
         np.add.at(out, rows, self.data[:, None] * other[self.indices])
         return out
