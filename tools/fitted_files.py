@@ -26,8 +26,8 @@ from typing import Final
 import attrs
 import numpy as np
 
-from harness.fit import fit_decider, read_source
-from harness.providers import load_fitted
+from harness.fit import figures_of, fit_decider, held_out, read_source
+from harness.providers import amend_fitted, load_fitted
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 PACKAGE: Final = ROOT / "harness"
@@ -55,17 +55,23 @@ FILES: Final = (
 )
 
 
-def make(shipped: Shipped, folder: Path) -> Path:
-    """Fit ``shipped`` into ``folder``; the JSON file's path."""
+def make(shipped: Shipped, folder: Path, *, measure: bool = False) -> Path:
+    """Fit ``shipped`` into ``folder`` (``measure``: and keep its held-out figures beside the
+    embedded model's in the file, as ``harness fit`` does); the JSON file's path."""
     sources = [read_source(str(Path("harness") / s)) for s in shipped.sources]
-    return fit_decider(
+    outcome = fit_decider(
         sources,
         folder / shipped.name,
         encoder="tfidf",
         base="embedded",
         train_split=shipped.train,
         test_split=shipped.test,
-    ).path
+    )
+    if measure:
+        amend_fitted(
+            outcome.path, "figures", figures_of(outcome, held_out(outcome, base="embedded"))
+        )
+    return outcome.path
 
 
 def difference(made: Path, kept: Path) -> str | None:
@@ -96,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give --write or --check")
     if args.write:
         for shipped in FILES:
-            print(f"wrote {make(shipped, FITTED)}")
+            print(f"wrote {make(shipped, FITTED, measure=True)}")
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         for shipped in FILES:
