@@ -32,6 +32,7 @@ from harness.testing._faults import ErrorShape as ErrorShape
 from harness.testing._faults import Fault as Fault
 from harness.testing._faults import error_body as error_body
 from harness.testing._logprob_server import LogprobServer as LogprobServer
+from harness.testing._stand_in import fitted_policy as fitted_policy
 from harness.testing._violation import InvariantKind as InvariantKind
 from harness.testing._violation import InvariantViolation as InvariantViolation
 from harness.testing._violation import Problem as Problem
