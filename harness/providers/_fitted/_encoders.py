@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -298,6 +299,10 @@ def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
+MINILM_KEPT: Final = 50_000
+"""How many texts' embeddings a ``minilm`` encoder keeps (about 150 MB at most)."""
+
+
 class MinilmEncoder:
     """all-MiniLM-L6-v2 embeddings (384 numbers a text, unit length); see ``_minilm.py``."""
 
@@ -307,9 +312,27 @@ class MinilmEncoder:
         from ._minilm import MiniLM
 
         self.model = MiniLM.load()
+        self._kept: dict[str, NDArray[np.float64]] = {}
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> Matrix:
-        return np.asarray(self.model.encode(texts), dtype=np.float64)
+        """One embedding per text; texts seen before are not encoded again (a thinker's digest
+        lines recur in every turn, and a cross-validation encodes the same texts in each fold):
+        up to :data:`MINILM_KEPT` of them are kept, the oldest dropped first."""
+        if not texts:
+            return np.zeros((0, self.model.dimensions), dtype=np.float64)
+        kept = self._kept
+        with self._lock:
+            found = {text: kept[text] for text in texts if text in kept}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            made = self.model.encode(missing)
+            with self._lock:
+                for text, vector in zip(missing, made, strict=True):
+                    found[text] = kept[text] = np.asarray(vector, dtype=np.float64)
+                while len(kept) > MINILM_KEPT:
+                    kept.pop(next(iter(kept)))
+        return np.vstack([found[text] for text in texts])
 
     def settings(self) -> dict[str, object]:
         return {
