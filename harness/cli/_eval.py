@@ -26,7 +26,7 @@ from harness.cli._common import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.evals import PositionBias
+    from harness.evals import EvalReport, PositionBias
 
 __all__ = ["DESCRIPTION", "add_arguments", "eval_command"]
 
@@ -90,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "probability follows position rather than content",
     )
     parser.add_argument(
+        "--max-failed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="fail (exit 1) when more than N cases did not complete (default 0: a failed run "
+        "fails the eval); an eval in which no case completed fails whatever N",
+    )
+    parser.add_argument(
         "--max-flips", type=int, metavar="N", help="compare: fail when more decisions flipped"
     )
     parser.set_defaults(command=eval_command)
@@ -112,6 +120,8 @@ def _key(fields: str | None) -> Any:  # Any: a key function of the thinker's ite
 
 def eval_command(args: argparse.Namespace) -> int:
     """Run ``harness eval`` or ``harness eval compare``."""
+    if args.max_failed < 0:
+        raise CliError("--max-failed must be at least 0")
     if args.position_bias is not None and args.position_bias < 2:
         raise CliError("--position-bias K needs K >= 2 orderings (K = 1 is the order as asked)")
     if args.first == "compare":
@@ -194,12 +204,13 @@ def _run(args: argparse.Namespace) -> int:
         )
     except (EvalError, CatalogError) as error:
         raise CliError(str(error)) from None
-    results = check_gates(report, _gates(args))
+    results = check_gates(report, _gates(args), max_failed=args.max_failed)
     write_html(report, out)
     if args.junit:
         write_junit(args.junit, report, results)
     if args.json:
         print(report.dumps(), end="")
+        _say_failed(report)
     else:
         print(render_report_text(report), end="")
         for result in results:
@@ -253,11 +264,12 @@ def _pack(args: argparse.Namespace) -> int:
     if bias is not None:
         _add_bias(out / "report.json", bias)
     write_html(report, out)
-    results = check_gates(report, _gates(args))
+    results = check_gates(report, _gates(args), max_failed=args.max_failed)
     if args.junit:
         write_junit(args.junit, report, results)
     if args.json:
         print(_with_bias(report.to_json(), bias), end="")
+        _say_failed(report)
     else:
         print(render_report_text(report), end="")
         if bias is not None:
@@ -265,6 +277,14 @@ def _pack(args: argparse.Namespace) -> int:
         for result in results:
             say(result.message)
     return EXIT_FAILED if failed_gates(results) else 0
+
+
+def _say_failed(report: EvalReport) -> None:
+    """The cases that did not complete, and the first one's error, on stderr (the table says
+    it too; ``--json`` leaves stdout to the report)."""
+    line = report.failed_line()
+    if line is not None:
+        say(f"harness eval: {line}", error=True)
 
 
 def _with_bias(data: dict[str, object], bias: PositionBias | None) -> str:

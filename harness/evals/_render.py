@@ -75,7 +75,6 @@ def render_report_text(report: EvalReport) -> str:
         f"eval of {report.subject} on {report.model}: {len(report.cases)} cases of "
         f"{report.dataset} (split {report.split}), {threshold_text(report)}"
     )
-    failed = sum(c.status != "completed" for c in report.cases)
     rows = [("figure", "model [95% CI]", "n", "uniform", "answer key")]
     for name in report.metrics:
         estimate = report.metrics[name]
@@ -90,8 +89,9 @@ def render_report_text(report: EvalReport) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [header]
-    if failed:
-        lines.append(f"{failed} case(s) did not complete (counted as answering nothing)")
+    failed = report.failed_line()
+    if failed is not None:
+        lines.append(failed)
     for index, row in enumerate(rows):
         lines.append(
             "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()

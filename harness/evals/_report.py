@@ -215,6 +215,24 @@ class EvalReport:
         """Every labelled decision of every case, in case order."""
         return tuple(d for case in self.cases for d in case.decisions)
 
+    @property
+    def failed(self) -> tuple[CaseResult, ...]:
+        """The cases whose run did not complete (failed, or an input that was not valid): left
+        out of every figure, since a failed run is never a right answer."""
+        return tuple(case for case in self.cases if case.status != "completed")
+
+    def failed_line(self) -> str | None:
+        """``"3 of 15 cases did not complete (left out of the figures); the first, c2:
+        <error>"``, or ``None`` when every case completed."""
+        failed = self.failed
+        if not failed:
+            return None
+        first = failed[0]
+        return (
+            f"{len(failed)} of {len(self.cases)} cases did not complete (left out of the "
+            f"figures); the first, {first.name}: {first.error or first.status}"
+        )
+
     def to_json(self, *, timings: bool = False) -> dict[str, object]:
         """The report as a JSON object; ``timings`` adds the (unstable) timings field."""
         data: dict[str, object] = {

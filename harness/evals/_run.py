@@ -311,18 +311,24 @@ def score(
     threshold: float | None = None,
 ) -> EvalReport:
     """The report of ``cases``: every figure, the baselines and the reliability bins (timed:
-    ``timings["metric_seconds"]``)."""
+    ``timings["metric_seconds"]``).
+
+    The figures are those of the completed cases: a case whose run failed answered nothing,
+    which is neither right nor wrong, so it is counted apart (:attr:`EvalReport.failed`) and
+    never as a right answer to a case that expects nothing."""
     began = time.perf_counter()
+    completed = [c for c in cases if c.status == "completed"]
     if threshold is None:
         threshold = next(
-            (d.threshold for c in cases for d in c.decisions if d.threshold is not None), None
+            (d.threshold for c in completed for d in c.decisions if d.threshold is not None),
+            None,
         )
-    drawn = m.Resampler(len(cases), resamples=resamples, seed=seed)
-    found = figures(cases, runs=runs, threshold=threshold, resampler=drawn)
+    drawn = m.Resampler(len(completed), resamples=resamples, seed=seed)
+    found = figures(completed, runs=runs, threshold=threshold, resampler=drawn)
     baselines = baseline_figures(
-        cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples, resampler=drawn
+        completed, runs=runs, threshold=threshold, seed=seed, resamples=resamples, resampler=drawn
     )
-    bins = reliability_bins(cases)
+    bins = reliability_bins(completed)
     return EvalReport(
         subject=subject,
         dataset=dataset,
