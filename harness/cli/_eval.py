@@ -16,10 +16,9 @@ from harness.cli._common import (
     EXIT_FAILED,
     CliError,
     add_allow_extra_option,
-    add_catalog_option,
+    add_model_options,
     add_scale_options,
     check_concurrency,
-    model_help,
     say,
 )
 
@@ -61,12 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "second", metavar="DATASET|A|PACK", help="the labelled cases, report A or a pack"
     )
     parser.add_argument("third", metavar="B", nargs="?", help="report B (compare only)")
-    parser.add_argument(
-        "--model",
-        metavar="M",
-        help=model_help(),
-    )
-    add_catalog_option(parser)
+    add_model_options(parser)
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")
     parser.add_argument(
         "--key",

@@ -24,7 +24,9 @@ import attrs
 
 from harness.catalog import DECISION, Catalog, CatalogEntry, CatalogError, load_catalog
 from harness.catalog import entry_for_model as _entry_for_model
+from harness.catalog._internal import did_you_mean
 from harness.providers import DecisionClient
+from harness.providers._internal import gguf_problem
 
 __all__ = ["CLIENT_ENTRY", "ModelChoice", "Seat", "seat_for"]
 
@@ -62,11 +64,10 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
         catalog = Catalog([], {}, source="the run's model")  # a client needs no catalog file
     base = catalog if catalog is not None else load_catalog()
     if model is None:
-        base.pinned(DECISION)  # no pin: refused now, naming the fix
-        return Seat(_with(base, None, base.pinned(DECISION).id), {})
+        return _ready(Seat(_with(base, None, base.pinned(DECISION).id), {}))
     if isinstance(model, str):
         if model in base.entries:
-            return Seat(_with(base, None, model), {})
+            return _ready(Seat(_with(base, None, model), {}))
         made = _entry_for_model(model)
         if made is None and model == "embedded":
             from harness.catalog import default_catalog
@@ -79,9 +80,9 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
                 "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
                 "'openai:<model>', 'openai-chat:<model>[@<base url>]', "
                 "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', or a "
-                "DecisionClient"
+                f"DecisionClient{_near(model, base)}"
             )
-        return Seat(_with(base, made, made.id), {})
+        return _ready(Seat(_with(base, made, made.id), {}))
     if not (callable(getattr(model, "decide", None)) and callable(getattr(model, "aclose", None))):
         raise TypeError(
             f"model must be an entry id, a model string or a DecisionClient, not "
@@ -95,3 +96,29 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
         max_concurrent=64,
     )
     return Seat(_with(base, entry, CLIENT_ENTRY), {CLIENT_ENTRY: model})
+
+
+MODEL_PREFIXES = ("systemone", "openai", "openai-chat", "openai-completions", "llama")
+"""The providers a model string names before its colon."""
+
+
+def _near(model: str, base: Catalog) -> str:
+    """The hint for a model nothing answers to: the nearest entry id (or ``embedded``), or the
+    string with the nearest provider before its colon (``lama:m.gguf`` -> ``llama:m.gguf``)."""
+    prefix, colon, rest = model.partition(":")
+    if colon:
+        found = did_you_mean(prefix, MODEL_PREFIXES)
+        if found:
+            nearest = found.split("'")[1]
+            return f"; did you mean {f'{nearest}:{rest}'!r}?"
+    return did_you_mean(model, [*base.entries, "embedded"])
+
+
+def _ready(seat: Seat) -> Seat:
+    """``seat``, once its entry can run: a ``llama`` entry whose GGUF file or package (or
+    llama-cpp-python) is missing is refused now, before anything runs, in the words the user
+    wrote (a configuration error, never a failed run)."""
+    problem = gguf_problem(seat.entry)
+    if problem is not None:
+        raise CatalogError(problem)
+    return seat
