@@ -353,10 +353,14 @@ def _for_the_command_line(message: str) -> str:
 
 
 def check_record_path(path: str) -> None:
-    """Refuse a record path whose folder does not exist, before the run."""
+    """Refuse, before the run, a record path that cannot be a file: a folder, or one under a
+    file. A folder that is not there yet is made when the record is written (``runs/x.json``)."""
     folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CliError(f"cannot write the record to {path}: folder {folder} does not exist")
+    above = folder
+    while not os.path.exists(above):
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise CliError(f"cannot write the record to {path}: {above} is a file, not a folder")
     if os.path.isdir(path):
         raise CliError(f"cannot write the record to {path}: it is a folder; give a file name")
 
