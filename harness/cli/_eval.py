@@ -63,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")
     parser.add_argument(
+        "--split",
+        metavar="TAG",
+        help="evaluate only the cases (or a pack's decisions) tagged TAG, e.g. test: the "
+        "held-out split (default: every case)",
+    )
+    parser.add_argument(
         "--key",
         metavar="FIELD[,FIELD]",
         help="compare answered and expected items by these fields (default: every field)",
@@ -182,6 +188,10 @@ def _run(args: argparse.Namespace) -> int:
         # the library names its keyword as the opt-out; a command names its flag
         shown = str(error).replace("(or pass allow_extra=True)", "(or pass --allow-extra)")
         raise CliError(shown) from None
+    if args.split is not None:
+        tags = sorted({tag for case in dataset.cases for tag in case.tags})
+        dataset = dataset.tagged(args.split)
+        _refuse_empty_split(args, len(dataset.cases), tags, "case")
     out = Path(args.out or "eval-out")
     try:
         report = evaluate(
@@ -195,6 +205,7 @@ def _run(args: argparse.Namespace) -> int:
             ray=args.ray,
             catalog_file=args.catalog if args.ray else None,
             resamples=args.resamples,
+            split=args.split or "all",
         )
     except (EvalError, CatalogError) as error:
         raise CliError(str(error)) from None
@@ -234,6 +245,13 @@ def _pack(args: argparse.Namespace) -> int:
     try:
         catalog = load_catalog(args.catalog) if args.catalog else None
         pack = DecisionPack.load(args.second)
+        if args.split is not None:
+            tags = sorted({tag for decision in pack for tag in decision.tags})
+            pack = DecisionPack(
+                [decision for decision in pack if args.split in decision.tags],
+                name=f"{pack.name}[{args.split}]",
+            )
+            _refuse_empty_split(args, len(pack), tags, "decision")
         report = evaluate_pack(
             pack,
             model=args.model,
@@ -241,6 +259,7 @@ def _pack(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             contexts=args.contexts,
             resamples=args.resamples,
+            split=args.split or "all",
         )
         bias: PositionBias | None = None
         if args.position_bias is not None:
@@ -271,6 +290,18 @@ def _pack(args: argparse.Namespace) -> int:
         for result in results:
             say(result.message)
     return EXIT_FAILED if failed_gates(results) else 0
+
+
+def _refuse_empty_split(args: argparse.Namespace, found: int, tags: list[str], what: str) -> None:
+    """Refuse ``--split TAG`` when no ``what`` carries the tag, naming the tags there are."""
+    from harness.catalog._internal import did_you_mean
+
+    if found == 0:
+        there = ", ".join(tags) or "none"
+        raise CliError(
+            f"--split {args.split}: no {what} of {args.second} is tagged {args.split!r} (its "
+            f"tags: {there}){did_you_mean(args.split, tags)}"
+        )
 
 
 def _say_failed(report: EvalReport) -> None:
