@@ -170,5 +170,6 @@ def test_the_llama_install_lines_build_once_into_the_wheel_cache_and_install_fro
     pinned = re.search(
         r'"llama-cpp-python==([\d.]+)"', (DOC.parents[1] / "pyproject.toml").read_text()
     )
-    assert pinned is not None and f"llama-cpp-python=={pinned.group(1)}" in build
+    assert pinned is not None
+    assert f"llama-cpp-python=={pinned.group(1)}" in build
     assert "--find-links ~/.cache/harness-wheels 'harness[llama]'" in TEXT  # the error's fix too
