@@ -17,16 +17,13 @@ from harness.catalog._internal import OncePerProcess
 from harness.errors import ExternalServiceError
 
 from ._llama_engine import EngineError, LlamaModel, import_llama
+from ._llama_install import INSTALL
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
 
 __all__ = ["INSTALL", "PACKAGE_API", "gguf_path", "gguf_problem", "model_for", "model_loads"]
 
-INSTALL: Final = "pip install --find-links ~/.cache/harness-wheels 'harness[llama]'"
-"""How to install the ``llama`` extra: llama-cpp-python is source only on the registry (about 10
-minutes to build on 2 cores), so its wheel is built once into ``~/.cache/harness-wheels``
-(``.ci/run``, docs/providers.md) and found there by every later install."""
 PACKAGE_API: Final = ("assemble", "gguf_path", "model_path", "path")
 """The functions a GGUF package may offer that return its file's path (the first found)."""
 

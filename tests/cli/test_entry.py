@@ -191,3 +191,54 @@ def test_an_unknown_model_suggests_the_near_entry_or_model_string(tmp_path: path
     both = harness(*given, "--model", "embedded", "--entry", "other", cwd=tmp_path)
     assert both.returncode == 2
     assert "--model embedded and --entry other name different models" in both.stderr
+
+
+def test_harness_models_lists_every_model_string_and_an_entry_s_fitted_files(
+    tmp_path: pathlib.Path,
+) -> None:
+    from harness.catalog import DrawnFrom, ExampleSet, SolvedExample, write_examples
+    from harness.decision import Noul
+
+    source = DrawnFrom(dataset="claims", split="dev", method="labeled", k=1, decisions=20)
+    examples = ExampleSet(
+        {"noul": (SolvedExample("a claim over the limit", Noul("Review?"), "yes"),)},
+        drawn_from=source.summary(),
+        source=source,
+    )
+    write_examples(examples, tmp_path / "examples.json")
+    (tmp_path / "calibration.toml").write_text(
+        'fitted_on = "claims, split dev (20 decisions)"\nselection_threshold = 0.4\n'
+        'noul = { method = "platt", a = 1.0, b = 0.0 }\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "models.toml").write_text(
+        '[pins]\ndecision = "mine"\n\n[[entries]]\nid = "mine"\nprovider = "embedded"\n'
+        'wire_model_id = "sparrow-decider"\nmax_context_tokens = 32768\nmax_concurrent = 1\n\n'
+        '[entries.examples]\nfile = "examples.json"\n\n'
+        '[entries.calibration]\nfile = "calibration.toml"\n',
+        encoding="utf-8",
+    )
+    done = harness("models", "--catalog", "models.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        "    examples: noul 1 (file examples.json); drawn from claims, split dev (20 decisions), "
+        "labeled k=1 seed=0"
+    ) in lines
+    assert (
+        "    calibration: noul platt (file calibration.toml); fitted on claims, split dev (20 "
+        "decisions); selection threshold 0.4"
+    ) in lines
+    strings = lines[lines.index("model strings:") + 1 : lines.index("variables:")]
+    named = [line.split(" -> ")[0].strip() for line in strings]
+    assert named == [
+        "systemone:<wire model>",
+        "openai:<model>",
+        "openai-chat:<model>[@<url>], openai-completions:<model>[@<url>]",
+        "embedded",
+        "llama:<file.gguf or package>",
+    ]
+    # every prefix a model string may take is listed
+    from harness.runs._model import MODEL_PREFIXES
+
+    assert all(any(f"{prefix}:" in line for line in named) for prefix in MODEL_PREFIXES)
