@@ -98,6 +98,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "fails the eval); an eval in which no case completed fails whatever N",
     )
     parser.add_argument(
+        "--orderings",
+        type=int,
+        metavar="K",
+        help="ask each choice in K cyclic orders of its options and average them (an entry that "
+        "reads logits: llama, openai-chat, openai-completions): the correction of a model whose "
+        "choices follow position",
+    )
+    parser.add_argument(
         "--max-flips", type=int, metavar="N", help="compare: fail when more decisions flipped"
     )
     parser.set_defaults(command=eval_command)
@@ -124,9 +132,14 @@ def eval_command(args: argparse.Namespace) -> int:
         raise CliError("--max-failed must be at least 0")
     if args.position_bias is not None and args.position_bias < 2:
         raise CliError("--position-bias K needs K >= 2 orderings (K = 1 is the order as asked)")
+    if args.orderings is not None and args.orderings < 1:
+        raise CliError("--orderings K needs K >= 1 (1: each choice as listed)")
     if args.first == "compare":
-        if args.position_bias is not None:
-            raise CliError("--position-bias asks the model again: use it with harness eval pack")
+        if args.position_bias is not None or args.orderings is not None:
+            raise CliError(
+                "--position-bias and --orderings ask the model: use them with harness eval or "
+                "harness eval pack"
+            )
         return _compare(args)
     if args.first == "pack":
         check_concurrency(args)
@@ -206,6 +219,7 @@ def _run(args: argparse.Namespace) -> int:
             catalog_file=args.catalog if args.ray else None,
             resamples=args.resamples,
             split=args.split or "all",
+            orderings=args.orderings,
         )
     except (EvalError, CatalogError) as error:
         raise CliError(str(error)) from None
@@ -231,6 +245,7 @@ def _pack(args: argparse.Namespace) -> int:
     from harness.evals import (
         DatasetError,
         DecisionPack,
+        EvalError,
         check_gates,
         evaluate_pack,
         failed_gates,
@@ -260,6 +275,7 @@ def _pack(args: argparse.Namespace) -> int:
             contexts=args.contexts,
             resamples=args.resamples,
             split=args.split or "all",
+            orderings=args.orderings,
         )
         bias: PositionBias | None = None
         if args.position_bias is not None:
@@ -270,7 +286,7 @@ def _pack(args: argparse.Namespace) -> int:
                 orderings=args.position_bias,
                 resamples=args.resamples,
             )
-    except (DatasetError, CatalogError) as error:
+    except (DatasetError, CatalogError, EvalError) as error:
         raise CliError(str(error)) from None
     out = Path(args.out or "eval-out")
     report.write_json(out / "report.json")

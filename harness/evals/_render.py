@@ -16,6 +16,7 @@ from typing import Final
 
 from harness.evals._compare import Comparison
 from harness.evals._gates import GateResult
+from harness.evals._position import is_position_figure, position_lines, position_warnings
 from harness.evals._report import EvalReport
 from harness.evals.metrics import Bin, Estimate, reason_of
 
@@ -77,6 +78,8 @@ def render_report_text(report: EvalReport) -> str:
     )
     rows = [("figure", "model [95% CI]", "n", "uniform", "answer key")]
     for name in report.metrics:
+        if is_position_figure(name):
+            continue  # their own lines, below
         estimate = report.metrics[name]
         rows.append(
             (
@@ -103,6 +106,8 @@ def render_report_text(report: EvalReport) -> str:
     )
     lines.append(N_RUN_LEVEL if "f1" in report.metrics else N_ROLES)
     lines.extend(notes(report))
+    lines.extend(position_lines(report.metrics))
+    lines.extend(position_warnings(report.metrics))
     return "\n".join(lines) + "\n"
 
 

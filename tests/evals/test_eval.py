@@ -457,3 +457,37 @@ def test_a_failed_case_fails_the_eval_unless_max_failed_allows_it(
         assert main([*args, "--max-failed", "1"]) == 0
         assert "max_failed: 1 of 6 cases did not complete <= 1: ok" in capsys.readouterr().out
         assert main([*args, "--max-failed", "-1"]) == 2
+
+
+def test_a_thinker_eval_counts_where_its_choices_sat_and_warns_when_always_first(
+    tmp_path: Path,
+) -> None:
+    from harness.demo.triage import Note as TriageNote
+    from harness.demo.triage import Triage, Verdict
+    from harness.evals import render_report_text
+
+    rows = [
+        {"name": f"n{i}", "input": {"text": f"pay bill {i}; water plant {i}; call bank {i}"}}
+        for i in range(5)
+    ]
+    path = tmp_path / "notes.jsonl"
+    path.write_text("".join(json.dumps({**r, "expected": []}) + "\n" for r in rows), "utf-8")
+    notes = Dataset.load(path, TriageNote, Verdict)
+    # the fake model's default answer to a choice is its first option
+    report = evaluate(Triage, notes, model=FakeDecisionModel(), out=tmp_path / "e", resamples=20)
+    placed = [p for case in report.cases for p in case.placed]
+    assert {p.role for p in placed} == {"next", "split_note_input", "judge_note_input"}
+    assert all(p.chosen == 0 and p.right is None for p in placed)  # no label on a run's choices
+    chosen = report.metric("split_note_input.first_chosen")
+    assert (chosen.value, chosen.n) == (1.0, 10)
+    chance = report.metric("split_note_input.first_by_chance").value
+    assert chance is not None
+    assert chance < 0.5
+    text = render_report_text(report)
+    assert "first option by choice role (chosen, against right or by chance):" in text
+    assert (
+        "warning: split_note_input: the first option was chosen in 10 of 10 choices (1.00), "
+        "where it would be chosen by chance in"
+    ) in text
+    assert "warning: next:" not in text  # the tools' order is the palette's, not the data's
+    assert "split_note_input.first_chosen" not in text.split("intervals:")[0]  # not in the table

@@ -457,6 +457,29 @@ def test_llama_cpp_s_error_is_in_the_one_line_and_nowhere_else(
     assert capsys.readouterr().err == ""  # llama.cpp's own lines stayed out of stderr
 
 
+def test_a_thinker_eval_asks_each_choice_in_k_orders(
+    gemma_path: str, tmp_path: pathlib.Path
+) -> None:
+    (tmp_path / "notes.jsonl").write_text(
+        '{"name": "a", "input": {"text": "pay the invoice today; water the plants"}, '
+        '"expected": [{"note": "pay the invoice today", "urgent": true}]}\n',
+        encoding="utf-8",
+    )
+    done = harness_cli(
+        "eval", "harness.demo.triage:Triage", "notes.jsonl", "--model", f"llama:{PACKAGE}",
+        "--orderings", "2", "--out", "eval", "--resamples", "20", "--max-failed", "0",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # ran; a gate is not the point here
+    assert "first option by choice role" in done.stdout
+    records = sorted((tmp_path / "eval" / "records").glob("*.json"))
+    assert records
+    calls = json.loads(records[0].read_text(encoding="utf-8"))["calls"]
+    assert {call["reading"]["orderings"] for call in calls} == {2}
+    stamp = json.loads((tmp_path / "eval" / "report.json").read_text(encoding="utf-8"))
+    assert stamp["model"] == f"llama:{PACKAGE}"
+
+
 def _calls(document: dict[str, Any]) -> list[list[dict[str, Any]]]:  # Any: JSON
     calls = document.get("calls")
     assert isinstance(calls, list), sorted(document)
