@@ -287,7 +287,13 @@ def render_report_html(report: EvalReport, *, record_pages: dict[str, str] | Non
             "</tr>"
         )
     body.append("</table>")
-    explained = [N_RUN_LEVEL if "f1" in report.metrics else N_ROLES, *notes(report)]
+    failed = report.failed_line()
+    explained = [
+        *([failed] if failed is not None else []),
+        N_RUN_LEVEL if "f1" in report.metrics else N_ROLES,
+        *notes(report),
+        *position_warnings(report.metrics),
+    ]
     body.extend(f'<p class="note">{html.escape(line)}</p>' for line in explained)
     body.append('<h2>Reliability</h2><div class="diagrams">')
     for key, bins in report.reliability.items():
