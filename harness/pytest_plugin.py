@@ -36,6 +36,12 @@ Its types (:class:`CassetteRun`, :class:`ModelSwitch`) are also at
   ``@pytest.mark.harness_real_model``, ``--harness-allow-real-model``, or recording a cassette
   (``--harness-record=new`` / ``all`` allow them in cassette tests). Servers on loopback and
   the embedded model are not real calls in this sense: they need no key and no network.
+* A stand-in for cassette misses: ``--harness-fallback=fitted:FILE`` (a decider ``harness fit``
+  distilled from the recorded model's cassettes or records) answers a request no cassette holds,
+  in replay mode; the answer's reading says ``stand_in`` (so the record shows it), the test's
+  report gets a "harness stand-in" section and the session a summary.
+  ``--harness-fallback-min-agreement SHARE`` ends the session at its start when the stand-in's
+  held-out agreement with its teacher (measured by ``harness fit``) is below ``SHARE``.
 * Short failures: a test failing with an error raised through harness (a cassette miss, a
   blocked real model, a run that failed) reports the cause's type and message first (its fix is
   in the message), then the lines of the test's own code it came through; harness's frames are
@@ -59,6 +65,7 @@ from harness._guard import guard_real_models
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
+    from harness.decision import DecisionRequest, DecisionResponse
     from harness.providers import DecisionClient
     from harness.replay import ModelOverride, ModelSpec, ReplayClient
 
@@ -92,10 +99,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="let tests ask real models over the network (blocked by default)",
     )
+    group.addoption(
+        "--harness-fallback",
+        default=None,
+        metavar="fitted:FILE",
+        help="answer a request no cassette holds with this stand-in (a decider harness fit "
+        "distilled from the recorded model), marked in the record and the report",
+    )
+    group.addoption(
+        "--harness-fallback-min-agreement",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="fail the session when the stand-in's held-out agreement with the model it was "
+        "distilled from is below this share (e.g. 0.9)",
+    )
     parser.addini("harness_record", "default --harness-record mode", default="none")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    spec = config.getoption("harness_fallback", None)
+    least = config.getoption("harness_fallback_min_agreement", None)
+    if spec is not None:
+        config.stash[_STAND_IN] = StandIn.checked(spec, least)
+    elif least is not None:
+        raise pytest.UsageError(
+            "--harness-fallback-min-agreement gates a stand-in: give it with "
+            "--harness-fallback=fitted:FILE"
+        )
     for line in (
         "harness_cassette(name=None, *, path=None): answer every decision of the test from a "
         "cassette (see --harness-record)",
@@ -155,6 +186,18 @@ def pytest_runtest_makereport(
             more = len(lines) - _SECTION_LINES
             lines = [*lines[:_SECTION_LINES], f"... ({more} more lines; pytest --full-trace)"]
         report.sections.append(("harness cassette", "\n".join(lines)))
+    if run is not None and run.stand_in is not None and run.client.misses and call.when == "call":
+        misses = run.client.misses
+        report.sections.append(
+            (
+                "harness stand-in",
+                f"{len(misses)} request(s) not in {run.path.name} answered by the stand-in "
+                f"{run.stand_in.spec}; record them (pytest --harness-record=new) to replay the "
+                "real model's answers",
+            )
+        )
+        report.user_properties.append(("harness_stand_in_answers", len(misses)))
+        run.stand_in.tests.append(item.nodeid)
     return report
 
 
@@ -293,6 +336,104 @@ def _marker_model(marker: pytest.Mark) -> ModelSpec:
     return model  # type: ignore[no-any-return]  # a marker's argument: checked by override()
 
 
+# -- the stand-in for cassette misses -----------------------------------------------------------
+
+
+class StandIn:
+    """``--harness-fallback=fitted:FILE``: a decider distilled from the recorded model answers
+    the requests no cassette holds (in every record mode but ``all``), each answer's reading
+    marked ``stand_in``; tests it answered for get a "harness stand-in" report section, and
+    the session a summary line."""
+
+    def __init__(self, spec: str, entry: CatalogEntry) -> None:
+        from harness.providers import client_for
+
+        self.spec = spec
+        self.entry = entry
+        self.client = client_for(entry)
+        self.answered = 0
+        self.tests: list[str] = []
+
+    @classmethod
+    def checked(cls, spec: str, least: float | None) -> StandIn:
+        """The stand-in ``spec`` names, its file loaded and checked now, and its held-out
+        agreement with its teacher at least ``least`` (else a usage error, the session ends)."""
+        from harness.catalog import CatalogError, entry_for_model
+        from harness.providers import fitted_model
+
+        if not spec.startswith("fitted:"):
+            raise pytest.UsageError(
+                f"--harness-fallback={spec}: a stand-in is a fitted decider, "
+                "--harness-fallback=fitted:FILE (harness fit on the model's cassettes or records)"
+            )
+        try:
+            entry = entry_for_model(spec)
+            assert entry is not None
+            model = fitted_model(entry)
+        except CatalogError as error:
+            raise pytest.UsageError(f"--harness-fallback: {error}") from None
+        if least is not None:
+            if not 0 < least <= 1:
+                raise pytest.UsageError(
+                    f"--harness-fallback-min-agreement {least}: give a share in (0, 1], e.g. 0.9"
+                )
+            agreement = model.agreement()
+            value = None if agreement is None else agreement.get("value")
+            if not isinstance(value, float | int):
+                raise pytest.UsageError(
+                    f"--harness-fallback {spec}: the file holds no held-out agreement with a "
+                    "teacher to gate on: fit it with harness fit on the model's cassettes or "
+                    "records (distillation), which measures it"
+                )
+            assert agreement is not None
+            if value < least:
+                raise pytest.UsageError(
+                    f"--harness-fallback {spec}: its held-out agreement with the model it was "
+                    f"distilled from is {value:.3f} [{agreement.get('low'):.3f}, "
+                    f"{agreement.get('high'):.3f}] on {agreement.get('n')} decisions, below "
+                    f"--harness-fallback-min-agreement {least:g}: record more of the model and "
+                    "fit it again, or lower the gate"
+                )
+        return cls(spec, entry)
+
+    async def decide(
+        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
+    ) -> DecisionResponse:
+        """The stand-in's answers to a request the cassette does not hold, marked as such."""
+        from harness.decision import DecisionResponse
+
+        response = await self.client.decide(request, self.entry, timeout=timeout)
+        self.answered += 1
+        reading = {
+            **(response.reading or {}),
+            "stand_in": f"not in the cassette: answered by the stand-in {self.spec}",
+        }
+        return DecisionResponse(
+            response.request,
+            response.answers,
+            input_tokens=response.input_tokens,
+            model=response.model,
+            request_id=response.request_id,
+            latency=response.latency,
+            reading=reading,
+        )
+
+    async def aclose(self) -> None:
+        """The stand-in stays open for the session (closed when it ends)."""
+
+
+_STAND_IN = pytest.StashKey["StandIn"]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stand_in = config.stash.get(_STAND_IN, None)
+    if stand_in is not None:
+        import asyncio
+
+        with contextlib.suppress(RuntimeError):
+            asyncio.run(stand_in.client.aclose())
+
+
 # -- cassettes ---------------------------------------------------------------------------------
 
 
@@ -301,16 +442,17 @@ class CassetteRun:
     it (a :class:`~harness.testing.ReplayClient`: ``played``, ``misses``, ``refused``,
     ``new_interactions``)."""
 
-    def __init__(self, path: Path, mode: RecordMode) -> None:
+    def __init__(self, path: Path, mode: RecordMode, stand_in: StandIn | None = None) -> None:
         from harness.replay import Cassette, ModelOverride, ReplayClient, load_cassette
 
         self.path = path
         self.mode = mode
+        self.stand_in = stand_in if mode == "none" else None
         fix = (
             f"If the change is meant, re-record it: pytest --harness-record=new (or all to start "
             f"over) with the model reachable, and commit {path.name}."
         )
-        if mode == "none" and not path.exists():
+        if mode == "none" and not path.exists() and self.stand_in is None:
             pytest.fail(
                 f"cassette {path} does not exist: record it once with the model reachable "
                 "(pytest --harness-record=new), commit it, and this test replays it",
@@ -318,7 +460,11 @@ class CassetteRun:
             )
         recorded = load_cassette(path) if mode != "all" and path.exists() else Cassette()
         self.client: ReplayClient = ReplayClient(
-            recorded, record=mode != "none", source=str(path), fix=fix
+            recorded,
+            record=mode != "none",
+            source=str(path),
+            fix=fix,
+            fallback=self.stand_in,
         )
         if mode == "none":
             self.override = ModelOverride(f"cassette {path.name}", client=self.client)
@@ -356,6 +502,15 @@ _WRITTEN = pytest.StashKey[list[str]]()
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """After a recording run: each cassette written, its path and size."""
+    stand_in = terminalreporter.config.stash.get(_STAND_IN, None)
+    if stand_in is not None and stand_in.answered:
+        terminalreporter.section("harness stand-in")
+        terminalreporter.write_line(
+            f"{stand_in.answered} request(s) no cassette held were answered by the stand-in "
+            f"{stand_in.spec}, in {len(stand_in.tests)} test(s): "
+            + ", ".join(stand_in.tests[:10])
+            + (" ..." if len(stand_in.tests) > 10 else "")
+        )
     written = terminalreporter.config.stash.get(_WRITTEN, [])
     if written:
         terminalreporter.section("harness cassettes")
@@ -386,7 +541,11 @@ def harness_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteRun]:
     node = request.node
     assert isinstance(node, pytest.Item)
     marker = node.get_closest_marker("harness_cassette")
-    run = CassetteRun(_cassette_path(node, marker), _mode(request.config))
+    run = CassetteRun(
+        _cassette_path(node, marker),
+        _mode(request.config),
+        request.config.stash.get(_STAND_IN, None),
+    )
     node.stash[_RUN] = run
     with run.override:
         yield run

@@ -80,6 +80,8 @@ _STR_FIELDS = (
     "gguf_package",
     "prompt_format",
     "choice_options",
+    "file",
+    "base",
 )
 _INT_FIELDS = (
     "max_context_tokens",
@@ -251,6 +253,8 @@ def _entry_from_table(
             raise CatalogError(f"{where}: {key} has the wrong type ({type(value).__name__})")
     if table.get("provider") == "llama":
         table = _llama_defaults(table)
+    if table.get("provider") == "fitted":
+        table = _fitted_defaults(table, base)
     for required in ("id", "provider", "wire_model_id", "max_context_tokens"):
         if required not in table:
             raise CatalogError(f"{where}: {required} is required")
@@ -275,6 +279,27 @@ def _llama_defaults(table: dict[str, Any]) -> dict[str, Any]:  # Any: a TOML tab
         table = {**table, "wire_model_id": named}
     if "max_concurrent" not in table and "tpm" not in table:
         table = {**table, "max_concurrent": 1}
+    return table
+
+
+def _fitted_defaults(
+    table: dict[str, Any],  # Any: a TOML table's values
+    base: Traversable | Path | None,
+) -> dict[str, Any]:  # Any: a TOML table's values
+    """A ``fitted`` entry's defaults: its file relative to the catalog's folder, its wire model
+    id that file, a context no state reaches (a head reads lines), four calls at once."""
+    file = table.get("file")
+    if isinstance(file, str) and file.strip() and isinstance(base, Path):
+        named = Path(file).expanduser()
+        table = {**table, "file": str(named if named.is_absolute() else base / named)}
+    elif isinstance(file, str) and file.strip() and base is not None:
+        table = {**table, "file": str(base.joinpath(file))}
+    if "wire_model_id" not in table and isinstance(table.get("file"), str):
+        table = {**table, "wire_model_id": table["file"]}
+    if "max_context_tokens" not in table:
+        table = {**table, "max_context_tokens": 1_000_000}
+    if "max_concurrent" not in table and "tpm" not in table:
+        table = {**table, "max_concurrent": 4}
     return table
 
 

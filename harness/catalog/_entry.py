@@ -34,7 +34,16 @@ DEFAULT_DECISION_TIMEOUT: Final = 60.0
 """Seconds one decision may take when its entry sets no ``decision_timeout_s``."""
 
 PROVIDERS: frozenset[str] = frozenset(
-    {"systemone", "openai", "openai-chat", "openai-completions", "embedded", "llama", "fake"}
+    {
+        "systemone",
+        "openai",
+        "openai-chat",
+        "openai-completions",
+        "embedded",
+        "llama",
+        "fitted",
+        "fake",
+    }
 )
 """The providers a catalog entry may name."""
 
@@ -45,6 +54,7 @@ DEFAULT_PATHS: dict[str, str] = {
     "openai-completions": "/v1/completions",
     "embedded": "/v1/systemone",
     "llama": "/v1/systemone",
+    "fitted": "/v1/systemone",
     "fake": "/v1/systemone",
 }
 """The request path of each provider when an entry states none."""
@@ -63,6 +73,7 @@ LLAMA_PROMPT_FORMATS = ("base", "chat")
 LLAMA_CHOICE_OPTIONS = ("labels", "texts")
 """How a ``llama`` entry scores a choice's options (``choice_options``)."""
 _LLAMA_ONLY = ("model_path", "gguf_package", "n_ctx", "n_threads")
+_FITTED_ONLY = ("file", "base")
 
 DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
 """A reply body larger than this is refused unread (``max_reply_bytes``)."""
@@ -239,6 +250,12 @@ class CatalogEntry:
     choice_options: str = "labels"
     """``llama``: a choice's options scored by their keys (``"labels"``) or their descriptions
     (``"texts"``); see docs/providers.md for the trade-off."""
+    file: str | None = None
+    """``fitted``: the fitted file (``harness fit --out``) the entry answers with (``~``
+    expanded; in a catalog file, relative to the catalog's folder); ``None``: the wire model id."""
+    base: str | None = None
+    """``fitted``: the model that answers what no head of the file answers (an entry id or a
+    model string); ``None``: the base the file was fitted with (``harness fit --base``)."""
 
     def __attrs_post_init__(self) -> None:
         broken = self._broken_rules()
@@ -312,6 +329,15 @@ class CatalogEntry:
         if self.orderings < 1:
             rules.append("orderings must be >= 1 (1: no position-bias correction)")
         rules.extend(self._llama_rules())
+        if self.provider != "fitted":
+            given = [name for name in _FITTED_ONLY if getattr(self, name) is not None]
+            if given:
+                rules.append(f"{', '.join(given)}: only a fitted entry takes them")
+        else:
+            for name in _FITTED_ONLY:
+                value = getattr(self, name)
+                if value is not None and not value.strip():
+                    rules.append(f"{name} must not be blank (leave it out for the default)")
 
         calibration: object = self.calibration  # built from Python, it may be anything
         if calibration is not None and not isinstance(calibration, Calibration):

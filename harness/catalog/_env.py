@@ -140,6 +140,8 @@ class Environment:
         provider, colon, wire = model.partition(":")
         if colon and provider == "llama":
             return llama_entry(model, wire)
+        if colon and provider == "fitted":
+            return fitted_entry(model, wire)
         if colon and provider in ("openai-chat", "openai-completions"):
             return self._logprob_entry(model, provider, wire)
         if not colon or provider not in ("systemone", "openai"):
@@ -256,6 +258,29 @@ def llama_entry(model: str, named: str) -> CatalogEntry:
         max_context_tokens=8192,
         max_concurrent=1,
         decision_timeout_s=300.0,
+    )
+
+
+def fitted_entry(model: str, named: str) -> CatalogEntry:
+    """``fitted:<file>``: a fitted file (``harness fit --out``) answered in this process, its
+    base model the one it was fitted with."""
+    if not named.strip():
+        raise CatalogError(
+            f"model {model!r} names no file after 'fitted': write e.g. 'fitted:model.json' "
+            "(the file harness fit wrote)"
+        )
+    if not os.path.isfile(os.path.expanduser(named)):
+        raise CatalogError(
+            f"model {model!r}: no fitted file {named!r}: give the .json file harness fit wrote "
+            "(harness fit ... --out FILE)"
+        )
+    return CatalogEntry(
+        id=model,
+        provider="fitted",
+        wire_model_id=named,
+        file=os.path.expanduser(named),
+        max_context_tokens=1_000_000,
+        max_concurrent=4,
     )
 
 

@@ -35,6 +35,7 @@ COMMANDS: Final[dict[str, str]] = {
     "check": "check every thinker's palette and every tool in packages or files (no mypy)",
     "eval": "score a thinker on a labelled dataset, or compare two evals (CI gates)",
     "examples": "fit a local model's solved examples on a pack's dev split, report them held out",
+    "fit": "fit a decider on labelled decisions (or a model's records), report it held out",
 }
 """Each command and its one-line help (its module is loaded by :func:`command_module`)."""
 
@@ -92,6 +93,10 @@ def command_module(name: str) -> CommandModule:
         from harness.cli import _examples as examples
 
         return examples
+    if name == "fit":
+        from harness.cli import _fit as fit
+
+        return fit
     raise KeyError(f"no harness command {name!r}: the commands are {', '.join(COMMANDS)}")
 
 

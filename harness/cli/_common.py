@@ -200,7 +200,7 @@ MODEL_CHOICES = (
     "'openai:<model>' (configured from TYPESAFE_* / OPENAI_* variables), "
     "'openai-chat:<model>[@<url>]' or 'openai-completions:<model>[@<url>]' (any "
     "OpenAI-compatible server with logprobs), 'llama:<file.gguf or package>' (a GGUF in "
-    "this process)"
+    "this process), 'fitted:<file.json>' (a decider harness fit wrote)"
 )
 """Who may answer, as every command's ``--entry`` / ``--model`` help says it."""
 

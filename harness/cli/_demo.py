@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from importlib import resources
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -44,6 +44,9 @@ from harness.demo import (
 )
 from harness.errors import LLMReadableError
 from harness.record import RecordedAnswer, RunFailedError, RunRecord, counted
+
+if TYPE_CHECKING:
+    from harness.catalog import Catalog
 
 __all__ = [
     "DESCRIPTION",
@@ -183,6 +186,36 @@ def _say_score(run: DemoRun, args: argparse.Namespace, fitted_on: str | None) ->
     return line
 
 
+def _say_beside_embedded(
+    run: DemoRun, args: argparse.Namespace, folder: str, catalog: Catalog
+) -> None:
+    """A fitted model's score beside the embedded model's on the same folder, same turns (the
+    embedded model runs the demo again, quietly), each with its Wilson intervals."""
+    from harness.fit import fitted_about
+
+    key = answer_key()
+    entry = catalog.pinned()
+    say("the embedded model on the same folder, for comparison ...")
+    try:
+        embedded = asyncio.run(
+            run_demo(
+                folder,
+                objective=args.objective,
+                max_turns=args.max_turns,
+                catalog=catalog,
+                entry_id=EMBEDDED,
+            )
+        )
+    except RunFailedError as failed:
+        say(f"  the embedded model's run failed: {failed}")
+        return
+    fitted_score = score_answer(answer_statements(run.record), key)
+    embedded_score = score_answer(answer_statements(embedded.record), key)
+    say(f"  {entry.id} (fitted): {figures_line(fitted_score)}")
+    say(f"  embedded: {figures_line(embedded_score)}")
+    say(f"  (95 % Wilson intervals, one run each; {fitted_about(entry)})")
+
+
 def figures_line(score: DemoScore) -> str:
     """``"recall 0.57 [0.25, 0.84] (4 of 7), precision 0.07 [0.03, 0.16] (4 of 58)"``."""
     from harness.evals.metrics import wilson
@@ -243,6 +276,8 @@ def demo(args: argparse.Namespace) -> int:
     scored = _say_score(
         run, args, None if entry.calibration is None else entry.calibration.fitted_on
     )
+    if entry.provider == "fitted" and scored is not None:
+        _say_beside_embedded(run, args, folder, catalog)
     record = attrs.evolve(record, score=scored)  # the page shows it too
     record.write(args.record)
     say(

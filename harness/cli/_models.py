@@ -116,6 +116,10 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
     )
     lines.append("  embedded -> the in-process model (sparrow-decider), always available")
     lines.append(f"  llama:<file.gguf or package> -> a GGUF run in this process ({_llama_state()})")
+    lines.append(
+        "  fitted:<file.json> -> a decider harness fit wrote, in this process (its base model "
+        "answers the questions it has no head for)"
+    )
     lines.append("variables:")
     for setting in environment.settings():
         lines.append(f"  {setting.name}: {setting.value} ({setting.source})")

@@ -10,6 +10,13 @@ palettes of your own. :func:`register_formatters` sets what the demo's artifacts
 the model. The answer is scored against the corpus's key (:func:`answer_key`,
 :func:`score_answer`); :class:`AnswerKeyPolicy` and :class:`UniformRandomPolicy` are the two
 reference models to compare a model with (:func:`run_demo_with`).
+
+Beside the corpus, ``training/corpus`` is a second folder of the same task (another fictional
+company, its own planted decisions in ``training/answer_key.json``), for fitting a decider that
+is then measured on the demo's folder, which is never fitted on. ``selections.jsonl`` here and
+in ``training/`` are the labelled decisions the two folders give: the selection questions the
+thinker asks about every statement when it finishes, labelled by each key (tagged ``test`` and
+``train``; made from a checkout by ``python -m tools.demo_selections --write``).
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from harness.evals._pack import Label as Label
 from harness.evals._pack import LabelledDecision as LabelledDecision
 from harness.evals._pack_run import evaluate_pack as evaluate_pack
 from harness.evals._pack_run import evaluate_pack_async as evaluate_pack_async
+from harness.evals._pack_run import scored as scored
 from harness.evals._render import render_comparison as render_comparison
 from harness.evals._render import render_report_html as render_report_html
 from harness.evals._render import render_report_text as render_report_text
@@ -65,6 +66,8 @@ from harness.evals._run import evaluate_async as evaluate_async
 from harness.evals._run import import_thinker as import_thinker
 from harness.evals._run import score as score
 from harness.evals._run import with_orderings as with_orderings
+from harness.evals._selections import RunsSource as RunsSource
+from harness.evals._selections import runs_pack as runs_pack
 from harness.evals._threshold import FittedThreshold as FittedThreshold
 from harness.evals._threshold import ThresholdRule as ThresholdRule
 from harness.evals._threshold import fit_threshold as fit_threshold
@@ -98,6 +101,7 @@ __all__ = [
     "Label",
     "LabelledDecision",
     "PositionBias",
+    "RunsSource",
     "ScoredDecision",
     "ThresholdRule",
     "UndefinedMetricError",
@@ -127,7 +131,9 @@ __all__ = [
     "render_report_html",
     "render_report_text",
     "report_role_of",
+    "runs_pack",
     "score",
+    "scored",
     "with_orderings",
     "without_calibration",
     "write_calibration",

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from harness.catalog import CatalogEntry
-from harness.decision import JsonValue
+from harness.decision import DecisionRequest, JsonValue
 from harness.evals._dataset import DatasetError
 from harness.evals._folder import EvalError
 
-__all__ = ["DrawnSplitError", "refuse_drawn"]
+__all__ = ["DrawnSplitError", "refuse_drawn", "refuse_fitted_on"]
 
 
 class DrawnSplitError(EvalError, DatasetError):
@@ -35,4 +35,26 @@ def refuse_drawn(entry: CatalogEntry, states: Iterable[JsonValue], what: str) ->
             f"and {found} of {what} come from that split: a figure on the data the examples "
             "came from says nothing; evaluate on the held-out split: harness eval ... --split test "
             "(the cases or decisions tagged test; Dataset.tagged('test') in Python)"
+        )
+
+
+def refuse_fitted_on(entry: CatalogEntry, requests: Iterable[DecisionRequest], what: str) -> None:
+    """Refuse an eval of a ``fitted`` entry on decisions its file was fitted on: a
+    :class:`DrawnSplitError` naming the count and the fix when any of ``requests`` is one of the
+    requests the file names in ``fitted_on.request_keys``."""
+    if entry.provider != "fitted":
+        return
+    from harness.providers import fitted_model, request_key
+
+    fitted_on = fitted_model(entry).document.get("fitted_on")
+    keys = fitted_on.get("request_keys") if isinstance(fitted_on, dict) else None
+    if not isinstance(keys, list) or not keys:
+        return
+    known = set(keys)
+    found = sum(1 for request in requests if request_key(request) in known)
+    if found:
+        raise DrawnSplitError(
+            f"catalog entry {entry.id!r} was fitted on {found} of {what}: a figure on the data "
+            "a model was fitted on says nothing; evaluate on the held-out split (e.g. the "
+            "decisions tagged test)"
         )

@@ -29,7 +29,7 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.evals import metrics as m
-from harness.evals._drawn import refuse_drawn
+from harness.evals._drawn import refuse_drawn, refuse_fitted_on
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
 from harness.evals._report import CaseResult, EvalReport, Placed, ScoredDecision
 from harness.evals._run import _model_name, _sync_form, score, with_orderings
@@ -150,6 +150,7 @@ async def evaluate_pack_async(
         seat, catalog=with_orderings(with_contexts(seat.catalog, contexts), orderings)
     )
     refuse_drawn(seat.catalog.pinned(), (d.request.state for d in pack), f"{pack.name}'s decisions")
+    refuse_fitted_on(seat.catalog.pinned(), (d.request for d in pack), f"{pack.name}'s decisions")
     began = time.perf_counter()
     stream = progress or sys.stderr
     slots = asyncio.Semaphore(concurrency)

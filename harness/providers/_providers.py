@@ -12,7 +12,7 @@ __all__ = ["client_for", "wire_body"]
 
 def client_for(entry: CatalogEntry) -> DecisionClient:
     """A fresh client for ``entry``'s provider: ``systemone``, ``openai``, ``openai-chat``,
-    ``openai-completions``, ``embedded`` or ``llama``.
+    ``openai-completions``, ``embedded``, ``llama`` or ``fitted``.
 
     The ``fake`` provider has no client of its own: a test installs one with
     ``Dispatcher(clients={entry.id: FakeDecisionModel(...)})``.
@@ -41,10 +41,14 @@ def client_for(entry: CatalogEntry) -> DecisionClient:
         from harness.providers._llama import LlamaDecisionClient  # needs the `llama` extra
 
         return LlamaDecisionClient()
+    if entry.provider == "fitted":
+        from harness.providers._fitted._client import FittedDecisionClient  # the `fit` extra
+
+        return FittedDecisionClient(client_for)
     raise ExternalServiceError(
         f"catalog entry {entry.id!r} has provider {entry.provider!r}, which has no client of its "
         f"own: install one with Dispatcher(clients={{{entry.id!r}: client}}), or pin an entry "
-        "of provider systemone, openai, openai-chat, openai-completions, embedded or llama"
+        "of provider systemone, openai, openai-chat, openai-completions, embedded, llama or fitted"
     )
 
 

@@ -8,6 +8,8 @@
   (``TYPESAFE_BASE_URL`` / ``TYPESAFE_API_KEY``, ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``);
 * ``"openai-chat:<model>[@<base url>]"`` or ``"openai-completions:<model>[@<base url>]"``: any
   OpenAI-compatible model read through its token logprobs (docs/providers.md);
+* ``"llama:<file.gguf or package>"``: a GGUF run in this process; ``"fitted:<file.json>"``: a
+  decider ``harness fit`` wrote (its file checked when the seat is made, docs/fitted.md);
 * a :class:`~harness.providers.DecisionClient` (a :class:`~harness.testing.FakeDecisionModel`, a
   replay, your own): installed for a local entry named ``client`` through the dispatcher's
   ``clients`` mapping, so everything the dispatcher does (pricing, budgets, admission, records,
@@ -64,6 +66,7 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
         catalog = Catalog([], {}, source="the run's model")  # a client needs no catalog file
     base = catalog if catalog is not None else load_catalog()
     if model is None:
+        base.pinned(DECISION)  # no pin: refused now, naming the fix
         return _ready(Seat(_with(base, None, base.pinned(DECISION).id), {}))
     if isinstance(model, str):
         if model in base.entries:
@@ -79,8 +82,8 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
                 f"{base.source}: unknown catalog entry id {model!r}; known ids: {known}; nor is it "
                 "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
                 "'openai:<model>', 'openai-chat:<model>[@<base url>]', "
-                "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', or a "
-                f"DecisionClient{_near(model, base)}"
+                "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', "
+                f"'fitted:<file.json>', or a DecisionClient{_near(model, base)}"
             )
         return _ready(Seat(_with(base, made, made.id), {}))
     if not (callable(getattr(model, "decide", None)) and callable(getattr(model, "aclose", None))):
@@ -98,7 +101,7 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
     return Seat(_with(base, entry, CLIENT_ENTRY), {CLIENT_ENTRY: model})
 
 
-MODEL_PREFIXES = ("systemone", "openai", "openai-chat", "openai-completions", "llama")
+MODEL_PREFIXES = ("systemone", "openai", "openai-chat", "openai-completions", "llama", "fitted")
 """The providers a model string names before its colon."""
 
 
@@ -115,10 +118,16 @@ def _near(model: str, base: Catalog) -> str:
 
 
 def _ready(seat: Seat) -> Seat:
-    """``seat``, once its entry can run: a ``llama`` entry whose GGUF file or package (or
-    llama-cpp-python) is missing is refused now, before anything runs, in the words the user
-    wrote (a configuration error, never a failed run)."""
-    problem = gguf_problem(seat.entry)
+    """``seat``, once its entry can run, checked now: a configuration error before anything
+    runs, as a broken catalog is, never a failed run. A ``fitted`` entry's file is loaded and
+    checked (a missing, cut or edited file); a ``llama`` entry whose GGUF file or package (or
+    llama-cpp-python) is missing is refused in the words the user wrote."""
+    entry = seat.entry
+    if entry.provider == "fitted":
+        from harness.providers import fitted_model
+
+        fitted_model(entry)  # FittedError is a CatalogError; loaded once per process
+    problem = gguf_problem(entry)
     if problem is not None:
         raise CatalogError(problem)
     return seat

@@ -23,7 +23,7 @@ import functools
 import logging
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, TypeVar, cast
 
 import attrs
 
@@ -151,6 +151,12 @@ class DecisionThinker(DecisionTool[I_contra, ListArtifact[O]], Generic[I_contra,
         fitted = getattr(getattr(entry, "calibration", None), "selection_threshold", None)
         if isinstance(fitted, int | float) and not isinstance(fitted, bool):
             return float(fitted)
+        if getattr(entry, "provider", None) == "fitted":
+            from harness.providers import fitted_model
+
+            found = fitted_model(cast("CatalogEntry", entry)).selection_threshold
+            if found is not None:
+                return found
         return DEFAULT_SELECTION_THRESHOLD
 
     def declared_output(self) -> type[ListArtifact[O]]:

@@ -146,7 +146,7 @@ def test_openai_variables_configure_openai_model_strings(monkeypatch: pytest.Mon
 
 def test_nothing_configured_is_the_shipped_catalog_alone() -> None:
     catalog = load_catalog()
-    assert list(catalog.entries) == ["embedded"]
+    assert list(catalog.entries) == ["embedded", "demo-fitted", "triage-fitted"]
     assert read_environment().entry_for("embedded") is None
     hosted = read_environment({"TYPESAFE_API_KEY": "k"}).entries()[0]
     assert hosted.base_url == "https://api.typesafe.ai"

@@ -33,7 +33,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"palette"}),
     frozenset({"thinker"}),
     frozenset({"record"}),
-    frozenset({"runs", "evals", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}),
+    frozenset(
+        {"runs", "evals", "fit", "testing", "pytest_plugin", "serve", "demo", "batch", "observe"}
+    ),
     frozenset({"cli", "__main__", "mypy"}),
 )
 """Lowest first: a package may import its own layer and the layers below it (the picture in

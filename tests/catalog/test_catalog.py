@@ -61,6 +61,7 @@ def test_entry_defaults() -> None:
                 "openai-completions",
                 "embedded",
                 "llama",
+                "fitted",
                 "fake",
             }
         )

@@ -237,6 +237,7 @@ def test_harness_models_lists_every_model_string_and_an_entry_s_fitted_files(
         "openai-chat:<model>[@<url>], openai-completions:<model>[@<url>]",
         "embedded",
         "llama:<file.gguf or package>",
+        "fitted:<file.json>",
     ]
     # every prefix a model string may take is listed
     from harness.runs._model import MODEL_PREFIXES

@@ -1,0 +1,3 @@
+from scipy.sparse import csr_matrix
+
+def normalize(X: csr_matrix, norm: str = "l2", copy: bool = True) -> csr_matrix: ...
