@@ -154,6 +154,8 @@ def render_comparison(comparison: Comparison, *, limit: int = 20) -> str:
         lines.append(f"near the threshold: {', '.join(comparison.near)}")
     if comparison.missing:
         lines.append(f"in one eval only: {', '.join(comparison.missing)}")
+    for side, report in (("A", a), ("B", b)):  # a difference may be one of position alone
+        lines.extend(f"{side}: {warning}" for warning in position_warnings(report.metrics))
     return "\n".join(lines) + "\n"
 
 

@@ -158,6 +158,12 @@ def test_a_report_says_when_choices_follow_position(tmp_path: Path) -> None:
     right = evaluate_pack(pack, model=FakeDecisionModel(reader), resamples=50)
     assert right.metric("team.first_chosen").value == pytest.approx(0.5)
     assert "warning:" not in render_report_text(right)
+    # a comparison says which side's choices follow position: its McNemar may be of place alone
+    from harness.evals import compare, render_comparison
+
+    compared = render_comparison(compare(right, first))
+    assert "B: warning: team: the first option was chosen in 4 of 4 choices" in compared
+    assert "A: warning:" not in compared
     # the report's JSON keeps each choice's place, and reads back the same
     from harness.evals import load_report
 
