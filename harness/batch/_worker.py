@@ -27,9 +27,9 @@ from harness.runs import build_target, import_target, seat_for, target_input_typ
 from harness.thinker import FINISH, DecisionThinker
 from harness.tools import DecisionTool
 
-__all__ = ["IN_PROCESS_PROVIDERS", "BatchSpec", "BatchWorker", "with_contexts"]
+__all__ = ["CONTEXT_PROVIDERS", "BatchSpec", "BatchWorker", "with_contexts"]
 
-IN_PROCESS_PROVIDERS: Final = frozenset({"llama"})
+CONTEXT_PROVIDERS: Final = frozenset({"llama"})
 """Providers whose entry runs its model in this process on ``max_concurrent`` contexts (each a
 worker thread and its own KV cache over the one loaded model)."""
 
@@ -61,7 +61,7 @@ class BatchSpec:
 
 def with_contexts(catalog: Catalog, contexts: int | None) -> Catalog:
     """``catalog`` (a copy) with its decision entry running ``contexts`` contexts, when that entry
-    runs its model in this process (:data:`IN_PROCESS_PROVIDERS`); else ``catalog`` itself.
+    runs its model in this process (:data:`CONTEXT_PROVIDERS`); else ``catalog`` itself.
 
     The entry's ``max_concurrent`` becomes ``contexts``: it is both the number of contexts the
     provider makes over the one loaded model and the capacity of the entry's gate, so admission
@@ -70,7 +70,7 @@ def with_contexts(catalog: Catalog, contexts: int | None) -> Catalog:
     if contexts is not None and contexts < 1:
         raise ValueError(f"contexts must be at least 1, not {contexts}")
     entry = catalog.pinned(DECISION)
-    if contexts is None or entry.provider not in IN_PROCESS_PROVIDERS:
+    if contexts is None or entry.provider not in CONTEXT_PROVIDERS:
         return catalog
     scaled = attrs.evolve(entry, max_concurrent=contexts)
     entries = [scaled if e.id == entry.id else e for e in catalog.entries.values()]
@@ -247,6 +247,8 @@ class BatchWorker:
                 "retries": len(calls) - len(answered) if status == "completed" else None,
                 "billed_input_tokens": sum(billed) if billed else None,
                 "billed_calls": len(billed),  # of "calls", those that reported a billed count
+                # of "calls", those an in-process model answered: they bill nothing
+                "in_process_calls": len(calls) if self.entry.in_process else 0,
                 "counted_input_tokens": sum(counted),
                 "cost": cost,
                 "model_seconds": round(record.model_seconds, 6),

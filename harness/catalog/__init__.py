@@ -21,6 +21,7 @@ from harness.catalog._catalog_file import default_catalog as default_catalog
 from harness.catalog._catalog_file import load_catalog as load_catalog
 from harness.catalog._entry import DEFAULT_DECISION_TIMEOUT as DEFAULT_DECISION_TIMEOUT
 from harness.catalog._entry import DEFAULT_PATHS as DEFAULT_PATHS
+from harness.catalog._entry import IN_PROCESS_PROVIDERS as IN_PROCESS_PROVIDERS
 from harness.catalog._entry import PROVIDERS as PROVIDERS
 from harness.catalog._entry import CatalogEntry as CatalogEntry
 from harness.catalog._entry import CatalogError as CatalogError

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from ._entry import CatalogEntry, CatalogError
+from ._internal import did_you_mean
 from ._tokenizers import KNOWN_ENCODINGS, tokenizer
 
 __all__ = ["DECISION", "Catalog"]
@@ -64,8 +65,9 @@ class Catalog:
         found = self._entries.get(entry_id)
         if found is None:
             known = ", ".join(repr(k) for k in self._entries) or "none"
+            near = did_you_mean(entry_id, self._entries)
             raise CatalogError(
-                f"{self.source}: unknown catalog entry id {entry_id!r}; known ids: {known}"
+                f"{self.source}: unknown catalog entry id {entry_id!r}; known ids: {known}{near}"
             )
         return found
 

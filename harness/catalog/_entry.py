@@ -19,6 +19,7 @@ from ._examples import ExampleSet
 
 __all__ = [
     "DEFAULT_PATHS",
+    "IN_PROCESS_PROVIDERS",
     "LLAMA_CHOICE_OPTIONS",
     "LLAMA_PROMPT_FORMATS",
     "LOGPROB_PROVIDERS",
@@ -59,6 +60,11 @@ DEFAULT_PATHS: dict[str, str] = {
 """The request path of each provider when an entry states none."""
 
 _REMOTE_PROVIDERS = frozenset({"systemone", "openai", "openai-chat", "openai-completions"})
+IN_PROCESS_PROVIDERS: frozenset[str] = frozenset({"embedded", "llama"})
+"""The providers whose model runs in this process. Their calls bill nothing, which is one rule
+everywhere: a call's billed count is ``None`` (the jobs' record, a run's record, a batch's
+``billed_input_tokens``), and every view says ``not billed``; the tokens the model read are
+harness's count (``counted_input_tokens``) and, for ``llama``, the call's ``reading``."""
 LOGPROB_PROVIDERS = frozenset({"openai-chat", "openai-completions"})
 """The providers that read decisions from an LLM's token logprobs (``harness.providers``)."""
 
@@ -402,6 +408,12 @@ class CatalogEntry:
             max_context_tokens=1_000_000,
             max_concurrent=max_concurrent,
         )
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the model runs in this process (:data:`IN_PROCESS_PROVIDERS`): its calls bill
+        nothing."""
+        return self.provider in IN_PROCESS_PROVIDERS
 
     @property
     def decision_timeout(self) -> float:

@@ -16,9 +16,9 @@ import argparse
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Final, Protocol
+from typing import Final, NoReturn, Protocol
 
-from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging
+from harness.cli._common import EXIT_FAILED, EXIT_USAGE, CliError, debugging, one_model
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -100,12 +100,76 @@ def command_module(name: str) -> CommandModule:
     raise KeyError(f"no harness command {name!r}: the commands are {', '.join(COMMANDS)}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose mistakes read as every other usage problem: one line (the
+    command, what is wrong, the nearest option or choice when one is near), exit 2."""
+
+    command: str | None = None
+    """The command the arguments name (set on the top parser, which refuses their leftovers)."""
+
+    def error(self, message: str) -> NoReturn:
+        named = self.command in COMMANDS and self.prog == "harness"
+        name = f"harness {self.command}" if named else self.prog
+        hint = _near_miss(self, message) or f" (see {name} --help)"
+        self.exit(EXIT_USAGE, f"{name}: error: {message}{hint}\n")
+
+
+def _options_of(parser: argparse.ArgumentParser, command: str | None) -> list[str]:
+    """The option strings of ``command``'s parser under ``parser`` (``parser``'s own when it
+    has no such command)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            parser = action.choices[command]
+    return [flag for action in parser._actions for flag in action.option_strings]
+
+
+def _near_miss(parser: _Parser, message: str) -> str:
+    """``"; did you mean '--model'?"`` for an unknown option or an invalid choice near a known
+    one, else ``""``."""
+    import difflib
+    import re
+
+    def near(given: str, known: list[str]) -> str:
+        found = difflib.get_close_matches(given, known, n=1, cutoff=0.6)
+        return f"; did you mean {found[0]!r}?" if found else ""
+
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice is not None:
+        return near(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+    if message.startswith("unrecognized arguments: "):
+        known = _options_of(parser, parser.command)
+        for given in message.removeprefix("unrecognized arguments: ").split():
+            if given.startswith("-"):
+                hint = near(given.partition("=")[0], known)
+                if hint:
+                    return hint
+    return ""
+
+
+def _stray_option(
+    parser: argparse.ArgumentParser, command: str | None, given: Sequence[str]
+) -> str | None:
+    """The first ``--option`` of ``given`` that its command does not take (nor abbreviates),
+    refused before argparse would first ask for a missing argument, so a mistyped
+    ``--model`` is named as such."""
+    if command not in COMMANDS:
+        return None
+    known = _options_of(parser, command) + _options_of(parser, None)
+    for arg in given:
+        if arg == "--":
+            return None
+        flag = arg.partition("=")[0]
+        if flag.startswith("--") and not any(option.startswith(flag) for option in known):
+            return arg
+    return None
+
+
 def build_parser(command: str | None = None, *, light: bool = False) -> argparse.ArgumentParser:
     """The ``harness`` argument parser. Every command's full parser by default; with ``light``
     only ``command``'s (the others listed by name and help), importing nothing else."""
     from harness import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="harness",
         description=(
             "Agents driven by decision models: run the demo or a thinker, list the configured "
@@ -127,6 +191,7 @@ def build_parser(command: str | None = None, *, light: bool = False) -> argparse
             from harness.cli import _observe  # only for the commands that run thinkers
 
             _observe.add_option(commands.choices[traced])
+    parser.command = command
     return parser
 
 
@@ -145,9 +210,14 @@ def _usage_problem(error: Exception) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``harness`` command; returns the exit code."""
     given = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(_command_in(given), light=True).parse_args(given)
+    parser = build_parser(_command_in(given), light=True)
+    stray = _stray_option(parser, _command_in(given), given)
+    if stray is not None:
+        parser.error(f"unrecognized arguments: {stray}")
+    args = parser.parse_args(given)
     name = f"harness {args.name}"
     try:
+        one_model(args)
         if hasattr(args, "otel_console"):
             from harness.cli import _observe
 

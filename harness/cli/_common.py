@@ -30,6 +30,7 @@ A = TypeVar("A", bound="Artifact")
 __all__ = [
     "ALLOW_EXTRA",
     "DEFAULT_RECORD",
+    "ENTRY_ALIAS",
     "EXIT_FAILED",
     "EXIT_USAGE",
     "MODEL_CHOICES",
@@ -40,7 +41,6 @@ __all__ = [
     "add_catalog_option",
     "add_concurrency_option",
     "add_input_options",
-    "add_model_option",
     "add_model_options",
     "add_quiet_option",
     "add_resamples_option",
@@ -55,6 +55,7 @@ __all__ = [
     "input_text",
     "loaded_catalog",
     "model_help",
+    "one_model",
     "report_failed_run",
     "say",
     "usage_errors",
@@ -216,21 +217,45 @@ def model_help(*, same_as: str | None = None) -> str:
     return MODEL_HELP + (f"; the same as {same_as}" if same_as else "")
 
 
+ENTRY_ALIAS: Final = "the same as --model (its other name)"
+"""The help of ``--entry``: every command that takes a model takes both names."""
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--catalog FILE`` and ``--entry ID``."""
+    """``--catalog FILE``, ``--model M`` and its other name ``--entry M``, both on every command
+    that takes a model (:func:`one_model` makes them one choice), and ``--verbose``."""
     add_catalog_option(parser)
-    parser.add_argument("--entry", metavar="ID", help=model_help())
+    parser.add_argument("--model", metavar="M", help=model_help())
+    parser.add_argument("--entry", metavar="M", help=ENTRY_ALIAS)
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the log of a model run in this process (llama.cpp's own lines, on stderr; "
+        "silent by default); HARNESS_LLAMA_LOG=1 does the same",
+    )
+
+
+def one_model(args: argparse.Namespace) -> None:
+    """Make ``--model`` and ``--entry`` one choice: both attributes hold the one given (a
+    command reads either); two different ones are a usage error. ``--verbose`` turns on the
+    log of a model run in this process."""
+    if not (hasattr(args, "model") and hasattr(args, "entry")):
+        return
+    if args.model is not None and args.entry is not None and args.model != args.entry:
+        raise CliError(
+            f"--model {args.model} and --entry {args.entry} name different models: give one "
+            "(--entry is --model's other name)"
+        )
+    chosen = args.model if args.model is not None else args.entry
+    args.model = args.entry = chosen
+    if getattr(args, "verbose", False):
+        from harness.providers._internal import LLAMA_LOG_ENV
+
+        os.environ[LLAMA_LOG_ENV] = "1"  # read by this process and any worker it starts
 
 
 DEFAULT_CONCURRENCY: Final = 8
 """``--concurrency`` when not given: the inputs or cases in flight."""
-
-
-def add_model_option(parser: argparse.ArgumentParser) -> None:
-    """``--model M`` (who answers, :func:`model_help`) and ``--catalog FILE``: what the eval
-    commands name the model by."""
-    parser.add_argument("--model", metavar="M", help=model_help())
-    add_catalog_option(parser)
 
 
 def add_concurrency_option(
@@ -323,13 +348,10 @@ def catalog_from(args: argparse.Namespace) -> Catalog:
     """The catalog the options name, with ``--entry`` pinned to the decision seat (checked now,
     so an unknown entry fails before anything runs)."""
     from harness.catalog import DECISION, CatalogError, TokenizerError, load_catalog
+    from harness.runs import seat_for  # entry ids and model strings alike; checks the entry
 
     try:
-        catalog = load_catalog(args.catalog)
-        if args.entry is not None:
-            from harness.runs import seat_for  # entry ids and model strings alike
-
-            catalog = seat_for(args.entry, catalog).catalog
+        catalog = seat_for(args.entry, load_catalog(args.catalog)).catalog
         catalog.pinned(DECISION)
     except (CatalogError, TokenizerError) as error:
         raise CliError(_for_the_command_line(str(error))) from None
@@ -342,10 +364,14 @@ def _for_the_command_line(message: str) -> str:
 
 
 def check_record_path(path: str) -> None:
-    """Refuse a record path whose folder does not exist, before the run."""
+    """Refuse, before the run, a record path that cannot be a file: a folder, or one under a
+    file. A folder that is not there yet is made when the record is written (``runs/x.json``)."""
     folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise CliError(f"cannot write the record to {path}: folder {folder} does not exist")
+    above = folder
+    while not os.path.exists(above):
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise CliError(f"cannot write the record to {path}: {above} is a file, not a folder")
     if os.path.isdir(path):
         raise CliError(f"cannot write the record to {path}: it is a folder; give a file name")
 

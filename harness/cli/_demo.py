@@ -25,7 +25,6 @@ from harness.cli._common import (
     add_model_options,
     catalog_from,
     check_record_path,
-    model_help,
     report_failed_run,
     say,
 )
@@ -88,11 +87,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folder", nargs="?", help="folder to search (default: the shipped one)")
     parser.add_argument("--objective", default=DEMO_OBJECTIVE, help="what to look for")
     add_model_options(parser)
-    parser.add_argument(
-        "--model",
-        metavar="MODEL",
-        help=model_help(same_as="--entry"),
-    )
     parser.add_argument(
         "--record",
         default=DEFAULT_RECORD,
@@ -237,15 +231,6 @@ def figures_line(score: DemoScore) -> str:
     )
 
 
-def _entry_id(args: argparse.Namespace) -> str | None:
-    if args.model is not None and args.entry is not None and args.model != args.entry:
-        raise CliError(
-            f"--model {args.model} and --entry {args.entry} name different entries: give one"
-        )
-    chosen: str | None = args.model if args.model is not None else args.entry
-    return chosen
-
-
 def demo(args: argparse.Namespace) -> int:
     """Run the demo, print its progress, answer and score, write its record."""
     if args.max_turns < 1:
@@ -256,7 +241,6 @@ def demo(args: argparse.Namespace) -> int:
         what = "does not exist" if not os.path.exists(args.folder) else "is not a folder"
         raise CliError(f"folder {args.folder} {what}: give the path of a folder of documents")
     check_record_path(args.record)
-    args.entry = _entry_id(args)
     say(f"harness demo: {args.objective}")  # the first line before anything slow
     folder = demo_folder(args.folder)
     try:

@@ -16,17 +16,16 @@ from harness.cli._common import (
     EXIT_FAILED,
     CliError,
     add_allow_extra_option,
-    add_catalog_option,
+    add_model_options,
     add_scale_options,
     check_concurrency,
-    model_help,
     say,
 )
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.evals import PositionBias
+    from harness.evals import EvalReport, PositionBias
 
 __all__ = ["DESCRIPTION", "add_arguments", "eval_command"]
 
@@ -61,13 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "second", metavar="DATASET|A|PACK", help="the labelled cases, report A or a pack"
     )
     parser.add_argument("third", metavar="B", nargs="?", help="report B (compare only)")
-    parser.add_argument(
-        "--model",
-        metavar="M",
-        help=model_help(),
-    )
-    add_catalog_option(parser)
+    add_model_options(parser)
     parser.add_argument("--out", metavar="DIR", help="the eval's folder (default: eval-out)")
+    parser.add_argument(
+        "--split",
+        metavar="TAG",
+        help="evaluate only the cases (or a pack's decisions) tagged TAG, e.g. test: the "
+        "held-out split (default: every case)",
+    )
     parser.add_argument(
         "--key",
         metavar="FIELD[,FIELD]",
@@ -88,6 +88,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="pack: re-ask each choice with its options in K cyclic orders and report how much "
         "probability follows position rather than content",
+    )
+    parser.add_argument(
+        "--max-failed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="fail (exit 1) when more than N cases did not complete (default 0: a failed run "
+        "fails the eval); an eval in which no case completed fails whatever N",
+    )
+    parser.add_argument(
+        "--orderings",
+        type=int,
+        metavar="K",
+        help="ask each choice in K cyclic orders of its options and average them (an entry that "
+        "reads logits: llama, openai-chat, openai-completions): the correction of a model whose "
+        "choices follow position",
     )
     parser.add_argument(
         "--max-flips", type=int, metavar="N", help="compare: fail when more decisions flipped"
@@ -112,11 +128,18 @@ def _key(fields: str | None) -> Any:  # Any: a key function of the thinker's ite
 
 def eval_command(args: argparse.Namespace) -> int:
     """Run ``harness eval`` or ``harness eval compare``."""
+    if args.max_failed < 0:
+        raise CliError("--max-failed must be at least 0")
     if args.position_bias is not None and args.position_bias < 2:
         raise CliError("--position-bias K needs K >= 2 orderings (K = 1 is the order as asked)")
+    if args.orderings is not None and args.orderings < 1:
+        raise CliError("--orderings K needs K >= 1 (1: each choice as listed)")
     if args.first == "compare":
-        if args.position_bias is not None:
-            raise CliError("--position-bias asks the model again: use it with harness eval pack")
+        if args.position_bias is not None or args.orderings is not None:
+            raise CliError(
+                "--position-bias and --orderings ask the model: use them with harness eval or "
+                "harness eval pack"
+            )
         return _compare(args)
     if args.first == "pack":
         check_concurrency(args)
@@ -178,6 +201,10 @@ def _run(args: argparse.Namespace) -> int:
         # the library names its keyword as the opt-out; a command names its flag
         shown = str(error).replace("(or pass allow_extra=True)", "(or pass --allow-extra)")
         raise CliError(shown) from None
+    if args.split is not None:
+        tags = sorted({tag for case in dataset.cases for tag in case.tags})
+        dataset = dataset.tagged(args.split)
+        _refuse_empty_split(args, len(dataset.cases), tags, "case")
     out = Path(args.out or "eval-out")
     try:
         report = evaluate(
@@ -191,15 +218,18 @@ def _run(args: argparse.Namespace) -> int:
             ray=args.ray,
             catalog_file=args.catalog if args.ray else None,
             resamples=args.resamples,
+            split=args.split or "all",
+            orderings=args.orderings,
         )
     except (EvalError, CatalogError) as error:
         raise CliError(str(error)) from None
-    results = check_gates(report, _gates(args))
+    results = check_gates(report, _gates(args), max_failed=args.max_failed)
     write_html(report, out)
     if args.junit:
         write_junit(args.junit, report, results)
     if args.json:
         print(report.dumps(), end="")
+        _say_failed(report)
     else:
         print(render_report_text(report), end="")
         for result in results:
@@ -215,6 +245,7 @@ def _pack(args: argparse.Namespace) -> int:
     from harness.evals import (
         DatasetError,
         DecisionPack,
+        EvalError,
         check_gates,
         evaluate_pack,
         failed_gates,
@@ -229,6 +260,13 @@ def _pack(args: argparse.Namespace) -> int:
     try:
         catalog = load_catalog(args.catalog) if args.catalog else None
         pack = DecisionPack.load(args.second)
+        if args.split is not None:
+            tags = sorted({tag for decision in pack for tag in decision.tags})
+            pack = DecisionPack(
+                [decision for decision in pack if args.split in decision.tags],
+                name=f"{pack.name}[{args.split}]",
+            )
+            _refuse_empty_split(args, len(pack), tags, "decision")
         report = evaluate_pack(
             pack,
             model=args.model,
@@ -236,6 +274,8 @@ def _pack(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             contexts=args.contexts,
             resamples=args.resamples,
+            split=args.split or "all",
+            orderings=args.orderings,
         )
         bias: PositionBias | None = None
         if args.position_bias is not None:
@@ -246,18 +286,19 @@ def _pack(args: argparse.Namespace) -> int:
                 orderings=args.position_bias,
                 resamples=args.resamples,
             )
-    except (DatasetError, CatalogError) as error:
+    except (DatasetError, CatalogError, EvalError) as error:
         raise CliError(str(error)) from None
     out = Path(args.out or "eval-out")
     report.write_json(out / "report.json")
     if bias is not None:
         _add_bias(out / "report.json", bias)
     write_html(report, out)
-    results = check_gates(report, _gates(args))
+    results = check_gates(report, _gates(args), max_failed=args.max_failed)
     if args.junit:
         write_junit(args.junit, report, results)
     if args.json:
         print(_with_bias(report.to_json(), bias), end="")
+        _say_failed(report)
     else:
         print(render_report_text(report), end="")
         if bias is not None:
@@ -265,6 +306,26 @@ def _pack(args: argparse.Namespace) -> int:
         for result in results:
             say(result.message)
     return EXIT_FAILED if failed_gates(results) else 0
+
+
+def _refuse_empty_split(args: argparse.Namespace, found: int, tags: list[str], what: str) -> None:
+    """Refuse ``--split TAG`` when no ``what`` carries the tag, naming the tags there are."""
+    from harness.catalog._internal import did_you_mean
+
+    if found == 0:
+        there = ", ".join(tags) or "none"
+        raise CliError(
+            f"--split {args.split}: no {what} of {args.second} is tagged {args.split!r} (its "
+            f"tags: {there}){did_you_mean(args.split, tags)}"
+        )
+
+
+def _say_failed(report: EvalReport) -> None:
+    """The cases that did not complete, and the first one's error, on stderr (the table says
+    it too; ``--json`` leaves stdout to the report)."""
+    line = report.failed_line()
+    if line is not None:
+        say(f"harness eval: {line}", error=True)
 
 
 def _with_bias(data: dict[str, object], bias: PositionBias | None) -> str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from harness.cli._common import (
     CliError,
     add_concurrency_option,
-    add_model_option,
+    add_model_options,
     add_resamples_option,
     check_at_least,
     loaded_catalog,
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="labelled decisions (a pack, tagged dev / test), the folder of a `harness eval` "
         "of a thinker, or with --thinker its labelled cases",
     )
-    add_model_option(parser)
+    add_model_options(parser)
     parser.add_argument(
         "--thinker",
         metavar="MODULE:CLASS",

@@ -19,7 +19,7 @@ from typing import Final
 from harness.cli._common import (
     CliError,
     add_concurrency_option,
-    add_model_option,
+    add_model_options,
     add_resamples_option,
     check_at_least,
     loaded_catalog,
@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:CLASS",
         help="SOURCE is this thinker's labelled cases: run them, learn from its selections",
     )
-    add_model_option(parser)  # with --thinker: who answers the runs
+    add_model_options(parser)  # with --thinker: who answers the runs
     parser.add_argument(
         "--train-split", default="dev", metavar="TAG", help="the split fitted on (default dev)"
     )

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from harness.cli._common import CliError, add_catalog_option, say
+
+if TYPE_CHECKING:
+    from harness.catalog import CatalogEntry
 
 __all__ = ["DESCRIPTION", "add_arguments", "describe_models", "list_models"]
 
@@ -94,6 +97,8 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
             state = "set" if entry.api_key is not None else "NOT SET"
             lines.append(f"    key: ${entry.api_key_env} ({state})")
         lines.append(f"    {bound}; {price}")
+        files = _sub_files(catalog_path or environment.catalog_path, entry.id)
+        lines.extend(_fitted_lines(entry, files))
     lines.append("model strings:")
     typesafe = environment.get(TYPESAFE_BASE_URL) or "https://api.typesafe.ai"
     lines.append(
@@ -110,9 +115,75 @@ def describe_models(catalog_path: str | None = None) -> list[str]:
         f"(token logprobs; key ${OPENAI_API_KEY}: {_state(environment.get(OPENAI_API_KEY))})"
     )
     lines.append("  embedded -> the in-process model (sparrow-decider), always available")
+    lines.append(f"  llama:<file.gguf or package> -> a GGUF run in this process ({_llama_state()})")
+    lines.append(
+        "  fitted:<file.json> -> a decider harness fit wrote, in this process (its base model "
+        "answers the questions it has no head for)"
+    )
     lines.append("variables:")
     for setting in environment.settings():
         lines.append(f"  {setting.name}: {setting.value} ({setting.source})")
+    return lines
+
+
+def _llama_state() -> str:
+    """Whether the ``llama`` provider can run here: llama-cpp-python installed, or how to."""
+    import importlib.util
+
+    from harness.providers._internal import LLAMA_INSTALL
+
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return "llama-cpp-python installed"
+    return f"llama-cpp-python not installed: {LLAMA_INSTALL}"
+
+
+def _sub_files(catalog_file: str | None, entry_id: str) -> dict[str, str]:
+    """The files an entry's ``[entries.calibration]`` and ``[entries.examples]`` name in the
+    catalog file (``{"examples": "examples.json"}``); none for the shipped catalog or a table
+    written inline."""
+    import tomllib
+
+    if catalog_file is None:
+        return {}
+    try:
+        with open(catalog_file, "rb") as file:
+            data = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}  # loaded already: what is wrong was said then
+    found: dict[str, str] = {}
+    for table in data.get("entries", []):
+        if isinstance(table, dict) and table.get("id") == entry_id:
+            for key in ("calibration", "examples"):
+                sub = table.get(key)
+                if isinstance(sub, dict) and isinstance(sub.get("file"), str):
+                    found[key] = sub["file"]
+    return found
+
+
+def _fitted_lines(entry: CatalogEntry, files: dict[str, str]) -> list[str]:
+    """What was fitted for ``entry``: its solved examples (per role, what they were drawn from)
+    and its calibration (its roles, what it was fitted on, its threshold), each with its file."""
+    lines = []
+    examples = entry.examples
+    if examples is not None:
+        roles = ", ".join(
+            f"{role} {len(found)}" for role, found in sorted(examples.by_role.items())
+        )
+        where = f"file {files['examples']}" if "examples" in files else "inline"
+        how = "" if examples.method in examples.drawn_from else f", {examples.method}"
+        lines.append(
+            f"    examples: {roles or 'none'} ({where}); drawn from {examples.drawn_from}{how}"
+        )
+    calibration = entry.calibration
+    if calibration is not None:
+        roles = ", ".join(
+            f"{role} {found.method}" for role, found in sorted(calibration.roles.items())
+        )
+        where = f"file {files['calibration']}" if "calibration" in files else "inline"
+        fitted = calibration.fitted_on or "not said"
+        threshold = calibration.selection_threshold
+        more = "" if threshold is None else f"; selection threshold {threshold:g}"
+        lines.append(f"    calibration: {roles or 'none'} ({where}); fitted on {fitted}{more}")
     return lines
 
 

@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the entry or model string to serve, e.g. 'openai-chat:<model>@<base_url>' or "
         "'openai-completions:<model>@<base_url>' (any OpenAI-compatible LLM with logprobs), "
         "'llama:<file.gguf or package>' (a GGUF run in this process), served as System One; "
-        "the same as --entry",
+        "the same as --model",
     )
     parser.add_argument(
         "--max-in-flight",
@@ -146,8 +146,8 @@ def serve(args: argparse.Namespace) -> int:
     if args.upstream is not None:
         if args.entry is not None and args.entry != args.upstream:
             raise CliError(
-                f"--upstream {args.upstream} and --entry {args.entry} name different entries: "
-                "give one"
+                f"--upstream {args.upstream} and --model {args.entry} name different models: "
+                "give one (--upstream and --entry are --model's other names)"
             )
         args.entry = args.upstream
     catalog = catalog_from(args)

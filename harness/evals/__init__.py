@@ -58,12 +58,14 @@ from harness.evals._report import EvalReport as EvalReport
 from harness.evals._report import ScoredDecision as ScoredDecision
 from harness.evals._report import load_report as load_report
 from harness.evals._report import report_role_of as report_role_of
+from harness.evals._run import ORDERING_PROVIDERS as ORDERING_PROVIDERS
 from harness.evals._run import EvalError as EvalError
 from harness.evals._run import at_threshold as at_threshold
 from harness.evals._run import evaluate as evaluate
 from harness.evals._run import evaluate_async as evaluate_async
 from harness.evals._run import import_thinker as import_thinker
 from harness.evals._run import score as score
+from harness.evals._run import with_orderings as with_orderings
 from harness.evals._selections import RunsSource as RunsSource
 from harness.evals._selections import runs_pack as runs_pack
 from harness.evals._threshold import FittedThreshold as FittedThreshold
@@ -75,6 +77,7 @@ from harness.evals.metrics import UndefinedMetricError as UndefinedMetricError
 
 __all__ = [
     "GATES",
+    "ORDERING_PROVIDERS",
     "Bin",
     "CalibrationReport",
     "Candidate",
@@ -131,6 +134,7 @@ __all__ = [
     "runs_pack",
     "score",
     "scored",
+    "with_orderings",
     "without_calibration",
     "write_calibration",
     "write_html",

@@ -33,7 +33,8 @@ def refuse_drawn(entry: CatalogEntry, states: Iterable[JsonValue], what: str) ->
         raise DrawnSplitError(
             f"catalog entry {entry.id!r} shows solved examples drawn from {examples.drawn_from}, "
             f"and {found} of {what} come from that split: a figure on the data the examples "
-            "came from says nothing; evaluate on the held-out split (e.g. the test tag)"
+            "came from says nothing; evaluate on the held-out split: harness eval ... --split test "
+            "(the cases or decisions tagged test; Dataset.tagged('test') in Python)"
         )
 
 

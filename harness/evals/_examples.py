@@ -9,7 +9,9 @@ optimizers do it, on the **dev split only**:
 * ``search`` (DSPy's ``BootstrapFewShotWithRandomSearch``, without the bootstrapping): the dev
   split is cut in two by a seeded hash of each decision's state; ``candidates`` balanced sets
   are drawn from the first part, each scored by an eval of the model on the second part, and
-  the best scoring set wins (ties: the earlier set).
+  the best scoring set wins (ties: the earlier set); a score undefined on the scored part
+  (an AUC where every decision has one answer) is said with its reason, never replaced by 0.5,
+  and when no set has one the search is refused naming why.
 
 Beyond DSPy, every choice (zero-shot, each candidate) can be reported on the held-out split with
 its intervals, so the figure that picked a set is never the figure that reports it. The fitted
@@ -94,6 +96,8 @@ class FittedChoice:
     dev_score: float | None = None
     held_out: EvalReport | None = None
     chosen: bool = False
+    undefined: str | None = None
+    """Why a searched candidate has no dev-part score (it is never picked)."""
 
     def lines(self) -> list[str]:
         """What the choice scored: its dev score, and each held-out role's AUC and accuracy."""
@@ -101,6 +105,8 @@ class FittedChoice:
         head = f"{self.name}{mark}"
         if self.dev_score is not None:
             head += f": dev-part score {self.dev_score:.3f}"
+        elif self.undefined is not None:
+            head += f": dev-part score undefined: {self.undefined}"
         lines = [head]
         if self.held_out is not None:
             for name, estimate in sorted(self.held_out.metrics.items()):
@@ -142,25 +148,29 @@ class ExamplesFit:
         return lines
 
 
-def _score(decisions: Sequence[ScoredDecision], metric: Metric) -> float:
-    """The mean, over roles, of each role's AUC (yes/no roles, with ``discrimination``; 0.5
-    when it is undefined) or accuracy."""
+def _score(decisions: Sequence[ScoredDecision], metric: Metric) -> tuple[float | None, str]:
+    """The mean, over roles, of each role's AUC (yes/no roles, with ``discrimination``) or
+    accuracy; ``(None, reason)`` when a role's figure is undefined (an AUC on a part whose
+    yes/no decisions are all of one answer, no decision at all): never a stand-in value."""
     by_role: dict[str, list[ScoredDecision]] = {}
     for decision in decisions:
         by_role.setdefault(calibration_role(decision), []).append(decision)
     if not by_role:
-        return 0.0
+        return None, "the scored part has no decision"
     total = 0.0
-    for found in by_role.values():
+    for role, found in sorted(by_role.items()):
         if metric == "discrimination" and found[0].kind == "noul":
             outcomes = [d.label == 0 for d in found]
             if all(outcomes) or not any(outcomes):
-                total += 0.5
-            else:
-                total += m.auc([d.probabilities[0] for d in found], outcomes)
+                answer = "yes" if all(outcomes) else "no"
+                return None, (
+                    f"{role} AUC is undefined: the scored part's {len(found)} {role} "
+                    f"decisions are all {answer!r}"
+                )
+            total += m.auc([d.probabilities[0] for d in found], outcomes)
         else:
             total += sum(1 for d in found if d.correct) / len(found)
-    return total / len(by_role)
+    return total / len(by_role), ""
 
 
 def _with_examples(catalog: Catalog, entry: CatalogEntry, examples: ExampleSet | None) -> Catalog:
@@ -276,6 +286,7 @@ async def fit_examples_async(
             )
         part_keys = frozenset(state_key(d.request.state) for d in drawn_part)
         best: tuple[float, int] | None = None
+        why = "no candidate set was drawn"
         for number in range(candidates):
             candidate_seed = seed + number
             candidate = made(
@@ -293,13 +304,23 @@ async def fit_examples_async(
                 resamples=resamples,
                 split=f"{split} (scored part)",
             )
-            value = _score(report.decisions, metric)
+            value, why = _score(report.decisions, metric)
             choices.append(
-                FittedChoice(f"candidate {number + 1} (seed {candidate_seed})", candidate, value)
+                FittedChoice(
+                    f"candidate {number + 1} (seed {candidate_seed})",
+                    candidate,
+                    value,
+                    undefined=None if value is not None else why,
+                )
             )
-            if best is None or value > best[0]:
+            if value is not None and (best is None or value > best[0]):
                 best = (value, number)
-        assert best is not None
+        if best is None:
+            raise DatasetError(
+                f"{pack.name}: no candidate set can be picked by {metric}: {why}; label both "
+                "answers in the scored half of the split, or pick by --metric accuracy "
+                "(metric='accuracy'), or use method labeled"
+            )
         winner = choices[best[1]]
         assert winner.examples is not None
         chosen = attrs.evolve(winner.examples, pool=pool_keys)

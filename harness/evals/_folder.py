@@ -21,8 +21,9 @@ from harness.artifacts import Artifact, to_json
 from harness.catalog import CatalogEntry
 from harness.errors import HarnessError
 from harness.evals._dataset import Dataset, key_text, structure_item
-from harness.evals._report import Candidate, CaseResult, ScoredDecision
+from harness.evals._report import Candidate, CaseResult, Placed, ScoredDecision
 from harness.evals._rows import _RowError
+from harness.thinker import FINISH
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
@@ -53,18 +54,21 @@ RESCORED_SOURCE = "given to at_threshold: the answers re-selected from the candi
 
 
 def model_identity(entry: CatalogEntry) -> dict[str, object]:
-    """What a model is to an eval's folder: the resolved entry's id, provider, wire model and a
-    digest of its calibration (``None`` without one)."""
+    """What a model is to an eval's folder: the resolved entry's id, provider, wire model, a
+    digest of its calibration (``None`` without one) and its orderings when more than one."""
     calibration = None
     if entry.calibration is not None:
         table = json.dumps(entry.calibration.to_table(), sort_keys=True, default=str)
         calibration = hashlib.sha256(table.encode()).hexdigest()[:16]
-    return {
+    identity: dict[str, object] = {
         "id": entry.id,
         "provider": entry.provider,
         "wire_model": entry.wire_model_id,
         "calibration": calibration,
     }
+    if entry.orderings > 1:  # each choice averaged over its orders: another reading
+        identity["orderings"] = entry.orderings
+    return identity
 
 
 def _differs(found: dict[str, Any], identity: dict[str, object], given: str) -> list[str]:
@@ -226,6 +230,7 @@ def case_result(
         except ValueError:
             shown_record = record
     error = line.get("error")
+    placed = _placed_in(record) if isinstance(record, str) else ()
     return CaseResult(
         name=case.name,
         tags=case.tags,
@@ -236,4 +241,29 @@ def case_result(
         decisions=decisions,
         record=shown_record,
         error=None if error is None else str(error),
+        placed=placed,
     )
+
+
+def _placed_in(record: str) -> tuple[Placed, ...]:
+    """Each choice of two options or more a run's turns made, as the record keeps them (the
+    ``next`` move among the tools, then the chosen tool's input among the artifacts), with the
+    place of what was chosen; none when the record cannot be read."""
+    try:
+        with open(record, encoding="utf-8") as file:
+            data = json.load(file)
+    except (OSError, ValueError):
+        return ()
+    found: list[Placed] = []
+    for turn in data.get("turns") or []:
+        if not isinstance(turn, dict):
+            continue
+        tool, moves = turn.get("tool"), turn.get("next")
+        if isinstance(moves, dict) and len(moves) > 1 and tool in moves:
+            found.append(Placed("next", len(moves), list(moves).index(tool)))
+        argument, artifact = turn.get("argument"), turn.get("artifact")
+        if not isinstance(argument, dict) or tool == FINISH:
+            continue
+        if len(argument) > 1 and artifact in argument:
+            found.append(Placed(f"{tool}_input", len(argument), list(argument).index(artifact)))
+    return tuple(found)

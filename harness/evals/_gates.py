@@ -62,12 +62,43 @@ def check_gates(
     *,
     comparison: Comparison | None = None,
     max_flips: int | None = None,
+    max_failed: int | None = None,
     **bounds: float | None,
 ) -> tuple[GateResult, ...]:
     """Check ``report`` against each bound given (``min_recall=0.8``, ``max_ece=0.1``, ...: the
-    keywords of :data:`GATES`, as keywords or in ``gates``), and ``comparison``'s flips against
-    ``max_flips``."""
+    keywords of :data:`GATES`, as keywords or in ``gates``), ``comparison``'s flips against
+    ``max_flips``, and the cases that did not complete against ``max_failed`` (a gate shown only
+    when some did not). An eval in which no case completed fails whatever the bounds: it has no
+    figure to gate."""
     results: list[GateResult] = []
+    if max_failed is not None and max_failed < 0:
+        raise ValueError(f"max_failed must be at least 0, got {max_failed}")
+    failed = report.failed
+    if report.cases and len(failed) == len(report.cases):
+        results.append(
+            GateResult(
+                "completed",
+                "failed",
+                0.0,
+                float(len(failed)),
+                False,
+                f"no case completed: {report.failed_line()}: FAILED",
+            )
+        )
+    elif max_failed is not None and failed:
+        passed = len(failed) <= max_failed
+        results.append(
+            GateResult(
+                "max_failed",
+                "failed",
+                float(max_failed),
+                float(len(failed)),
+                passed,
+                f"max_failed: {len(failed)} of {len(report.cases)} cases did not complete <= "
+                f"{max_failed}: {'ok' if passed else 'FAILED'}",
+                report.failed_line() or "",
+            )
+        )
     for gate, bound in {**(gates or {}), **bounds}.items():
         if bound is None:
             continue
@@ -147,13 +178,17 @@ def assert_eval(
     *,
     comparison: Comparison | None = None,
     max_flips: int | None = None,
+    max_failed: int | None = 0,
     **bounds: float | None,
 ) -> None:
-    """Fail (``AssertionError``) when a gate fails, with one short line per failed gate::
+    """Fail (``AssertionError``) when a gate fails, with one short line per failed gate; a case
+    that did not complete fails it unless ``max_failed`` allows it::
 
     assert_eval(report, min_recall=0.8, max_ece=0.1)
     """
-    results = check_gates(report, bounds, comparison=comparison, max_flips=max_flips)
+    results = check_gates(
+        report, bounds, comparison=comparison, max_flips=max_flips, max_failed=max_failed
+    )
     wrong = failed_gates(results)
     if wrong:
         lines = "\n".join(f"  {r.message}" for r in wrong)

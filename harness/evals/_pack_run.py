@@ -31,8 +31,8 @@ from harness.decision import (
 from harness.evals import metrics as m
 from harness.evals._drawn import refuse_drawn, refuse_fitted_on
 from harness.evals._pack import DecisionPack, Label, LabelledDecision
-from harness.evals._report import CaseResult, EvalReport, ScoredDecision
-from harness.evals._run import _model_name, _sync_form, score
+from harness.evals._report import CaseResult, EvalReport, Placed, ScoredDecision
+from harness.evals._run import _model_name, _sync_form, score, with_orderings
 from harness.jobs import Dispatcher
 from harness.runs import ModelChoice, seat_for
 from harness.scope import Workflow
@@ -117,6 +117,9 @@ def _case(decision: LabelledDecision, response: DecisionResponse | Exception) ->
         (),
         decisions=tuple(found),
         error=f"no answer to {', '.join(refused)}" if refused else None,
+        placed=tuple(
+            Placed(d.role, len(d.options), d.chosen, d.label) for d in found if d.kind == "choice"
+        ),
     )
 
 
@@ -131,16 +134,21 @@ async def evaluate_pack_async(
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
     split: str = "all",
+    orderings: int | None = None,
 ) -> EvalReport:
     """Ask every request of ``pack`` of ``model`` (anything the run API takes) and score the
     labelled answers: per role accuracy, Brier, log loss, ECE, AUC and RPS with intervals (each
     decision its own case: the requests of a pack are independent), and the baselines.
     ``contexts`` runs an entry that holds its model in this process (``llama``) on that many
-    contexts of the one loaded model (default: the entry's ``max_concurrent``)."""
+    contexts of the one loaded model (default: the entry's ``max_concurrent``). ``orderings``
+    asks each choice in that many cyclic orders and averages them (an entry that reads logits,
+    see :func:`harness.evals.with_orderings`)."""
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     seat = seat_for(model, catalog)
-    seat = attrs.evolve(seat, catalog=with_contexts(seat.catalog, contexts))
+    seat = attrs.evolve(
+        seat, catalog=with_orderings(with_contexts(seat.catalog, contexts), orderings)
+    )
     refuse_drawn(seat.catalog.pinned(), (d.request.state for d in pack), f"{pack.name}'s decisions")
     refuse_fitted_on(seat.catalog.pinned(), (d.request for d in pack), f"{pack.name}'s decisions")
     began = time.perf_counter()

@@ -16,6 +16,7 @@ from typing import Final
 
 from harness.evals._compare import Comparison
 from harness.evals._gates import GateResult
+from harness.evals._position import is_position_figure, position_lines, position_warnings
 from harness.evals._report import EvalReport
 from harness.evals.metrics import Bin, Estimate, reason_of
 
@@ -75,9 +76,10 @@ def render_report_text(report: EvalReport) -> str:
         f"eval of {report.subject} on {report.model}: {len(report.cases)} cases of "
         f"{report.dataset} (split {report.split}), {threshold_text(report)}"
     )
-    failed = sum(c.status != "completed" for c in report.cases)
     rows = [("figure", "model [95% CI]", "n", "uniform", "answer key")]
     for name in report.metrics:
+        if is_position_figure(name):
+            continue  # their own lines, below
         estimate = report.metrics[name]
         rows.append(
             (
@@ -90,8 +92,9 @@ def render_report_text(report: EvalReport) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [header]
-    if failed:
-        lines.append(f"{failed} case(s) did not complete (counted as answering nothing)")
+    failed = report.failed_line()
+    if failed is not None:
+        lines.append(failed)
     for index, row in enumerate(rows):
         lines.append(
             "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
@@ -103,6 +106,8 @@ def render_report_text(report: EvalReport) -> str:
     )
     lines.append(N_RUN_LEVEL if "f1" in report.metrics else N_ROLES)
     lines.extend(notes(report))
+    lines.extend(position_lines(report.metrics))
+    lines.extend(position_warnings(report.metrics))
     return "\n".join(lines) + "\n"
 
 
@@ -149,6 +154,8 @@ def render_comparison(comparison: Comparison, *, limit: int = 20) -> str:
         lines.append(f"near the threshold: {', '.join(comparison.near)}")
     if comparison.missing:
         lines.append(f"in one eval only: {', '.join(comparison.missing)}")
+    for side, report in (("A", a), ("B", b)):  # a difference may be one of position alone
+        lines.extend(f"{side}: {warning}" for warning in position_warnings(report.metrics))
     return "\n".join(lines) + "\n"
 
 
@@ -282,7 +289,13 @@ def render_report_html(report: EvalReport, *, record_pages: dict[str, str] | Non
             "</tr>"
         )
     body.append("</table>")
-    explained = [N_RUN_LEVEL if "f1" in report.metrics else N_ROLES, *notes(report)]
+    failed = report.failed_line()
+    explained = [
+        *([failed] if failed is not None else []),
+        N_RUN_LEVEL if "f1" in report.metrics else N_ROLES,
+        *notes(report),
+        *position_warnings(report.metrics),
+    ]
     body.extend(f'<p class="note">{html.escape(line)}</p>' for line in explained)
     body.append('<h2>Reliability</h2><div class="diagrams">')
     for key, bins in report.reliability.items():

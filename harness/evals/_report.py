@@ -26,6 +26,7 @@ __all__ = [
     "Candidate",
     "CaseResult",
     "EvalReport",
+    "Placed",
     "ScoredDecision",
     "load_report",
     "report_role_of",
@@ -123,6 +124,26 @@ class Candidate:
 
 
 @attrs.frozen
+class Placed:
+    """Where one choice's answer sat among its options: the question's role, how many options
+    it listed, the index chosen and, when the choice is labelled (a pack's), the index of the
+    right option. What an eval's position figures count (``<role>.first_chosen``)."""
+
+    role: str
+    options: int
+    chosen: int
+    right: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "role": self.role,
+            "options": self.options,
+            "chosen": self.chosen,
+            "right": self.right,
+        }
+
+
+@attrs.frozen
 class CaseResult:
     """One case of an eval: its status, the expected keys, the answered items and keys, the
     output candidates (runs), the labelled decisions and the record file (runs, if kept)."""
@@ -136,6 +157,8 @@ class CaseResult:
     decisions: tuple[ScoredDecision, ...] = ()
     record: str | None = None
     error: str | None = None
+    placed: tuple[Placed, ...] = ()
+    """Each choice of two options or more the case asked, with the place of what was chosen."""
 
     def counts(self, threshold: float | None = None) -> tuple[int, int, int]:
         """(true positives, false positives, false negatives) of the answer; at ``threshold``
@@ -163,6 +186,7 @@ class CaseResult:
             "decisions": [d.to_json() for d in self.decisions],
             "record": self.record,
             "error": self.error,
+            "placed": [p.to_json() for p in self.placed],
         }
 
 
@@ -214,6 +238,24 @@ class EvalReport:
     def decisions(self) -> tuple[ScoredDecision, ...]:
         """Every labelled decision of every case, in case order."""
         return tuple(d for case in self.cases for d in case.decisions)
+
+    @property
+    def failed(self) -> tuple[CaseResult, ...]:
+        """The cases whose run did not complete (failed, or an input that was not valid): left
+        out of every figure, since a failed run is never a right answer."""
+        return tuple(case for case in self.cases if case.status != "completed")
+
+    def failed_line(self) -> str | None:
+        """``"3 of 15 cases did not complete (left out of the figures); the first, c2:
+        <error>"``, or ``None`` when every case completed."""
+        failed = self.failed
+        if not failed:
+            return None
+        first = failed[0]
+        return (
+            f"{len(failed)} of {len(self.cases)} cases did not complete (left out of the "
+            f"figures); the first, {first.name}: {first.error or first.status}"
+        )
 
     def to_json(self, *, timings: bool = False) -> dict[str, object]:
         """The report as a JSON object; ``timings`` adds the (unstable) timings field."""
@@ -391,4 +433,15 @@ def _case(data: Mapping[str, object]) -> CaseResult:
         ),
         record=None if data.get("record") is None else str(data["record"]),
         error=None if data.get("error") is None else str(data["error"]),
+        placed=tuple(_placed(p) for p in data.get("placed") or []),  # type: ignore[attr-defined]  # JSON array of objects
+    )
+
+
+def _placed(data: Mapping[str, object]) -> Placed:
+    right = data.get("right")
+    return Placed(
+        role=str(data["role"]),
+        options=int(data["options"]),  # type: ignore[call-overload]  # a JSON integer
+        chosen=int(data["chosen"]),  # type: ignore[call-overload]  # a JSON integer
+        right=None if right is None else int(right),  # type: ignore[call-overload]  # a JSON integer
     )

@@ -18,7 +18,7 @@ import time
 import types
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, ParamSpec, TextIO, TypeVar, cast
+from typing import Any, Final, ParamSpec, TextIO, TypeVar, cast
 
 import attrs
 
@@ -39,6 +39,7 @@ from harness.evals._folder import (
     read_results,
     threshold_source,
 )
+from harness.evals._position import position_figures
 from harness.evals._report import CaseResult, EvalReport
 from harness.evals._score import baseline_figures, figures, reliability_bins
 from harness.evals._selections import SelectionKeeper, keep_selections
@@ -48,7 +49,15 @@ from harness.runs._internal import blocking
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool
 
-__all__ = ["EvalError", "evaluate", "evaluate_async", "import_thinker", "target_of"]
+__all__ = [
+    "ORDERING_PROVIDERS",
+    "EvalError",
+    "evaluate",
+    "evaluate_async",
+    "import_thinker",
+    "target_of",
+    "with_orderings",
+]
 
 I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
 O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
@@ -136,6 +145,7 @@ async def evaluate_async(
     split: str = "all",
     seed: int = 0,
     resamples: int = m.BOOTSTRAP_RESAMPLES,
+    orderings: int | None = None,
 ) -> EvalReport:
     """Run ``thinker`` on every case of ``dataset`` and score its answers; the report.
 
@@ -148,9 +158,16 @@ async def evaluate_async(
     ``contexts`` runs an entry that holds its model in this process (``llama``) on that many
     contexts of the one loaded model, in each process (default: the entry's ``max_concurrent``).
     ``progress`` shows a bar (default stderr). ``split`` names the cases' split in the report;
-    ``seed`` and ``resamples`` fix the bootstrap.
+    ``seed`` and ``resamples`` fix the bootstrap. ``orderings`` asks each choice in that many
+    cyclic orders of its options and averages them (an entry that reads logits:
+    :data:`ORDERING_PROVIDERS`), the correction of a model whose choices follow position.
     """
     target = target_of(thinker, local=ray is None)
+    if ray is not None and orderings is not None:
+        raise EvalError(
+            "orderings= sets the entry of this process: run without ray, or set orderings in "
+            "the catalog entry the workers load"
+        )
     if ray is not None and catalog is not None:
         raise EvalError(
             "on Ray each worker loads its catalog: give catalog_file= (a TOML file), not catalog="
@@ -167,6 +184,7 @@ async def evaluate_async(
         folder = Path(out)
     try:
         seat = seat_for(model, catalog if ray is None else _catalog_file(catalog_file))
+        seat = attrs.evolve(seat, catalog=with_orderings(seat.catalog, orderings))
         entry = seat.catalog.pinned(DECISION)
         name = entry.id if model is None else _model_name(model)
         refuse_drawn(entry, _inputs(dataset), f"{dataset.name}'s cases")
@@ -254,6 +272,30 @@ async def evaluate_async(
 
 evaluate = _sync_form(evaluate_async, "evaluate")
 
+ORDERING_PROVIDERS: Final = frozenset({"llama", "openai-chat", "openai-completions"})
+"""The providers that read a choice from the model's logits, so can ask it in several orders of
+its options and average them (a catalog entry's ``orderings``)."""
+
+
+def with_orderings(catalog: Catalog, orderings: int | None) -> Catalog:
+    """``catalog`` (a copy) whose decision entry asks each choice in ``orderings`` cyclic orders
+    and averages them; ``catalog`` itself when ``orderings`` is ``None``. An entry that reads no
+    logits (:data:`ORDERING_PROVIDERS`) is refused: it cannot ask in another order."""
+    if orderings is None:
+        return catalog
+    if orderings < 1:
+        raise EvalError(f"orderings must be at least 1 (1: as asked), not {orderings}")
+    entry = catalog.pinned(DECISION)
+    if entry.provider not in ORDERING_PROVIDERS:
+        readers = ", ".join(sorted(ORDERING_PROVIDERS))
+        raise EvalError(
+            f"orderings {orderings}: entry {entry.id!r} ({entry.provider}) reads no logits, so it "
+            f"cannot ask a choice in other orders; use an entry of {readers}"
+        )
+    changed = attrs.evolve(entry, orderings=orderings)
+    entries = [changed if e.id == entry.id else e for e in catalog.entries.values()]
+    return Catalog(entries, catalog.pins, source=catalog.source)
+
 
 def _threshold_source(
     lines: dict[int, dict[str, object]],
@@ -311,18 +353,25 @@ def score(
     threshold: float | None = None,
 ) -> EvalReport:
     """The report of ``cases``: every figure, the baselines and the reliability bins (timed:
-    ``timings["metric_seconds"]``)."""
+    ``timings["metric_seconds"]``).
+
+    The figures are those of the completed cases: a case whose run failed answered nothing,
+    which is neither right nor wrong, so it is counted apart (:attr:`EvalReport.failed`) and
+    never as a right answer to a case that expects nothing."""
     began = time.perf_counter()
+    completed = [c for c in cases if c.status == "completed"]
     if threshold is None:
         threshold = next(
-            (d.threshold for c in cases for d in c.decisions if d.threshold is not None), None
+            (d.threshold for c in completed for d in c.decisions if d.threshold is not None),
+            None,
         )
-    drawn = m.Resampler(len(cases), resamples=resamples, seed=seed)
-    found = figures(cases, runs=runs, threshold=threshold, resampler=drawn)
+    drawn = m.Resampler(len(completed), resamples=resamples, seed=seed)
+    found = figures(completed, runs=runs, threshold=threshold, resampler=drawn)
+    found.update(position_figures(completed, drawn))
     baselines = baseline_figures(
-        cases, runs=runs, threshold=threshold, seed=seed, resamples=resamples, resampler=drawn
+        completed, runs=runs, threshold=threshold, seed=seed, resamples=resamples, resampler=drawn
     )
-    bins = reliability_bins(cases)
+    bins = reliability_bins(completed)
     return EvalReport(
         subject=subject,
         dataset=dataset,

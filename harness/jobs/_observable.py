@@ -128,7 +128,9 @@ def _model_call(
     counted_by: str | None,
 ) -> ModelCall:
     """The record of one call (made when the record is read: everything here is a value)."""
-    billed = response.input_tokens if response is not None else None
+    # An in-process model bills nothing: its call carries no billed count, whatever the client
+    # put in the response (one rule for every view, catalog.IN_PROCESS_PROVIDERS).
+    billed = response.input_tokens if response is not None and not entry.in_process else None
     answered = response is not None and response.success
     calibrated = response if isinstance(response, CalibratedResponse) else None
     # A call is priced by what the server billed, else by harness's own count of the body it

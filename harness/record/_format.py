@@ -234,7 +234,10 @@ class RunRecord:
         }
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the record to ``path`` as indented UTF-8 JSON."""
+        """Write the record to ``path`` as indented UTF-8 JSON, making its folder when it is not
+        there yet (``runs/x.json``)."""
         text = json.dumps(self.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
         with open(path, "w", encoding="utf-8") as file:
             file.write(text + "\n")

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from harness.artifacts import ArtifactRegistry, ListArtifact, TextFormatterRegistry, digest_words
+from harness.catalog import IN_PROCESS_PROVIDERS
 from harness.errors import NotFoundError
 from harness.jobs import JobEvent
 from harness.record._format import RunRecord
@@ -53,10 +54,6 @@ def ordered_options(question: str, values: Mapping[str, float]) -> list[tuple[st
         return sorted(values.items(), key=lambda kv: -kv[1])
     return list(values.items())
 
-
-IN_PROCESS_PROVIDERS: Final = frozenset({"embedded", "llama"})
-"""The providers whose model runs in this process: nothing is billed for their calls, so every
-view says ``not billed`` for each of them alike (whatever count a call happened to carry)."""
 
 NOT_BILLED: Final = "not billed (an in-process model)"
 

@@ -26,7 +26,9 @@ import attrs
 
 from harness.catalog import DECISION, Catalog, CatalogEntry, CatalogError, load_catalog
 from harness.catalog import entry_for_model as _entry_for_model
+from harness.catalog._internal import did_you_mean
 from harness.providers import DecisionClient
+from harness.providers._internal import gguf_problem
 
 __all__ = ["CLIENT_ENTRY", "ModelChoice", "Seat", "seat_for"]
 
@@ -57,17 +59,6 @@ def _with(base: Catalog, entry: CatalogEntry | None, pin: str) -> Catalog:
     return Catalog(entries, {**base.pins, DECISION: pin}, source=base.source)
 
 
-def _checked(seat: Seat) -> Seat:
-    """``seat``, its fitted file (a ``fitted`` entry's) loaded and checked now: a missing, cut
-    or edited file is a configuration error before anything runs, as a broken catalog is."""
-    entry = seat.entry
-    if entry.provider == "fitted":
-        from harness.providers import fitted_model
-
-        fitted_model(entry)  # FittedError is a CatalogError; loaded once per process
-    return seat
-
-
 def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
     """The catalog and clients a run on ``model`` uses; ``catalog`` defaults to the configured
     one. The caller's catalog is never changed. An unknown model is refused naming the forms."""
@@ -76,10 +67,10 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
     base = catalog if catalog is not None else load_catalog()
     if model is None:
         base.pinned(DECISION)  # no pin: refused now, naming the fix
-        return _checked(Seat(_with(base, None, base.pinned(DECISION).id), {}))
+        return _ready(Seat(_with(base, None, base.pinned(DECISION).id), {}))
     if isinstance(model, str):
         if model in base.entries:
-            return _checked(Seat(_with(base, None, model), {}))
+            return _ready(Seat(_with(base, None, model), {}))
         made = _entry_for_model(model)
         if made is None and model == "embedded":
             from harness.catalog import default_catalog
@@ -92,10 +83,9 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
                 "a model string: pass an entry id, 'embedded', 'systemone:<wire model>', "
                 "'openai:<model>', 'openai-chat:<model>[@<base url>]', "
                 "'openai-completions:<model>[@<base url>]', 'llama:<file.gguf or package>', "
-                "'fitted:<file.json>', or a "
-                "DecisionClient"
+                f"'fitted:<file.json>', or a DecisionClient{_near(model, base)}"
             )
-        return _checked(Seat(_with(base, made, made.id), {}))
+        return _ready(Seat(_with(base, made, made.id), {}))
     if not (callable(getattr(model, "decide", None)) and callable(getattr(model, "aclose", None))):
         raise TypeError(
             f"model must be an entry id, a model string or a DecisionClient, not "
@@ -109,3 +99,35 @@ def seat_for(model: ModelChoice, catalog: Catalog | None = None) -> Seat:
         max_concurrent=64,
     )
     return Seat(_with(base, entry, CLIENT_ENTRY), {CLIENT_ENTRY: model})
+
+
+MODEL_PREFIXES = ("systemone", "openai", "openai-chat", "openai-completions", "llama", "fitted")
+"""The providers a model string names before its colon."""
+
+
+def _near(model: str, base: Catalog) -> str:
+    """The hint for a model nothing answers to: the nearest entry id (or ``embedded``), or the
+    string with the nearest provider before its colon (``lama:m.gguf`` -> ``llama:m.gguf``)."""
+    prefix, colon, rest = model.partition(":")
+    if colon:
+        found = did_you_mean(prefix, MODEL_PREFIXES)
+        if found:
+            nearest = found.split("'")[1]
+            return f"; did you mean {f'{nearest}:{rest}'!r}?"
+    return did_you_mean(model, [*base.entries, "embedded"])
+
+
+def _ready(seat: Seat) -> Seat:
+    """``seat``, once its entry can run, checked now: a configuration error before anything
+    runs, as a broken catalog is, never a failed run. A ``fitted`` entry's file is loaded and
+    checked (a missing, cut or edited file); a ``llama`` entry whose GGUF file or package (or
+    llama-cpp-python) is missing is refused in the words the user wrote."""
+    entry = seat.entry
+    if entry.provider == "fitted":
+        from harness.providers import fitted_model
+
+        fitted_model(entry)  # FittedError is a CatalogError; loaded once per process
+    problem = gguf_problem(entry)
+    if problem is not None:
+        raise CatalogError(problem)
+    return seat

@@ -232,3 +232,37 @@ def test_a_long_reason_is_cut_at_a_word_and_never_inside_a_quote() -> None:
     assert shown.count("'") % 2 == 0, shown
     assert reason.startswith(shown.removesuffix(" ..."))
     assert clipped("short 'one'", 200) == "short 'one'"
+
+
+async def test_an_in_process_model_bills_nothing_in_results_and_records(
+    tmp_path: Path,
+) -> None:
+    from harness.catalog import CatalogEntry
+    from harness.record import load_record
+    from harness.testing import FakeDecisionModel
+
+    # an entry whose model runs in this process, answered by a client that reports a count
+    local = CatalogEntry(
+        id="local",
+        provider="embedded",
+        wire_model_id="sparrow-decider",
+        max_context_tokens=32_768,
+        max_concurrent=4,
+    )
+    catalog = Catalog([local], {"decision": "local"})
+    model = FakeDecisionModel()
+    inputs = write_inputs(tmp_path / "in.jsonl", ["ticket 1", "ticket 2"])
+    out = tmp_path / "out.jsonl"
+    spec = BatchSpec(TARGET, records_dir=str(tmp_path / "records"))
+    await run_batch_async(spec, inputs, out, catalog=catalog, clients={"local": model})
+    for line in read_results(out):
+        usage = line["usage"]
+        assert isinstance(usage, dict)
+        assert usage["calls"] >= 1
+        assert usage["billed_input_tokens"] is None
+        assert usage["billed_calls"] == 0
+        assert usage["in_process_calls"] == usage["calls"]
+        assert usage["counted_input_tokens"] > 0  # harness's own count stays
+        record = await asyncio.to_thread(load_record, str(line["record"]))
+        assert record.calls
+        assert all(call.input_tokens is None for call in record.calls)

