@@ -15,7 +15,7 @@ import sys
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import UnionType
+from types import FrameType, UnionType
 from typing import (
     Any,
     NewType,
@@ -351,7 +351,7 @@ _ALIAS_DEPTH = 32
 def _building_alias(thinker: type) -> object | None:
     """The subscripted class (``DecisionThinker[Note, Verdict]``) whose call is building an
     instance of ``thinker`` right now: the innermost such call on the stack, else ``None``."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(_ALIAS_DEPTH):
         if frame is None:
             return None

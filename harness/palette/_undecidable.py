@@ -21,8 +21,8 @@ __all__ = [
     "overridable_entry_verdict",
     "too_many_branches_verdict",
     "undecidable_name_verdict",
-    "unknown_input_verdict",
     "unknown_entry_verdict",
+    "unknown_input_verdict",
     "unseen_name_verdict",
 ]
 

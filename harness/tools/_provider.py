@@ -161,7 +161,7 @@ def _alias_value(tp: object) -> object | None:
     alias = origin if origin is not None and _is_alias_type(origin) else tp
     if not _is_alias_type(alias):
         return None
-    value: object = alias.__value__  # type: ignore[attr-defined]  # checked by _is_alias_type
+    value: object = cast(Any, alias).__value__  # checked by _is_alias_type
     if alias is tp:
         return value
     parameters: tuple[object, ...] = getattr(alias, "__type_params__", ())
