@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mypy.checker import TypeChecker
-from mypy.messages import format_type
+from mypy.messages import format_type, format_type_bare
 from mypy.nodes import (
     ARG_STAR2,
     AssignmentStmt,
@@ -45,10 +45,15 @@ from mypy.types import (
 from mypy.typevars import fill_typevars
 
 from harness.palette._rules import (
+    ToolFacts,
     Verdict,
     container_entry_verdict,
     overridable_entry_verdict,
+    subscripted_entry,
+    tool_instance_entry,
+    tool_verdicts,
 )
+from mypy_plugin._facts import MypyType
 from mypy_plugin._names import DECISION_TOOL
 
 __all__ = [
@@ -58,6 +63,7 @@ __all__ = [
     "class_of",
     "instance_of_class_type",
     "literal_text",
+    "not_a_class",
     "palette_entries",
     "shown_later",
     "unprovable",
@@ -119,6 +125,26 @@ def unprovable(
     if isinstance(expr, CallExpr) and not _is_class_ref(expr.callee):
         return container_entry_verdict(role, shown(), "a call")
     return None
+
+
+def not_a_class(expr: Expression | None, typ: Type, options: Options) -> Verdict | None:
+    """``harness-tool`` for what is certainly no tool class, in the runtime's words: a tool
+    instance (``SplitNote(parent)``), a subscripted generic tool class (``JudgeText[Note]``,
+    a typing alias at run time)."""
+    proper = get_proper_type(typ)
+    found: tuple[str, str, str] | None = None
+    if isinstance(proper, Instance) and proper.type.has_base(DECISION_TOOL):
+        found = tool_instance_entry(proper.type.name)
+    elif isinstance(expr, IndexExpr) and _is_class_ref(expr.base):
+        made = proper.ret_type if isinstance(proper, CallableType) else None
+        instance = get_proper_type(made) if made is not None else instance_of_class_type(typ)
+        if isinstance(instance, Instance) and instance.type.has_base(DECISION_TOOL):
+            found = subscripted_entry(format_type_bare(instance, options))
+    if found is None:
+        return None
+    label, why, fix = found
+    facts: ToolFacts[MypyType] = ToolFacts(f"<{label}>", label, not_a_tool=why, not_a_tool_fix=fix)
+    return tool_verdicts(facts)[0]
 
 
 def shown_later(typ: Type, options: Options) -> Callable[[], str]:
@@ -227,7 +253,9 @@ def palette_entries(site: Site, typ: Type, expr: Expression) -> list[Entry] | No
         node: Context = own if own is not None else expr
         show = shown_later(item, options)  # rendered only for a message: format_type is not cheap
         info = class_of(item)
-        unknown = unprovable("Palette entry", own, show, site.ctx.api) if own is not None else None
+        unknown = not_a_class(own, item, options)
+        if unknown is None and own is not None:
+            unknown = unprovable("Palette entry", own, show, site.ctx.api)
         if unknown is None and info is not None and info.fullname == DECISION_TOOL:
             unknown = container_entry_verdict("Palette entry", show(), "a container or a join")
         shown = show() if unknown is None and info is None else ""  # read only in that case

@@ -34,6 +34,7 @@ from mypy.types import (
     Instance,
     Type,
     TypeVarType,
+    UnionType,
     get_proper_type,
 )
 from mypy.typevars import fill_typevars
@@ -138,7 +139,28 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     variables = get_all_type_vars(proper)
     if variables:
         return Open.type_variable(variables[0].name, format_type_bare(proper, options))
+    union = _union_item(proper)
+    if union is not None:
+        return Open.not_an_artifact(
+            format_type_bare(union, options), format_type_bare(proper, options)
+        )
     return MypyType(proper, options)
+
+
+def _union_item(typ: Instance) -> UnionType | None:
+    """The union a list holds as its items (``Note | Part`` of ``ListArtifact[Note | Part]``,
+    also in a list of lists): no one artifact class, as the runtime reads it too."""
+    current: Instance | None = typ
+    while current is not None:
+        base = next((b for b in current.type.mro if b.fullname == LIST_ARTIFACT), None)
+        if base is None:
+            return None
+        mapped = map_instance_to_supertype(current, base)
+        item = get_proper_type(mapped.args[0]) if mapped.args else None
+        if isinstance(item, UnionType):
+            return item
+        current = item if isinstance(item, Instance) else None
+    return None
 
 
 def tool_base(info: TypeInfo) -> TypeInfo | None:

@@ -71,6 +71,7 @@ from mypy_plugin._arguments import (
     class_of,
     instance_of_class_type,
     literal_text,
+    not_a_class,
     palette_entries,
     shown_later,
     unprovable,
@@ -124,7 +125,9 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
     objective_type, objective_expr = site.argument("objective")
     filed: list[Filed] = []
     key_info = class_of(key_type)
-    key_unknown = unprovable("Key tool", key_expr, shown_later(key_type, options), api)
+    key_unknown = not_a_class(key_expr, key_type, options) or unprovable(
+        "Key tool", key_expr, shown_later(key_type, options), api
+    )
     if key_unknown is None and key_info is not None and key_info.fullname == DECISION_TOOL:
         key_unknown = container_entry_verdict(
             "Key tool", format_type(key_type, options), "a container or a join"

@@ -36,6 +36,8 @@ from harness.palette._rules import (
     palette_shape_verdict,
     palette_verdicts,
     reachable_types,
+    subscripted_entry,
+    tool_instance_entry,
 )
 from harness.palette._undecidable import unknown_input_verdict
 from harness.scope import Identifiable
@@ -184,8 +186,22 @@ def _side(tp: object) -> RuntimeType | Open:
         return Open.any(type_text(tp))  # a bare generic artifact: mypy reads Box[Any]
     inner = list_iterand(tp)
     if inner is not None and isinstance(_side(inner), Open):
+        part = _union_item(tp)
+        if part is not None:
+            return Open.not_an_artifact(type_text(part), type_text(tp))
         return Open.any(type_text(tp))
     return RuntimeType(cast(type, tp))
+
+
+def _union_item(tp: object) -> object | None:
+    """The union a list holds as its items (``Note | Part`` of ``ListArtifact[Note | Part]``,
+    also in a list of lists), else ``None``."""
+    inner = list_iterand(tp)
+    while inner is not None:
+        if get_origin(inner) in (Union, UnionType):
+            return inner
+        inner = list_iterand(inner)
+    return None
 
 
 def _hints(function: object) -> tuple[object | None, object | None] | None:
@@ -280,6 +296,12 @@ def _execute_input(cls: type) -> RuntimeType | None:
 
 def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
     """What the rules need to know about one palette entry, read from the live class."""
+    if isinstance(get_origin(cls), type) and issubclass(get_origin(cls), DecisionTool):
+        label, why, fix = subscripted_entry(type_text(cls))
+        return ToolFacts(_key(cls), label, not_a_tool=why, not_a_tool_fix=fix)
+    if isinstance(cls, DecisionTool):
+        label, why, fix = tool_instance_entry(type(cls).__name__)
+        return ToolFacts(_key(cls), label, not_a_tool=why, not_a_tool_fix=fix)
     if not isinstance(cls, type):
         return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a class")
     if not issubclass(cls, DecisionTool):

@@ -275,6 +275,89 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
+    "union_of_items_in_a_key_tools_list": _case(
+        {"harness-open-type"},
+        key="JudgeEither",
+        extra="""
+        @tool_name("judge_either")
+        class JudgeEither(DecisionTool[Note, ListArtifact[Verdict | Part]]):
+            async def execute(
+                self, input: Note, context: JobContext
+            ) -> ListArtifact[Verdict | Part]:
+                raise NotImplementedError
+        """,
+    ),
+    "tool_instance_in_the_palette": _case(
+        {"harness-tool"},
+        palette="SplitNote(Workflow()),",
+        extra="""
+        from harness.tools import Workflow
+        """,
+    ),
+    "tool_instance_as_the_key_tool": _case(
+        {"harness-tool"},
+        key="JudgeNote(Workflow())",
+        extra="""
+        from harness.tools import Workflow
+        """,
+    ),
+    "subscripted_generic_key_tool": _case(
+        {"harness-tool"},
+        key="JudgeAny[Note]",
+        extra="""
+        class JudgeAny(DecisionTool[T, ListArtifact[Verdict]]):
+            async def execute(self, input: T, context: JobContext) -> ListArtifact[Verdict]:
+                raise NotImplementedError
+        """,
+    ),
+    "subscripted_generic_palette_entry": _case(
+        {"harness-tool"},
+        palette="EchoAny[Note],",
+        extra="""
+        class EchoAny(DecisionTool[T, Note]):
+            async def execute(self, input: T, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "f_string_name_of_a_final_duplicates": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, SplitKind",
+        extra="""
+        KIND: Final = "note"
+
+        @tool_name(f"split_{KIND}")
+        class SplitKind(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "enum_value_name_duplicates": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, SplitByCommand",
+        extra="""
+        import enum
+
+        class Command(enum.Enum):
+            SPLIT = "split_note"
+
+        @tool_name(Command.SPLIT.value)
+        class SplitByCommand(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "key_tool_output_named_by_a_type_alias_type": _case(
+        set(),
+        key="JudgeIntoVerdicts",
+        extra="""
+        Verdicts = typing_extensions.TypeAliasType("Verdicts", ListArtifact[Verdict])
+
+        @tool_name("judge_into_verdicts")
+        class JudgeIntoVerdicts(DecisionTool[Note, Verdicts]):
+            async def execute(self, input: Note, context: JobContext) -> Verdicts:
+                raise NotImplementedError
+        """,
+    ),
     "generic_base": _case(
         {"harness-dead-tool"},
         key="JudgePart",
