@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from mypy.checker import TypeChecker
 from mypy.messages import format_type, format_type_bare
 from mypy.nodes import (
+    ARG_POS,
     ARG_STAR2,
     AssignmentStmt,
     CallExpr,
@@ -66,6 +68,7 @@ __all__ = [
     "not_a_class",
     "palette_entries",
     "shown_later",
+    "spelled_out_palette",
     "unprovable",
 ]
 
@@ -96,11 +99,14 @@ def _self_reference(expr: Expression) -> bool:
 
 
 def _final_attribute(api: object, expr: MemberExpr) -> bool:
-    """Whether ``self.NAME`` reads a ``Final`` class attribute (no subclass can override it)."""
+    """Whether ``self.NAME`` reads a class attribute no subclass can override: a ``Final`` one,
+    or any one of a ``@final`` class (which has no subclasses)."""
+    info = api.scope.enclosing_class() if isinstance(api, TypeChecker) else None
+    if info is not None and info.is_final:
+        return True
     node = expr.node
     if isinstance(node, Var):
         return node.is_final
-    info = api.scope.enclosing_class() if isinstance(api, TypeChecker) else None
     found = info.get(expr.name) if info is not None else None
     return found is not None and isinstance(found.node, Var) and found.node.is_final
 
@@ -220,6 +226,43 @@ def _final_item(api: object, expr: Expression, name: str) -> Expression | None:
                 if keyword == name:
                     return item
     return None
+
+
+#: Calls that join tuples into one, entry by entry, as their arguments hold them.
+_CHAINS: Final = frozenset({"itertools.chain"})
+
+
+def spelled_out_palette(api: object, typ: Type, expr: Expression) -> Type:
+    """The palette's type with its entries, where mypy's own type lost them: ``tuple(chain(A,
+    B))`` of tuples whose entries mypy knows is the tuple of those entries, in order (mypy
+    types it ``tuple[<their join>, ...]``). Anything else: ``typ`` as it is."""
+    if not (
+        isinstance(api, TypeChecker)
+        and isinstance(expr, CallExpr)
+        and isinstance(expr.callee, RefExpr)
+        and expr.callee.fullname == "builtins.tuple"
+        and len(expr.args) == 1
+    ):
+        return typ
+    inner = expr.args[0]
+    if not (
+        isinstance(inner, CallExpr)
+        and isinstance(inner.callee, RefExpr)
+        and inner.callee.fullname in _CHAINS
+        and all(kind == ARG_POS for kind in inner.arg_kinds)
+    ):
+        return typ
+    items: list[Type] = []
+    for arg in inner.args:
+        found = api.lookup_type_or_none(arg)
+        proper = get_proper_type(found) if found is not None else None
+        if not isinstance(proper, TupleType):
+            return typ
+        items += proper.items
+    fallback = get_proper_type(typ)
+    if not isinstance(fallback, Instance):
+        return typ
+    return TupleType(items, fallback)
 
 
 def class_of(typ: Type) -> TypeInfo | None:

@@ -74,6 +74,7 @@ from mypy_plugin._arguments import (
     not_a_class,
     palette_entries,
     shown_later,
+    spelled_out_palette,
     unprovable,
 )
 from mypy_plugin._branches import MAX_COMBINATIONS, Branch, Filed, branches, file_all
@@ -101,6 +102,7 @@ def _check(site: Site) -> None:
     palette_type, palette_expr = site.argument("palette")
     if key_type is None or key_expr is None or palette_type is None or palette_expr is None:
         return
+    palette_type = spelled_out_palette(api, palette_type, palette_expr)
     keys = branches(api, key_type, key_expr, options)
     palettes = branches(api, palette_type, palette_expr, options)
     if len(keys) * len(palettes) > MAX_COMBINATIONS:

@@ -876,6 +876,71 @@ CASES: dict[str, Case] = {
                 )
         """,
     ),
+    "class_attribute_of_a_final_thinker": _case(
+        {"harness-dead-tool"},
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (SplitNote, ReadOrphan)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        @typing_extensions.final
+        class Triage(DecisionThinker[Note, Verdict]):
+            TOOLS = (SplitNote, ReadOrphan)
+            SPLITTER = SplitNote
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=(self.SPLITTER, *self.TOOLS[1:]),
+                    objective="Judge the note",
+                )
+        """,
+    ),
+    "whole_palette_class_attribute_of_a_final_thinker": _case(
+        {"harness-dead-tool"},
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (SplitNote, ReadOrphan)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        @typing_extensions.final
+        class Triage(DecisionThinker[Note, Verdict]):
+            TOOLS = (SplitNote, ReadOrphan)
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=type(self).TOOLS,
+                    objective="Judge the note",
+                )
+        """,
+    ),
+    "palette_chained_from_tuples": _case(
+        {"harness-dead-tool"},
+        palette_expr="tuple(itertools.chain(BASE_TOOLS, (ReadOrphan,)))",
+        extra="""
+        import itertools
+
+        BASE_TOOLS: Final = (SplitNote, RefineNote)
+        """,
+    ),
+    "palette_chained_from_tuples_legal": _case(
+        set(),
+        palette_expr="tuple(itertools.chain(BASE_TOOLS, (JudgePart,)))",
+        extra="""
+        import itertools
+
+        BASE_TOOLS: Final = (SplitNote, RefineNote)
+        """,
+    ),
     "type_of_self_attribute": _case(
         {"harness-name"},
         {"harness-undecidable"},
@@ -1460,4 +1525,4 @@ def test_dmypy_gives_mypys_verdicts_on_every_row(
     daemon = _parse(done.stdout)
     for name in CASES:
         file = f"case_{name}"
-        assert sorted(daemon[file]) == sorted(plugin_verdicts[file]), name
+        assert sorted(map(_key, daemon[file])) == sorted(map(_key, plugin_verdicts[file])), name
