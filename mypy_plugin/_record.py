@@ -340,6 +340,53 @@ def record_tool_name(ctx: ClassDefContext) -> bool:
         return True  # nothing recorded, no second try
 
 
+#: Decorators known to leave a class's tool name alone (they never call ``tool_name``).
+_NAMING_NOTHING: Final = frozenset(
+    {
+        "typing.final",
+        "typing_extensions.final",
+        "typing.runtime_checkable",
+        "typing_extensions.runtime_checkable",
+        "dataclasses.dataclass",
+        "functools.total_ordering",
+        "enum.unique",
+        "abc.abstractmethod",
+        "attr.s",
+        "attr.attrs",
+        "attr.define",
+        "attr.frozen",
+        "attr.mutable",
+        "attrs.define",
+        "attrs.frozen",
+        "attrs.mutable",
+        "harness.tools._tool.tool_description",
+    }
+)
+
+
+def _dotted(expr: Expression) -> str | None:
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        owner = _dotted(expr.expr)
+        return f"{owner}.{expr.name}" if owner is not None else None
+    return None
+
+
+def _names_no_tool(api: SemanticAnalyzerPluginInterface, callee: Expression) -> bool:
+    """Whether a class decorator is one known not to name a tool (``@final``, ``@dataclass``,
+    ``@attrs.frozen``, ``@tool_description``): a class so decorated and without ``@tool_name``
+    certainly has no name of its own. (The class's decorators are not analysed yet when this
+    hook runs: the name is looked up as written.)"""
+    fullname = callee.fullname if isinstance(callee, RefExpr) else ""
+    written = _dotted(callee)
+    if not fullname and written is not None:
+        found = api.lookup_qualified(written, callee, suppress_errors=True)
+        node = found.node if found is not None else None
+        fullname = node.fullname if node is not None else ""
+    return fullname in _NAMING_NOTHING
+
+
 def record_other_decorator(ctx: ClassDefContext) -> None:
     """Semantic analysis of a class (before its MRO): record its decorators other than
     ``@tool_name``, so a tool without a visible ``@tool_name`` is reported as undecidable (a
@@ -359,7 +406,7 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
         if name == "tool_name":  # a tool named where a type checker sees it
             others = []
             break
-        if name is not None:
+        if name is not None and not _names_no_tool(ctx.api, callee):
             others.append(name)
     if others:
         cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}

@@ -358,6 +358,16 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
+    "final_tool_without_a_name": _case(
+        {"harness-name"},
+        palette="Unnamed,",
+        extra="""
+        @typing_extensions.final
+        class Unnamed(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
     "generic_base": _case(
         {"harness-dead-tool"},
         key="JudgePart",
