@@ -51,7 +51,18 @@ KIT = REPO / "tests" / "plugin" / "kit"
 
 #: Names a tool may get; two tools of a palette may share one (a duplicate), ``finish`` is
 #: reserved, and the kit's own tools answer to ``judge_note`` and ``split_note``.
-NAMES = ("split_note", "judge_note", "refine", "read_part", "finish", "not a name")
+NAMES = (
+    "split_note",
+    "judge_note",
+    "refine",
+    "read_part",
+    "outline",
+    "summarize",
+    "extract",
+    "tag",
+    "finish",
+    "not a name",
+)
 #: Name forms whose value mypy sees, and those it does not (computed at run time).
 VISIBLE_NAMES = (
     "literal",
@@ -163,11 +174,11 @@ def tool_specs(draw: st.DrawFn) -> ToolSpec:
     shape = draw(_mostly(("plain",), SHAPES[1:], times=6))
     ctors = CTORS if shape in ("generic", "concrete_of_abstract") else CTORS[:3]
     return ToolSpec(
-        name=draw(_mostly(NAMES[:4], NAMES[4:])),
-        name_form=draw(st.sampled_from(VISIBLE_NAMES + HIDDEN_NAMES)),
+        name=draw(_mostly(NAMES[:8], NAMES[8:], times=8)),
+        name_form=draw(_mostly(VISIBLE_NAMES, HIDDEN_NAMES, times=3)),
         shape=shape,
         ctor=draw(_mostly(ctors[:2], ctors[2:])),
-        takes=draw(_mostly(INPUTS[:6], INPUTS[6:])),
+        takes=draw(_mostly(INPUTS[:1], INPUTS[1:], times=12)),
         makes=draw(_mostly(OUTPUTS[:6], OUTPUTS[6:])),
     )
 
@@ -176,14 +187,14 @@ def tool_specs(draw: st.DrawFn) -> ToolSpec:
 def module_specs(draw: st.DrawFn) -> ModuleSpec:
     tools = tuple(draw(st.lists(tool_specs(), min_size=1, max_size=4)))
     indexes = st.integers(0, len(tools) - 1)
-    key: int | str = draw(st.one_of(indexes, st.sampled_from(KIT_KEYS)))
+    key: int | str = draw(st.one_of(indexes, _mostly(KIT_KEYS[:1], KIT_KEYS[1:])))
     palette = tuple(draw(st.lists(indexes, min_size=1, max_size=3, unique=True)))
     return ModuleSpec(
         tools=tools,
-        thinker_input=draw(st.sampled_from(("Note", "SubNote", "Part"))),
+        thinker_input=draw(_mostly(("Note",), ("SubNote", "Part"))),
         key=key,
         palette=palette,
-        palette_form=draw(st.sampled_from(VISIBLE_PALETTES + HIDDEN_PALETTES)),
+        palette_form=draw(_mostly(VISIBLE_PALETTES, HIDDEN_PALETTES, times=2)),
     )
 
 
@@ -336,6 +347,7 @@ class Outcome:
     spec: ModuleSpec
     plugin: set[str] = field(default_factory=set)
     runtime: set[str] = field(default_factory=set)
+    palette_refused: bool = False  # the runtime refuses the thinker's palette itself
     imported: bool = True  # False: the runtime decorator refused a name at import
     problem: str | None = None
     said: list[str] = field(default_factory=list)  # the plugin's errors on the module
@@ -372,8 +384,9 @@ def _plugin_codes(stdout: str, names: Sequence[str]) -> tuple[dict[str, set[str]
     return codes, strays
 
 
-def _runtime_codes(path: Path) -> set[str] | None:
-    """The runtime's codes (``None``: the module does not import, an invalid name refused)."""
+def _runtime_codes(path: Path) -> tuple[set[str], bool] | None:
+    """The runtime's codes, and whether the thinker's palette is among what it refuses
+    (``None``: the module does not import, an invalid name refused)."""
     from harness.cli._check import check_targets
     from harness.runs import TargetError
 
@@ -383,7 +396,8 @@ def _runtime_codes(path: Path) -> set[str] | None:
         if "ValueError: tool name" in str(error):
             return None
         raise
-    return {f.code for f in findings if f.severity == "error"}
+    errors = [f for f in findings if f.severity == "error"]
+    return {f.code for f in errors}, any(f.subject.endswith(".Triage") for f in errors)
 
 
 def _judge(outcome: Outcome) -> str | None:
@@ -392,11 +406,13 @@ def _judge(outcome: Outcome) -> str | None:
         refused = plugin & {"harness-name", "harness-undecidable"}
         return None if refused or outcome.spec.hidden else "passed an illegal palette"
     certain = plugin - {"harness-undecidable"}
-    if "harness-undecidable" not in plugin:
-        return None if plugin == runtime else "disagreement"
     if not outcome.spec.hidden:
-        return "cannot prove what mypy sees"
-    if runtime and not plugin:
+        if "harness-undecidable" in plugin:
+            return "cannot prove what mypy sees"
+        return None if plugin == runtime else "disagreement"
+    # a name hidden from a type checker: a tool so named, where no palette holds it, is one
+    # the plugin cannot know to be a tool at all
+    if outcome.palette_refused and not plugin:
         return "passed an illegal palette"
     return None if certain <= runtime else "certain error the runtime does not give"
 
@@ -448,7 +464,7 @@ def check_batch(specs: Sequence[ModuleSpec], root: Path, batch: int, cache: Path
         outcome.plugin = codes[outcome.name]
         runtime = _runtime_codes(root / f"{outcome.name}.py")
         outcome.imported = runtime is not None
-        outcome.runtime = runtime if runtime is not None else {"harness-name"}
+        outcome.runtime, outcome.palette_refused = runtime or ({"harness-name"}, True)
         stray = [line for line in strays if line.startswith(f"{outcome.name}.py:")]
         mine = f"{outcome.name}.py:"
         outcome.said = [
