@@ -45,6 +45,7 @@ from mypy.types import Instance, LiteralType, get_proper_type
 
 from mypy_plugin._codes import ERROR_CODES
 from mypy_plugin._names import (
+    DATACLASS_INIT_KEY,
     DECISION_TOOL,
     METADATA_KEY,
     NAME_ATTR,
@@ -378,13 +379,30 @@ def _names_no_tool(api: SemanticAnalyzerPluginInterface, callee: Expression) -> 
     ``@attrs.frozen``, ``@tool_description``): a class so decorated and without ``@tool_name``
     certainly has no name of its own. (The class's decorators are not analysed yet when this
     hook runs: the name is looked up as written.)"""
+    return _decorator_fullname(api, callee) in _NAMING_NOTHING
+
+
+def _decorator_fullname(api: SemanticAnalyzerPluginInterface, callee: Expression) -> str:
     fullname = callee.fullname if isinstance(callee, RefExpr) else ""
     written = _dotted(callee)
     if not fullname and written is not None:
         found = api.lookup_qualified(written, callee, suppress_errors=True)
         node = found.node if found is not None else None
         fullname = node.fullname if node is not None else ""
-    return fullname in _NAMING_NOTHING
+    return fullname
+
+
+def _writes_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool:
+    """``@dataclass`` (not ``init=False``): at run time it gives the class an ``__init__`` of
+    its fields alone, with no ``parent`` (mypy adds none where there are no fields)."""
+    callee = expr.callee if isinstance(expr, CallExpr) else expr
+    if _decorator_fullname(api, callee) != "dataclasses.dataclass":
+        return False
+    if isinstance(expr, CallExpr):
+        for arg, name in zip(expr.args, expr.arg_names, strict=False):
+            if name == "init" and not (isinstance(arg, NameExpr) and arg.name == "True"):
+                return False
+    return True
 
 
 def record_other_decorator(ctx: ClassDefContext) -> None:
@@ -396,9 +414,15 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     if not cls.decorators:  # most classes (this hook sees every class mypy analyses): no work
         if OTHER_DECORATORS_KEY in cls.info.metadata:
             del cls.info.metadata[OTHER_DECORATORS_KEY]
+        if DATACLASS_INIT_KEY in cls.info.metadata:
+            del cls.info.metadata[DATACLASS_INIT_KEY]
         return
     if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
         return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
+    if any(_writes_init(ctx.api, expr) for expr in cls.decorators):
+        cls.info.metadata[DATACLASS_INIT_KEY] = {"init": True}
+    elif DATACLASS_INIT_KEY in cls.info.metadata:
+        del cls.info.metadata[DATACLASS_INIT_KEY]
     others: list[str] = []
     for expr in cls.decorators:
         callee = expr.callee if isinstance(expr, CallExpr) else expr

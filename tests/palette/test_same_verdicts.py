@@ -358,6 +358,32 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
+    "dataclass_tool_without_fields": _case(
+        {"harness-ctor"},
+        palette="Plain,",
+        extra="""
+        import dataclasses
+
+        @tool_name("plain")
+        @dataclasses.dataclass
+        class Plain(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "dataclass_tool_keeping_its_init": _case(
+        set(),
+        palette="Plain,",
+        extra="""
+        import dataclasses
+
+        @tool_name("plain")
+        @dataclasses.dataclass(init=False)
+        class Plain(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
     "final_tool_without_a_name": _case(
         {"harness-name"},
         palette="Unnamed,",

@@ -76,9 +76,19 @@ VISIBLE_NAMES = (
     "none",
 )
 HIDDEN_NAMES = ("f_string_variable", "wrapper")
-SHAPES = ("plain", "generic", "final", "concrete_of_abstract", "abstract")
-CTORS = ("none", "keyword_only", "changed", "inherited_changed")
-INPUTS = ("Note", "SubNote", "Part", "Verdict", "Orphan", "ListArtifact[Part]", "NoteId")
+SHAPES = ("plain", "generic", "final", "concrete_of_abstract", "dataclass", "abstract")
+CTORS = ("none", "keyword_only", "overloaded", "changed", "inherited_changed")
+INPUTS = (
+    "Note",
+    "SubNote",
+    "Part",
+    "Verdict",
+    "Orphan",
+    "NoteAlias",
+    "ListArtifact[Part]",
+    "ListArtifact[ListArtifact[Part]]",
+    "NoteId",
+)
 OUTPUTS = (
     "Note",
     "SubNote",
@@ -86,17 +96,28 @@ OUTPUTS = (
     "ListArtifact[Part]",
     "ListArtifact[Verdict]",
     "Verdicts",
+    "ListArtifact[ListArtifact[Part]]",
     "ListArtifact[Verdict | Part]",
 )
-VISIBLE_PALETTES = ("tuple", "final", "plus", "star", "chain", "final_thinker", "final_attribute")
-HIDDEN_PALETTES = ("overridable_attribute",)
+VISIBLE_PALETTES = (
+    "tuple",
+    "final",
+    "plus",
+    "star",
+    "chain",
+    "final_thinker",
+    "final_attribute",
+    "list",
+)
+HIDDEN_PALETTES = ("overridable_attribute", "comprehension", "function")
 KIT_KEYS = ("JudgeNote", "JudgePart")
 
 HEADER = """\
 from __future__ import annotations
+import dataclasses
 import enum
 import itertools
-from typing import Final, Generic, NewType, TypeVar
+from typing import Final, Generic, NewType, TypeVar, overload
 import typing_extensions
 from harness.artifacts import Artifact, ListArtifact
 from harness.tools import DecisionTool, tool_name
@@ -110,6 +131,7 @@ In = TypeVar("In", bound=Artifact)
 Out = TypeVar("Out", bound=Artifact)
 Verdicts = typing_extensions.TypeAliasType("Verdicts", ListArtifact[Verdict])
 NoteId = NewType("NoteId", Note)
+NoteAlias = Note
 """
 
 SUPPORT = (
@@ -172,7 +194,7 @@ def _mostly(common: Sequence[str], rare: Sequence[str], times: int = 4) -> st.Se
 @st.composite
 def tool_specs(draw: st.DrawFn) -> ToolSpec:
     shape = draw(_mostly(("plain",), SHAPES[1:], times=6))
-    ctors = CTORS if shape in ("generic", "concrete_of_abstract") else CTORS[:3]
+    ctors = CTORS if shape in ("generic", "concrete_of_abstract") else CTORS[:4]
     return ToolSpec(
         name=draw(_mostly(NAMES[:8], NAMES[8:], times=8)),
         name_form=draw(_mostly(VISIBLE_NAMES, HIDDEN_NAMES, times=3)),
@@ -237,12 +259,23 @@ def _tool_source(index: int, tool: ToolSpec) -> tuple[str, str]:
         after = f"tool_name({tool.name!r})({cls})"
     if tool.shape == "final":
         decorators.append("@typing_extensions.final")
+    if tool.shape == "dataclass":  # its generated __init__ takes no parent
+        decorators.append("@dataclasses.dataclass")
     execute = (
         f"    async def execute(self, input: {tool.takes}, context: JobContext) -> {tool.makes}:\n"
         "        raise NotImplementedError\n"
     )
     ctor = ""
-    if tool.ctor == "keyword_only":
+    if tool.ctor == "overloaded":
+        ctor = (
+            "    @overload\n"
+            "    def __init__(self, parent: Identifiable) -> None: ...\n"
+            "    @overload\n"
+            "    def __init__(self, parent: Identifiable, times: int) -> None: ...\n"
+            "    def __init__(self, parent: Identifiable, times: int = 1) -> None:\n"
+            "        super().__init__(parent)\n\n"
+        )
+    elif tool.ctor == "keyword_only":
         ctor = (
             "    def __init__(self, parent: Identifiable, *, times: int = 1) -> None:\n"
             "        super().__init__(parent)\n\n"
@@ -315,6 +348,15 @@ def module_source(spec: ModuleSpec) -> str:
     elif form == "final_attribute":
         attribute = f"    TOOLS: Final = ({', '.join(entries)},)\n\n"
         palette = "self.TOOLS"
+    elif form == "list":
+        palette = f"[{', '.join(entries)}]"
+    elif form == "comprehension":
+        pre.append(f"BASE: Final = ({', '.join(entries)},)")
+        palette = "tuple(tool for tool in BASE)"
+    elif form == "function":
+        types = ", ".join(f"type[{entry}]" for entry in entries)
+        pre.append(f"def tools() -> tuple[{types}]:\n    return ({', '.join(entries)},)")
+        palette = "tools()"
     else:  # overridable_attribute
         attribute = f"    TOOLS = ({', '.join(entries)},)\n\n"
         palette = "self.TOOLS"
