@@ -168,6 +168,7 @@ class Site:
 
     ctx: CallContext
     thinker_args: Sequence[Type] | None
+    owner: TypeInfo | None = None  # the thinker class whose constructor builds the palette
 
     def argument(self, name: str) -> tuple[Type | None, Expression | None]:
         names = self.ctx.callee_arg_names

@@ -296,7 +296,8 @@ def _execute_input(cls: type) -> RuntimeType | None:
 
 def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
     """What the rules need to know about one palette entry, read from the live class."""
-    if isinstance(get_origin(cls), type) and issubclass(get_origin(cls), DecisionTool):
+    origin = get_origin(cls)
+    if isinstance(origin, type) and issubclass(origin, DecisionTool):
         label, why, fix = subscripted_entry(type_text(cls))
         return ToolFacts(_key(cls), label, not_a_tool=why, not_a_tool_fix=fix)
     if isinstance(cls, DecisionTool):

@@ -588,7 +588,7 @@ CASES: dict[str, Case] = {
     # -- what a checker could pass in silence ---------------------------------------------------
     "generic_input_bound_by_a_subclass": _case(
         {"harness-graph", "harness-dead-tool"},
-        {"harness-undecidable"},
+        {"harness-undecidable", "harness-graph", "harness-dead-tool"},
         thinker="""
         KEY: Final = JudgePart
         PALETTE: Final = (SplitNote,)
@@ -1448,6 +1448,21 @@ def test_messages_read_as_mypy_prints_types(plugin_verdicts: dict[str, list[Show
     assert graph[2] is not None
     assert dead[2] is not None
     assert graph[2][0] == dead[2][0] == 'Reachable from "Note": "Note"'  # each keeps its notes
+
+
+def test_a_generic_thinkers_palette_is_judged_for_the_subclasses_of_its_module(
+    generated: Path, plugin_verdicts: dict[str, list[Shown]]
+) -> None:
+    """A generic thinker's palette, built for a subclass of the same module binding the input:
+    the plugin judges it with that input, in the runtime's words (subclasses elsewhere stay
+    undecidable)."""
+    name = "generic_input_bound_by_a_subclass"
+    runtime = {
+        (v.code, v.message, v.notes) for v in _runtime_verdicts(generated, name, CASES[name])
+    }
+    plugin = {_key(v) for v in plugin_verdicts[f"case_{name}"] if v[0] != "harness-undecidable"}
+    assert plugin == runtime
+    assert {code for code, _, _ in plugin} == {"harness-graph", "harness-dead-tool"}
 
 
 def _lines(output: str, file: str) -> list[tuple[int, str]]:
