@@ -392,6 +392,15 @@ def _decorator_fullname(api: SemanticAnalyzerPluginInterface, callee: Expression
     return fullname
 
 
+def _shown(expr: Expression) -> str:
+    """A decorator that is neither a name nor an attribute, as a message names it
+    (``registry["split"]``: whatever it holds may name the class)."""
+    if isinstance(expr, IndexExpr):
+        base = _dotted(expr.base)
+        return f"{base}[...]" if base is not None else "a computed decorator"
+    return "a computed decorator"
+
+
 def _writes_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool:
     """``@dataclass`` (not ``init=False``): at run time it gives the class an ``__init__`` of
     its fields alone, with no ``parent`` (mypy adds none where there are no fields)."""
@@ -426,11 +435,11 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     others: list[str] = []
     for expr in cls.decorators:
         callee = expr.callee if isinstance(expr, CallExpr) else expr
-        name = callee.name if isinstance(callee, NameExpr | MemberExpr) else None
+        name = callee.name if isinstance(callee, NameExpr | MemberExpr) else _shown(callee)
         if name == "tool_name":  # a tool named where a type checker sees it
             others = []
             break
-        if name is not None and not _names_no_tool(ctx.api, callee):
+        if not _names_no_tool(ctx.api, callee):
             others.append(name)
     if others:
         cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}

@@ -384,6 +384,19 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
+    "named_by_a_decorator_from_a_registry": _case(
+        set(),
+        {"harness-undecidable"},
+        palette="Registered,",
+        extra="""
+        DECORATORS: Final = {"split": tool_name("registered")}
+
+        @DECORATORS["split"]
+        class Registered(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
     "final_tool_without_a_name": _case(
         {"harness-name"},
         palette="Unnamed,",
