@@ -1521,11 +1521,15 @@ def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -
         sys.path.insert(0, str(KIT))
     findings, checked = check_targets([str(generated / f"case_{name}.py")])
     assert checked >= 1
-    shown = {(f.code, f.message, f.notes) for f in findings}
+    errors = [f for f in findings if f.severity == "error"]
+    shown = {(f.code, f.message, f.notes) for f in errors}
     runtime = {(v.code, v.message, v.notes) for v in _runtime_verdicts(generated, name, case)}
     assert {code for code, _, _ in shown} == case.codes, findings
     assert shown == runtime
-    assert all(f.severity == "error" for f in findings)
+    # a warning only where a generic thinker's input is unknown: said, not passed
+    warnings = [f for f in findings if f.severity == "warning"]
+    assert all(f.code == "harness-undecidable" for f in warnings), warnings
+    assert not warnings or "Generic[In]" in (case.thinker or ""), warnings
 
 
 @pytest.mark.parametrize(
