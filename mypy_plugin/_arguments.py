@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.messages import format_type
+from mypy.messages import format_type, format_type_bare
 from mypy.nodes import (
+    ARG_POS,
     ARG_STAR2,
     AssignmentStmt,
     CallExpr,
@@ -45,10 +47,15 @@ from mypy.types import (
 from mypy.typevars import fill_typevars
 
 from harness.palette._rules import (
+    ToolFacts,
     Verdict,
     container_entry_verdict,
     overridable_entry_verdict,
+    subscripted_entry,
+    tool_instance_entry,
+    tool_verdicts,
 )
+from mypy_plugin._facts import MypyType
 from mypy_plugin._names import DECISION_TOOL
 
 __all__ = [
@@ -58,8 +65,10 @@ __all__ = [
     "class_of",
     "instance_of_class_type",
     "literal_text",
+    "not_a_class",
     "palette_entries",
     "shown_later",
+    "spelled_out_palette",
     "unprovable",
 ]
 
@@ -90,11 +99,14 @@ def _self_reference(expr: Expression) -> bool:
 
 
 def _final_attribute(api: object, expr: MemberExpr) -> bool:
-    """Whether ``self.NAME`` reads a ``Final`` class attribute (no subclass can override it)."""
+    """Whether ``self.NAME`` reads a class attribute no subclass can override: a ``Final`` one,
+    or any one of a ``@final`` class (which has no subclasses)."""
+    info = api.scope.enclosing_class() if isinstance(api, TypeChecker) else None
+    if info is not None and info.is_final:
+        return True
     node = expr.node
     if isinstance(node, Var):
         return node.is_final
-    info = api.scope.enclosing_class() if isinstance(api, TypeChecker) else None
     found = info.get(expr.name) if info is not None else None
     return found is not None and isinstance(found.node, Var) and found.node.is_final
 
@@ -121,6 +133,26 @@ def unprovable(
     return None
 
 
+def not_a_class(expr: Expression | None, typ: Type, options: Options) -> Verdict | None:
+    """``harness-tool`` for what is certainly no tool class, in the runtime's words: a tool
+    instance (``SplitNote(parent)``), a subscripted generic tool class (``JudgeText[Note]``,
+    a typing alias at run time)."""
+    proper = get_proper_type(typ)
+    found: tuple[str, str, str] | None = None
+    if isinstance(proper, Instance) and proper.type.has_base(DECISION_TOOL):
+        found = tool_instance_entry(proper.type.name)
+    elif isinstance(expr, IndexExpr) and _is_class_ref(expr.base):
+        made = proper.ret_type if isinstance(proper, CallableType) else None
+        instance = get_proper_type(made) if made is not None else instance_of_class_type(typ)
+        if isinstance(instance, Instance) and instance.type.has_base(DECISION_TOOL):
+            found = subscripted_entry(format_type_bare(instance, options))
+    if found is None:
+        return None
+    label, why, fix = found
+    facts: ToolFacts[MypyType] = ToolFacts(f"<{label}>", label, not_a_tool=why, not_a_tool_fix=fix)
+    return tool_verdicts(facts)[0]
+
+
 def shown_later(typ: Type, options: Options) -> Callable[[], str]:
     """The type as a message shows it, rendered when a message needs it."""
     return lambda: format_type(typ, options)
@@ -136,6 +168,7 @@ class Site:
 
     ctx: CallContext
     thinker_args: Sequence[Type] | None
+    owner: TypeInfo | None = None  # the thinker class whose constructor builds the palette
 
     def argument(self, name: str) -> tuple[Type | None, Expression | None]:
         names = self.ctx.callee_arg_names
@@ -196,6 +229,43 @@ def _final_item(api: object, expr: Expression, name: str) -> Expression | None:
     return None
 
 
+#: Calls that join tuples into one, entry by entry, as their arguments hold them.
+_CHAINS: Final = frozenset({"itertools.chain"})
+
+
+def spelled_out_palette(api: object, typ: Type, expr: Expression) -> Type:
+    """The palette's type with its entries, where mypy's own type lost them: ``tuple(chain(A,
+    B))`` of tuples whose entries mypy knows is the tuple of those entries, in order (mypy
+    types it ``tuple[<their join>, ...]``). Anything else: ``typ`` as it is."""
+    if not (
+        isinstance(api, TypeChecker)
+        and isinstance(expr, CallExpr)
+        and isinstance(expr.callee, RefExpr)
+        and expr.callee.fullname == "builtins.tuple"
+        and len(expr.args) == 1
+    ):
+        return typ
+    inner = expr.args[0]
+    if not (
+        isinstance(inner, CallExpr)
+        and isinstance(inner.callee, RefExpr)
+        and inner.callee.fullname in _CHAINS
+        and all(kind == ARG_POS for kind in inner.arg_kinds)
+    ):
+        return typ
+    items: list[Type] = []
+    for arg in inner.args:
+        found = api.lookup_type_or_none(arg)
+        proper = get_proper_type(found) if found is not None else None
+        if not isinstance(proper, TupleType):
+            return typ
+        items += proper.items
+    fallback = get_proper_type(typ)
+    if not isinstance(fallback, Instance):
+        return typ
+    return TupleType(items, fallback)
+
+
 def class_of(typ: Type) -> TypeInfo | None:
     proper = get_proper_type(typ)
     if isinstance(proper, (CallableType, Overloaded)) and proper.is_type_obj():
@@ -227,7 +297,9 @@ def palette_entries(site: Site, typ: Type, expr: Expression) -> list[Entry] | No
         node: Context = own if own is not None else expr
         show = shown_later(item, options)  # rendered only for a message: format_type is not cheap
         info = class_of(item)
-        unknown = unprovable("Palette entry", own, show, site.ctx.api) if own is not None else None
+        unknown = not_a_class(own, item, options)
+        if unknown is None and own is not None:
+            unknown = unprovable("Palette entry", own, show, site.ctx.api)
         if unknown is None and info is not None and info.fullname == DECISION_TOOL:
             unknown = container_entry_verdict("Palette entry", show(), "a container or a join")
         shown = show() if unknown is None and info is None else ""  # read only in that case

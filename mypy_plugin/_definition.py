@@ -143,6 +143,30 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
             report(ctx.api.msg, inner, call)
 
 
+def _check_call_form(ctx: MethodContext, call: CallExpr) -> None:
+    """``tool_name("x")(Cls)``: the class gets its name here, so its own problems (the name,
+    the constructor, the bound types) are reported here, as a decorator's are at the class
+    (at the call: the class may be another module's, a vendored one)."""
+    target = ctx.args[0][0] if ctx.args and ctx.args[0] else None
+    info = target.node if isinstance(target, RefExpr) else None
+    if not isinstance(info, TypeInfo) or not isinstance(call.callee, CallExpr):
+        return
+    facts = facts_of(info, ctx.api.options)
+    if facts.not_a_tool is not None:
+        report(ctx.api.msg, decorated_non_tool_verdict(facts.label, facts.key), call)
+        return
+    name = literal_name(call.callee)
+    if name is None:
+        report(ctx.api.msg, undecidable_name_verdict(info.name, info.fullname), call)
+    else:
+        invalid = invalid_name_verdict(info.name, name, info.fullname)
+        if invalid is not None:
+            report(ctx.api.msg, invalid, call)
+    for verdict in own_verdicts(facts):
+        if verdict.definition and verdict.code in ("harness-ctor", "harness-open-type"):
+            report(ctx.api.msg, verdict, call)
+
+
 def check_tool_definition(ctx: MethodContext) -> Type:
     """Type checking of ``@tool_name(...)`` applied to a class: report the class's own
     problems (a non-tool class, an invalid name, the constructor, an open type parameter).
@@ -154,6 +178,7 @@ def check_tool_definition(ctx: MethodContext) -> Type:
     if isinstance(defn, CallExpr):  # the call form, tool_name("x")(Cls): recorded for palettes
         with reporting_surprises(checker_fail(ctx.api.msg), defn, "a tool_name(...) call"):
             record_call_forms(ctx.api)
+            _check_call_form(ctx, defn)
         return ctx.default_return_type
     if not isinstance(defn, ClassDef):
         return ctx.default_return_type

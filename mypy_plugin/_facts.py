@@ -34,6 +34,7 @@ from mypy.types import (
     Instance,
     Type,
     TypeVarType,
+    UnionType,
     get_proper_type,
 )
 from mypy.typevars import fill_typevars
@@ -42,7 +43,13 @@ from harness.palette._rules import Open, ToolFacts, Verdict, tool_verdicts
 from mypy_plugin._memo import FACTS as _FACTS
 from mypy_plugin._memo import FACTS_LIMIT
 from mypy_plugin._memo import VERDICTS as _VERDICTS
-from mypy_plugin._names import DECISION_TOOL, LIST_ARTIFACT, METADATA_KEY, OTHER_DECORATORS_KEY
+from mypy_plugin._names import (
+    DATACLASS_INIT_KEY,
+    DECISION_TOOL,
+    LIST_ARTIFACT,
+    METADATA_KEY,
+    OTHER_DECORATORS_KEY,
+)
 
 __all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "own_verdicts", "tool_base"]
 
@@ -138,7 +145,28 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     variables = get_all_type_vars(proper)
     if variables:
         return Open.type_variable(variables[0].name, format_type_bare(proper, options))
+    union = _union_item(proper)
+    if union is not None:
+        return Open.not_an_artifact(
+            format_type_bare(union, options), format_type_bare(proper, options)
+        )
     return MypyType(proper, options)
+
+
+def _union_item(typ: Instance) -> UnionType | None:
+    """The union a list holds as its items (``Note | Part`` of ``ListArtifact[Note | Part]``,
+    also in a list of lists): no one artifact class, as the runtime reads it too."""
+    current: Instance | None = typ
+    while current is not None:
+        base = next((b for b in current.type.mro if b.fullname == LIST_ARTIFACT), None)
+        if base is None:
+            return None
+        mapped = map_instance_to_supertype(current, base)
+        item = get_proper_type(mapped.args[0]) if mapped.args else None
+        if isinstance(item, UnionType):
+            return item
+        current = item if isinstance(item, Instance) else None
+    return None
 
 
 def tool_base(info: TypeInfo) -> TypeInfo | None:
@@ -193,6 +221,19 @@ def _ctor_of(node: FuncDef) -> str | None:
     if positional_slots >= 1 and required <= 1 and ARG_NAMED not in kinds:
         return None
     return f"its constructor takes ({', '.join(names)})"
+
+
+def _fieldless_dataclass_init(info: TypeInfo) -> str | None:
+    """``@dataclass`` on a class with no fields and no ``__init__`` of its own: at run time it
+    writes ``__init__(self)``, which takes no parent; mypy adds no ``__init__`` then (it keeps
+    the inherited one), so the runtime's constructor is read here."""
+    if DATACLASS_INIT_KEY not in info.metadata:
+        return None
+    own = info.names.get("__init__")
+    if own is not None and not own.plugin_generated:
+        return None
+    fields = info.metadata.get("dataclass", {}).get("attributes")
+    return "its constructor takes ()" if fields == [] else None
 
 
 def ctor_problem(node: FuncDef | list[FuncDef] | None) -> str | None:
@@ -296,6 +337,7 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
     init = _init_of(info)
     root = base.get_method("__init__")
     inherited_root = init is root  # most tools: DecisionTool's own constructor, which is legal
+    fieldless = _fieldless_dataclass_init(info)
     abstract = (
         tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
     )
@@ -305,7 +347,7 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         abstract=abstract,
         name=name if isinstance(name, str) else None,
         inherited_from=inherited,
-        ctor=None if inherited_root else ctor_problem(init),
+        ctor=fieldless or (None if inherited_root else ctor_problem(init)),
         narrow_parent=None if inherited_root else narrow_parent(init, root, options),
         unseen_decorator=unseen,
         input=input_side,

@@ -17,3 +17,4 @@ NAME_ATTR: Final = "__harness_tool_name__"  # what @tool_name sets on the class 
 OTHER_DECORATORS_KEY: Final = "harness_decorators"  # a tool's decorators other than tool_name
 RUNNERS: Final = frozenset({"harness.runs._run.run_sync", "harness.runs._run.run"})
 CALLS_KEY: Final = "__harness_tool_calls__"  # a module's tool_name("x")(Cls) calls (recorded)
+DATACLASS_INIT_KEY: Final = "harness_dataclass_init"  # @dataclass writes the class's __init__

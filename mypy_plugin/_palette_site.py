@@ -34,6 +34,7 @@ from mypy.checker import TypeChecker
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import (
+    ClassDef,
     Context,
     Expression,
     ListExpr,
@@ -71,8 +72,10 @@ from mypy_plugin._arguments import (
     class_of,
     instance_of_class_type,
     literal_text,
+    not_a_class,
     palette_entries,
     shown_later,
+    spelled_out_palette,
     unprovable,
 )
 from mypy_plugin._branches import MAX_COMBINATIONS, Branch, Filed, branches, file_all
@@ -100,6 +103,7 @@ def _check(site: Site) -> None:
     palette_type, palette_expr = site.argument("palette")
     if key_type is None or key_expr is None or palette_type is None or palette_expr is None:
         return
+    palette_type = spelled_out_palette(api, palette_type, palette_expr)
     keys = branches(api, key_type, key_expr, options)
     palettes = branches(api, palette_type, palette_expr, options)
     if len(keys) * len(palettes) > MAX_COMBINATIONS:
@@ -124,7 +128,9 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
     objective_type, objective_expr = site.argument("objective")
     filed: list[Filed] = []
     key_info = class_of(key_type)
-    key_unknown = unprovable("Key tool", key_expr, shown_later(key_type, options), api)
+    key_unknown = not_a_class(key_expr, key_type, options) or unprovable(
+        "Key tool", key_expr, shown_later(key_type, options), api
+    )
     if key_unknown is None and key_info is not None and key_info.fullname == DECISION_TOOL:
         key_unknown = container_entry_verdict(
             "Key tool", format_type(key_type, options), "a container or a join"
@@ -183,6 +189,7 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
     palette_facts = [facts[entry_info.fullname] for _, entry_info in known]
 
     thinker_input = None
+    bound: list[MypyType] = []
     members: list[MypyType] = []
     if site.thinker_args is not None and len(site.thinker_args) == 2:
         declared = get_proper_type(site.thinker_args[0])
@@ -195,6 +202,7 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
         elif isinstance(declared, TypeVarType) and len(known) == len(entries):
             verdict = generic_input_verdict(declared.name)
             filed.append(("error", verdict, ctx.context, None, None))
+            bound = _inputs_bound_here(site, options)
     asked = instance_of_class_type(output_type) if output_type is not None else None
     asked_side = artifact_side(asked, options) if asked is not None else None
     output_node = asked_side if isinstance(asked_side, MypyType) else None
@@ -233,9 +241,55 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
             node = objective_expr
         filed.append(("error", verdict, node, None, None))
 
+    seen: set[tuple[str, str]] = set()
+    for start in bound:  # the subclasses of this module that bind the input and build here
+        for verdict in palette_verdicts(
+            thinker_input=start,
+            output_type=output_node,
+            key_tool=key_facts,
+            palette=palette_facts,
+            own_verdicts=own_verdicts,
+        ):
+            if verdict.code not in ("harness-graph", "harness-dead-tool"):
+                continue
+            if (verdict.code, verdict.message) in seen:
+                continue
+            seen.add((verdict.code, verdict.message))
+            node = key_expr if verdict.code == "harness-graph" else nodes.get(verdict.key, key_expr)
+            filed.append(("error", verdict, node, None, None))
+
     if wants_dependencies(api):
         depend_on(api, _names_involved(infos.values(), [*palette_facts, key_facts], site))
     return filed
+
+
+def _inputs_bound_here(site: Site, options: Options) -> list[MypyType]:
+    """The inputs the thinker classes of the module being checked bind, where they are built by
+    this generic class's constructor (``class Triage(Base[Note]): pass``): their palette is
+    this one, with the input known. Subclasses in other modules are not seen from here."""
+    api = site.ctx.api
+    owner = site.owner
+    if owner is None or not isinstance(api, TypeChecker):
+        return []
+    constructor = owner.get_method("__init__")
+    thinker = next((b for b in owner.mro if b.fullname == THINKER), None)
+    if constructor is None or thinker is None:
+        return []
+    found: list[MypyType] = []
+    for statement in api.tree.defs:
+        info = statement.info if isinstance(statement, ClassDef) else None
+        if info is None or info is owner or owner not in info.mro:
+            continue
+        if info.get_method("__init__") is not constructor:
+            continue  # a constructor of its own: its palette is checked there
+        own = fill_typevars(info)
+        if not isinstance(own, Instance):
+            continue
+        args = map_instance_to_supertype(own, thinker).args
+        side = artifact_side(args[0], options) if args else None
+        if isinstance(side, MypyType) and side not in found:
+            found.append(side)
+    return found
 
 
 def _named_facts(
@@ -339,7 +393,7 @@ def _check_in_thinker_class(ctx: CallContext) -> None:
         return
     own = fill_typevars(info)
     args = map_instance_to_supertype(own, thinker).args if isinstance(own, Instance) else None
-    _check(Site(ctx, args))
+    _check(Site(ctx, args, info))
 
 
 def check_super_init(ctx: FunctionContext) -> Type:

@@ -34,7 +34,7 @@ from mypy_plugin._record import record_other_decorator, record_tool_name
 __all__ = ["PLUGIN_VERSION", "RULE_SOURCES", "SOURCE_DIGEST", "HarnessPlugin", "plugin"]
 
 #: The plugin's human version, bumped with every change to what it reports.
-PLUGIN_VERSION: Final = "0.6.0"
+PLUGIN_VERSION: Final = "0.7.0"
 
 _PLUGIN_DIR = Path(__file__).resolve().parent
 _HARNESS = _PLUGIN_DIR.parent / "harness"

@@ -15,6 +15,7 @@ as at run time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import (
@@ -26,11 +27,11 @@ from mypy.nodes import (
     Expression,
     FuncDef,
     IndexExpr,
+    ListExpr,
     MemberExpr,
-    MypyFile,
     NameExpr,
+    OpExpr,
     OverloadedFuncDef,
-    PlaceholderNode,
     RefExpr,
     StrExpr,
     TypeInfo,
@@ -44,6 +45,7 @@ from mypy.types import Instance, LiteralType, get_proper_type
 
 from mypy_plugin._codes import ERROR_CODES
 from mypy_plugin._names import (
+    DATACLASS_INIT_KEY,
     DECISION_TOOL,
     METADATA_KEY,
     NAME_ATTR,
@@ -60,7 +62,17 @@ __all__ = [
     "tool_name_calls",
 ]
 
-_NOT_READY = object()  # a named constant still being analysed: call the hook again
+#: The attributes of an enum member that read its value, and its name, at run time.
+_VALUE_ATTRIBUTES: Final = frozenset({"value", "_value_"})
+_NAME_ATTRIBUTES: Final = frozenset({"name", "_name_"})
+#: How mypy spells one part of an f-string, ``"{:{}}".format(value, spec)``: the conversion
+#: applied to the value for each format string (an f-string with a format spec is not read).
+_CONVERSIONS: Final[dict[str, Callable[[str], str]]] = {
+    "{:{}}": str,
+    "{!s:{}}": str,
+    "{!r:{}}": repr,
+    "{!a:{}}": ascii,
+}
 
 
 def _name_argument(call: CallExpr) -> Expression | None:
@@ -81,19 +93,28 @@ def _tool_name_calls(defn: ClassDef) -> list[CallExpr]:
     ]
 
 
-def _may_still_resolve(arg: RefExpr) -> bool:
-    if isinstance(arg, NameExpr):
-        return True
-    return isinstance(arg, MemberExpr) and (
-        isinstance(arg.expr, RefExpr) and isinstance(arg.expr.node, MypyFile)
-    )
+def _class_named(expr: Expression) -> TypeInfo | None:
+    """The class an expression names (``Command``, ``module.Command``), else ``None``."""
+    node = expr.node if isinstance(expr, RefExpr) else None
+    return node if isinstance(node, TypeInfo) else None
+
+
+def _generated_value(enum: TypeInfo, member: str) -> str | None:
+    """The value ``auto()`` gives ``member``: a ``StrEnum``'s lower-cased member name, unless a
+    class on the way defines ``_generate_next_value_`` (then it is whatever that returns)."""
+    for info in enum.mro:
+        if info.fullname == "enum.StrEnum":
+            return member.lower()
+        if "_generate_next_value_" in info.names:
+            return None
+    return None
 
 
 def _enum_member_value(enum: TypeInfo, member: str) -> str | None:
-    """The string value of ``enum.member`` (a ``StrEnum`` member, say) as mypy knows it: the
-    string literal assigned in the class body, else the literal type of the member (a class read
-    from the cache has no body, but its members keep their inferred types); ``None`` for a value
-    a type checker cannot read (``auto()``, a call)."""
+    """The string value of ``enum.member`` as mypy knows it: the string literal (or ``auto()``
+    of a ``StrEnum``) assigned in the class body, else the literal type of the member (a class
+    read from the cache has no body, but its members keep their inferred types); ``None`` for a
+    value a type checker cannot read (a call, a computed value, a value that is not a string)."""
     for statement in enum.defn.defs.body:
         if (
             isinstance(statement, AssignmentStmt)
@@ -102,7 +123,12 @@ def _enum_member_value(enum: TypeInfo, member: str) -> str | None:
             and statement.lvalues[0].name == member
         ):
             value = statement.rvalue
-            return value.value if isinstance(value, StrExpr) else None
+            if isinstance(value, StrExpr):
+                return value.value
+            callee = value.callee if isinstance(value, CallExpr) else None
+            if isinstance(callee, RefExpr) and callee.fullname == "enum.auto":
+                return _generated_value(enum, member)
+            return None
     symbol = enum.names.get(member)
     node = symbol.node if symbol is not None else None
     typ = get_proper_type(node.type) if isinstance(node, Var) and node.type else None
@@ -113,37 +139,95 @@ def _enum_member_value(enum: TypeInfo, member: str) -> str | None:
     return None
 
 
-def _enum_member(arg: MemberExpr) -> str | object | None:
-    """The value of ``Enum.MEMBER`` when ``Enum`` is an enum class with a string member (``None``
-    when it is not one, :data:`_NOT_READY` while the class is still a placeholder)."""
-    owner = arg.expr.node if isinstance(arg.expr, RefExpr) else None
-    if owner is None or isinstance(owner, PlaceholderNode):
-        return _NOT_READY
-    if not (isinstance(owner, TypeInfo) and owner.is_enum):
+def _enum_member(expr: Expression) -> tuple[TypeInfo, str] | None:
+    """``(Enum, "MEMBER")`` when ``expr`` is ``Enum.MEMBER`` of an enum class."""
+    if not isinstance(expr, MemberExpr):
         return None
-    return _enum_member_value(owner, arg.name)
+    owner = _class_named(expr.expr)
+    if owner is None or not owner.is_enum or expr.name not in owner.names:
+        return None
+    return owner, expr.name
 
 
-def _literal_name(call: Expression, final_iteration: bool) -> str | object | None:
-    """The name a decorator gives when it is a literal, a ``Final`` constant (also one reached
-    through a module, ``consts.NAME``) or a string enum member (``ToolName.OUTLINE``, whose value
-    mypy knows); ``None`` when computed at run time; :data:`_NOT_READY`."""
-    arg = _name_argument(call) if isinstance(call, CallExpr) else None
-    if isinstance(arg, StrExpr):
-        return arg.value
-    if isinstance(arg, MemberExpr) and isinstance(arg.expr, RefExpr) and arg.node is None:
-        member = _enum_member(arg)
-        if member is _NOT_READY:
-            return None if final_iteration else _NOT_READY
-        if member is not None:
-            return member
-    if isinstance(arg, RefExpr):
-        node = arg.node
-        if node is None or isinstance(node, PlaceholderNode):
-            return _NOT_READY if _may_still_resolve(arg) and not final_iteration else None
-        if isinstance(node, Var) and isinstance(node.final_value, str):
-            return node.final_value
+def _class_constant(expr: MemberExpr) -> str | None:
+    """``Names.SPLIT`` where the class declares ``SPLIT: Final = "..."`` (no subclass or
+    assignment can change a ``Final`` attribute, so its value is known)."""
+    owner = _class_named(expr.expr)
+    symbol = owner.get(expr.name) if owner is not None else None
+    node = symbol.node if symbol is not None else None
+    if isinstance(node, Var) and node.is_final and isinstance(node.final_value, str):
+        return node.final_value
     return None
+
+
+def _member_value(expr: MemberExpr) -> str | None:
+    member = _enum_member(expr)
+    if member is not None:  # a member used as the name itself: a string only in a str enum
+        enum, name = member
+        return _enum_member_value(enum, name) if enum.has_base("builtins.str") else None
+    member = _enum_member(expr.expr)
+    if member is not None:
+        enum, name = member
+        if expr.name in _VALUE_ATTRIBUTES:
+            return _enum_member_value(enum, name)
+        return name if expr.name in _NAME_ATTRIBUTES else None
+    return _class_constant(expr)
+
+
+def _formatted(call: CallExpr) -> str | None:
+    """One part of an f-string, ``f"{KIND}"``, read when its value is known and it has no
+    format spec; the whole f-string, ``"".join([...])``, when every part is known."""
+    callee = call.callee
+    if not (isinstance(callee, MemberExpr) and isinstance(callee.expr, StrExpr)):
+        return None
+    if callee.name == "join" and callee.expr.value == "" and len(call.args) == 1:
+        parts = call.args[0]
+        if not isinstance(parts, ListExpr):
+            return None
+        values = [_string_value(part) for part in parts.items]
+        return "".join(v for v in values if v is not None) if None not in values else None
+    convert = _CONVERSIONS.get(callee.expr.value)
+    if callee.name == "format" and convert is not None and len(call.args) == 2:
+        value, spec = (_string_value(arg) for arg in call.args)
+        return convert(value) if value is not None and spec == "" else None
+    return None
+
+
+def _string_value(expr: Expression) -> str | None:
+    """The string an expression always evaluates to, as far as a type checker sees it: a
+    literal; a ``Final`` constant (of this module, another, or a class); a string enum member,
+    or any enum member's ``.value`` or ``.name``; an f-string or a ``+`` of those. ``None`` for
+    anything computed at run time (a plain variable may be reassigned, a call may return
+    anything)."""
+    if isinstance(expr, StrExpr):
+        return expr.value
+    if isinstance(expr, MemberExpr):
+        value = _member_value(expr)
+        if value is not None:
+            return value
+    if isinstance(expr, RefExpr):
+        node = expr.node
+        if isinstance(node, Var) and node.is_final and isinstance(node.final_value, str):
+            return node.final_value
+        return None
+    if isinstance(expr, OpExpr) and expr.op == "+":
+        left, right = _string_value(expr.left), _string_value(expr.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(expr, CallExpr):
+        return _formatted(expr)
+    return None
+
+
+def _literal_name(call: Expression) -> str | None:
+    """The name a decorator gives when a type checker can read it (see :func:`_string_value`),
+    ``None`` when it is computed at run time.
+
+    Read once semantic analysis of the module's import cycle is done (mypy runs class decorator
+    hooks after it), so every name is bound by then: nothing is deferred, and mypy's limit on
+    repeated hook passes is never reached.
+    """
+    arg = _name_argument(call) if isinstance(call, CallExpr) else None
+    return _string_value(arg) if arg is not None else None
 
 
 def _disabled_codes(options: Options) -> list[str]:
@@ -232,10 +316,7 @@ def _record(ctx: ClassDefContext) -> bool:
     calls = _tool_name_calls(ctx.cls)
     if calls and ctx.reason is not calls[0]:
         return True  # an inner @tool_name: the outermost one's name wins at run time
-    name = _literal_name(ctx.reason, ctx.api.final_iteration)
-    if name is _NOT_READY:
-        return False
-    literal = name if isinstance(name, str) else None
+    literal = _literal_name(ctx.reason)
     ctx.cls.info.metadata[METADATA_KEY] = {
         "name": literal,
         "dynamic": literal is None,
@@ -250,14 +331,87 @@ def _record(ctx: ClassDefContext) -> bool:
 def record_tool_name(ctx: ClassDefContext) -> bool:
     """Semantic analysis: store the literal name (or that it is not literal) on the class.
 
-    Returns ``False`` (call again) while a named constant is still a placeholder, except on the
-    final iteration, where deferring would crash mypy.
+    Always returns ``True`` (done): asking mypy to call again would only repeat the same
+    reading, and mypy stops with an internal error after ten passes.
     """
     try:
         return _record(ctx)
     except Exception as error:  # any bug of ours must not crash the user's type check
         report_surprise(_semanal_fail(ctx.api), ctx.reason, f'the tool "{ctx.cls.name}"', error)
         return True  # nothing recorded, no second try
+
+
+#: Decorators known to leave a class's tool name alone (they never call ``tool_name``).
+_NAMING_NOTHING: Final = frozenset(
+    {
+        "typing.final",
+        "typing_extensions.final",
+        "typing.runtime_checkable",
+        "typing_extensions.runtime_checkable",
+        "dataclasses.dataclass",
+        "functools.total_ordering",
+        "enum.unique",
+        "abc.abstractmethod",
+        "attr.s",
+        "attr.attrs",
+        "attr.define",
+        "attr.frozen",
+        "attr.mutable",
+        "attrs.define",
+        "attrs.frozen",
+        "attrs.mutable",
+        "harness.tools._tool.tool_description",
+    }
+)
+
+
+def _dotted(expr: Expression) -> str | None:
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        owner = _dotted(expr.expr)
+        return f"{owner}.{expr.name}" if owner is not None else None
+    return None
+
+
+def _names_no_tool(api: SemanticAnalyzerPluginInterface, callee: Expression) -> bool:
+    """Whether a class decorator is one known not to name a tool (``@final``, ``@dataclass``,
+    ``@attrs.frozen``, ``@tool_description``): a class so decorated and without ``@tool_name``
+    certainly has no name of its own. (The class's decorators are not analysed yet when this
+    hook runs: the name is looked up as written.)"""
+    return _decorator_fullname(api, callee) in _NAMING_NOTHING
+
+
+def _decorator_fullname(api: SemanticAnalyzerPluginInterface, callee: Expression) -> str:
+    fullname = callee.fullname if isinstance(callee, RefExpr) else ""
+    written = _dotted(callee)
+    if not fullname and written is not None:
+        found = api.lookup_qualified(written, callee, suppress_errors=True)
+        node = found.node if found is not None else None
+        fullname = node.fullname if node is not None else ""
+    return fullname
+
+
+def _shown(expr: Expression) -> str:
+    """A decorator that is neither a name nor an attribute, as a message names it
+    (``registry["split"]``: whatever it holds may name the class)."""
+    if isinstance(expr, IndexExpr):
+        base = _dotted(expr.base)
+        return f"{base}[...]" if base is not None else "a computed decorator"
+    return "a computed decorator"
+
+
+def _writes_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool:
+    """``@dataclass`` (not ``init=False``): at run time it gives the class an ``__init__`` of
+    its fields alone, with no ``parent`` (mypy adds none where there are no fields)."""
+    callee = expr.callee if isinstance(expr, CallExpr) else expr
+    if _decorator_fullname(api, callee) != "dataclasses.dataclass":
+        return False
+    if isinstance(expr, CallExpr):
+        for arg, name in zip(expr.args, expr.arg_names, strict=False):
+            if name == "init" and not (isinstance(arg, NameExpr) and arg.name == "True"):
+                return False
+    return True
 
 
 def record_other_decorator(ctx: ClassDefContext) -> None:
@@ -269,17 +423,23 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     if not cls.decorators:  # most classes (this hook sees every class mypy analyses): no work
         if OTHER_DECORATORS_KEY in cls.info.metadata:
             del cls.info.metadata[OTHER_DECORATORS_KEY]
+        if DATACLASS_INIT_KEY in cls.info.metadata:
+            del cls.info.metadata[DATACLASS_INIT_KEY]
         return
     if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
         return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
+    if any(_writes_init(ctx.api, expr) for expr in cls.decorators):
+        cls.info.metadata[DATACLASS_INIT_KEY] = {"init": True}
+    elif DATACLASS_INIT_KEY in cls.info.metadata:
+        del cls.info.metadata[DATACLASS_INIT_KEY]
     others: list[str] = []
     for expr in cls.decorators:
         callee = expr.callee if isinstance(expr, CallExpr) else expr
-        name = callee.name if isinstance(callee, NameExpr | MemberExpr) else None
+        name = callee.name if isinstance(callee, NameExpr | MemberExpr) else _shown(callee)
         if name == "tool_name":  # a tool named where a type checker sees it
             others = []
             break
-        if name is not None:
+        if not _names_no_tool(ctx.api, callee):
             others.append(name)
     if others:
         cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
@@ -293,6 +453,5 @@ tool_name_calls = _tool_name_calls
 
 
 def literal_name(call: Expression) -> str | None:
-    """The literal name a decorator gives (after semantic analysis), else ``None``."""
-    name = _literal_name(call, final_iteration=True)
-    return name if isinstance(name, str) else None
+    """The name a decorator gives where a type checker can read it, else ``None``."""
+    return _literal_name(call)

@@ -9,7 +9,8 @@ Each thinker class is built the way a run builds it, ``Thinker(parent)``, with t
 ``DecisionThinker`` replaced for the moment by one that only captures its arguments (so no
 argument check of the constructor speaks before the palette rules); a decorated tool class is
 checked on its own (its name, constructor and types) where it is defined. A thinker that cannot
-be built from its parent alone is a warning.
+be built from its parent alone is a warning, and so is one whose input type nothing binds (a
+generic thinker): its palette's reachability cannot be judged.
 
 Output: text (default) or GitHub annotation lines (``--format github``) on stdout; SARIF 2.1
 (``--sarif FILE``) and JUnit XML (``--junit FILE``) on request. Exit 0 with no error, 1 with one
@@ -393,7 +394,7 @@ def _thinker_findings(
     )
     call_line, lines = _palette_lines(where, trees)
     call_path = _shown_path(where.file)
-    return [
+    findings = [
         Finding(
             call_path,
             _verdict_line(v, call_line, lines),
@@ -406,6 +407,11 @@ def _thinker_findings(
         for v in report.verdicts
         if not (v.definition and v.key in tool_keys)  # said where the tool is defined
     ]
+    # what could not be judged (the thinker's input unknown): said, never passed in silence
+    findings += [
+        Finding(path, line, "warning", v.code, v.message, v.notes, subject) for v in report.unproved
+    ]
+    return findings
 
 
 def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:

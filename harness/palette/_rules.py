@@ -26,7 +26,16 @@ from harness.palette._graph import (
     reach,
     reachable_types,
 )
-from harness.palette._types import PLACEHOLDER, N, Open, ToolFacts, TypeNode, Verdict
+from harness.palette._types import (
+    PLACEHOLDER,
+    N,
+    Open,
+    ToolFacts,
+    TypeNode,
+    Verdict,
+    subscripted_entry,
+    tool_instance_entry,
+)
 from harness.palette._types import quoted as _q
 from harness.palette._undecidable import (
     aliased_name_verdict,
@@ -63,7 +72,9 @@ __all__ = [
     "palette_shape_verdict",
     "palette_verdicts",
     "reachable_types",
+    "subscripted_entry",
     "too_many_branches_verdict",
+    "tool_instance_entry",
     "tool_verdicts",
     "undecidable_name_verdict",
     "unknown_entry_verdict",
@@ -81,7 +92,10 @@ def tool_verdicts(facts: ToolFacts[N]) -> list[Verdict]:
                 "harness-tool",
                 facts.label,
                 f"{label} is not a tool class: {facts.not_a_tool}",
-                ("A palette holds DecisionTool subclasses: pass the tool classes themselves",),
+                (
+                    facts.not_a_tool_fix
+                    or "A palette holds DecisionTool subclasses: pass the tool classes themselves",
+                ),
                 key=facts.key,
             )
         ]

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import inspect
 import sys
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import UnionType
+from types import FrameType, UnionType
 from typing import (
     Any,
     NewType,
@@ -35,7 +36,10 @@ from harness.palette._rules import (
     palette_shape_verdict,
     palette_verdicts,
     reachable_types,
+    subscripted_entry,
+    tool_instance_entry,
 )
+from harness.palette._undecidable import unknown_input_verdict
 from harness.scope import Identifiable
 from harness.tools import NAME_ATTR, DecisionTool, declared_tool_types, list_iterand, open_type_part
 
@@ -182,8 +186,22 @@ def _side(tp: object) -> RuntimeType | Open:
         return Open.any(type_text(tp))  # a bare generic artifact: mypy reads Box[Any]
     inner = list_iterand(tp)
     if inner is not None and isinstance(_side(inner), Open):
+        part = _union_item(tp)
+        if part is not None:
+            return Open.not_an_artifact(type_text(part), type_text(tp))
         return Open.any(type_text(tp))
     return RuntimeType(cast(type, tp))
+
+
+def _union_item(tp: object) -> object | None:
+    """The union a list holds as its items (``Note | Part`` of ``ListArtifact[Note | Part]``,
+    also in a list of lists), else ``None``."""
+    inner = list_iterand(tp)
+    while inner is not None:
+        if get_origin(inner) in (Union, UnionType):
+            return inner
+        inner = list_iterand(inner)
+    return None
 
 
 def _hints(function: object) -> tuple[object | None, object | None] | None:
@@ -278,6 +296,13 @@ def _execute_input(cls: type) -> RuntimeType | None:
 
 def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
     """What the rules need to know about one palette entry, read from the live class."""
+    origin = get_origin(cls)
+    if isinstance(origin, type) and issubclass(origin, DecisionTool):
+        label, why, fix = subscripted_entry(type_text(cls))
+        return ToolFacts(_key(cls), label, not_a_tool=why, not_a_tool_fix=fix)
+    if isinstance(cls, DecisionTool):
+        label, why, fix = tool_instance_entry(type(cls).__name__)
+        return ToolFacts(_key(cls), label, not_a_tool=why, not_a_tool_fix=fix)
     if not isinstance(cls, type):
         return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a class")
     if not issubclass(cls, DecisionTool):
@@ -316,15 +341,50 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
 
 def thinker_input_of(thinker: type) -> object | None:
     """The input type ``I`` a thinker class binds (an artifact type, or a union of artifact
-    classes), or ``None`` when it leaves it open (a direct ``DecisionThinker[Note, Verdict]
-    (...)`` construction: the parameters are erased)."""
+    classes), or ``None`` when it leaves it open.
+
+    Python erases the type arguments of a direct construction (``DecisionThinker[Note,
+    Verdict](...)``, or ``Base[Note](...)`` of a generic thinker): the instance gets its
+    ``__orig_class__`` only after its constructor returns. Called while such a construction
+    runs (from the thinker's constructor), the input is read from the subscripted class being
+    called, found on the call stack."""
     if not (isinstance(thinker, type) and issubclass(thinker, DecisionTool)):
         return None
     declared = declared_tool_types(thinker)[0]
-    if _members(declared):
-        return declared
-    side = _side(declared)
-    return None if isinstance(side, Open) else side.tp
+    if isinstance(_input_side(declared), Open):
+        alias = _building_alias(thinker)
+        if alias is not None:
+            found = _arguments_as(thinker, get_args(alias), DecisionTool)
+            declared = found[0] if found else declared
+    side = _input_side(declared)
+    if isinstance(side, Open):
+        return None
+    return declared if _members(declared) else side.tp
+
+
+def _input_side(tp: object) -> RuntimeType | Open:
+    return RuntimeType(cast(type, tp)) if _members(tp) else _side(tp)
+
+
+#: How far up the call stack a thinker's constructor looks for the subscripted class calling
+#: it (``__init__`` of the class and its bases, the argument checks, the validator).
+_ALIAS_DEPTH = 32
+
+
+def _building_alias(thinker: type) -> object | None:
+    """The subscripted class (``DecisionThinker[Note, Verdict]``) whose call is building an
+    instance of ``thinker`` right now: the innermost such call on the stack, else ``None``."""
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(_ALIAS_DEPTH):
+        if frame is None:
+            return None
+        code = frame.f_code
+        if code.co_name == "__call__" and code.co_filename == typing.__file__:
+            alias = frame.f_locals.get("self")
+            if get_origin(alias) is thinker:
+                return alias
+        frame = frame.f_back
+    return None
 
 
 def _members(tp: object) -> list[RuntimeType]:
@@ -339,15 +399,17 @@ def _members(tp: object) -> list[RuntimeType]:
 
 @dataclass(frozen=True)
 class PaletteReport:
-    """The verdicts on a palette and the artifact types a run can reach (``None``: unknown)."""
+    """The verdicts on a palette, the artifact types a run can reach (``None``: unknown), and
+    what could not be judged (``harness-undecidable``: the thinker's input unknown)."""
 
     verdicts: tuple[Verdict, ...]
     reachable: tuple[type, ...] | None
+    unproved: tuple[Verdict, ...] = ()
 
     @property
     def legal(self) -> bool:
-        """Whether no rule is broken."""
-        return not self.verdicts
+        """Whether the palette is proved legal: no rule broken and every rule judged."""
+        return not self.verdicts and not self.unproved
 
 
 class PaletteError(HarnessError, TypeError):
@@ -400,7 +462,8 @@ def palette_report(
     if start_node is not None:
         tools = [facts for facts in entries if facts.key != key.key] + [key]
         reachable = tuple(node.tp for node in reachable_types(start_node, tools))
-    return PaletteReport(tuple(verdicts), reachable)
+    unproved = (unknown_input_verdict(),) if start_node is None and not members else ()
+    return PaletteReport(tuple(verdicts), reachable, unproved)
 
 
 def validate_palette(
@@ -414,7 +477,8 @@ def validate_palette(
     """Check a thinker's palette; raise :class:`PaletteError` with every verdict if illegal.
 
     ``thinker_input`` is the thinker's ``I`` (:func:`thinker_input_of` on the thinker's class);
-    ``None`` skips the reachability rules (``harness-graph``, ``harness-dead-tool``).
+    ``None`` leaves the reachability rules (``harness-graph``, ``harness-dead-tool``) unjudged:
+    nothing is raised for them, and the report lists them in ``unproved`` (not ``legal``).
     """
     report = palette_report(
         thinker_input=thinker_input,

@@ -7,10 +7,21 @@ open side of a tool is an :class:`Open`, worded alike from the same parts by bot
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, Self, TypeVar
 
-__all__ = ["PLACEHOLDER", "N", "Open", "ToolFacts", "TypeNode", "Verdict", "quoted"]
+__all__ = [
+    "PLACEHOLDER",
+    "N",
+    "Open",
+    "ToolFacts",
+    "TypeNode",
+    "Verdict",
+    "quoted",
+    "subscripted_entry",
+    "tool_instance_entry",
+]
 
 #: The open side of a suggested base when nothing concrete is known for it.
 PLACEHOLDER = "<an artifact class>"
@@ -63,9 +74,11 @@ class Open:
         return cls(shown if whole is None else f"{shown} in {quoted(whole)}")
 
     @classmethod
-    def not_an_artifact(cls, whole: str) -> Open:
-        """A type that is not one artifact class, such as a union ``Part | Verdict``."""
-        return cls(f"{quoted(whole)}, not one artifact class")
+    def not_an_artifact(cls, part: str, whole: str | None = None) -> Open:
+        """A type that is not one artifact class, such as a union ``Part | Verdict``, itself or
+        as the items of a list ``whole`` (``ListArtifact[Part | Verdict]``)."""
+        inside = "" if whole is None else f" in {quoted(whole)}"
+        return cls(f"{quoted(part)}{inside}, not one artifact class")
 
     @classmethod
     def new_type(cls, name: str, supertype: str) -> Open:
@@ -91,6 +104,7 @@ class ToolFacts(Generic[N]):
     key: str  # identity of the class (its full name): the key tool counts once
     label: str  # how the class reads in a message
     not_a_tool: str | None = None  # why it is not a concrete tool class at all, if so
+    not_a_tool_fix: str | None = None  # the fix then, when not the general one
     abstract: tuple[str, ...] = ()  # the abstract members left unimplemented
     name: str | None = None  # its own @tool_name, None when it has none
     inherited_from: tuple[str, str] | None = None  # (name, class) when it only inherits one
@@ -140,3 +154,25 @@ class Verdict:
         lines = [f"{self.message}  [{self.code}]"]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+def tool_instance_entry(class_name: str) -> tuple[str, str, str]:
+    """(label, why, fix) of a tool *instance* passed where a tool class is wanted
+    (``palette=(SplitNote(parent),)``): the thinker builds its tools itself."""
+    return (
+        f"{class_name}(...)",
+        f"it is an instance of {quoted(class_name)}, not a class",
+        f"A palette holds tool classes, which the thinker builds itself: pass {quoted(class_name)}",
+    )
+
+
+def subscripted_entry(shown: str) -> tuple[str, str, str]:
+    """(label, why, fix) of a subscripted generic tool class (``JudgeText[Note]``): at run time
+    it is a typing alias, not a class, and a thinker cannot build or name it."""
+    subclass = re.sub(r"\W", "", shown)
+    return (
+        shown,
+        "a subscripted generic class is not a class at run time",
+        f'Bind its types in a subclass and pass that: @tool_name("...") on '
+        f'"class {subclass}({shown})"',
+    )

@@ -3,7 +3,9 @@
 A computed tool name, an entry that is not one specific class, a palette read from a class
 attribute a subclass may override, a thinker whose input is still a type variable: the runtime
 validator sees the classes and decides each of these when a thinker is built, so it never
-issues them; the mypy plugin words them here, each with the knowing opt-out.
+issues them; the mypy plugin words them here, each with the knowing opt-out. The one thing the
+runtime cannot see is a thinker's input when nothing binds it (Python erases type arguments):
+:func:`unknown_input_verdict` says so, rather than calling the palette legal.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "too_many_branches_verdict",
     "undecidable_name_verdict",
     "unknown_entry_verdict",
+    "unknown_input_verdict",
     "unseen_name_verdict",
 ]
 
@@ -192,4 +195,23 @@ def undecidable_name_verdict(label: str, key: str = "") -> Verdict:
         ),
         definition=True,
         key=key,
+    )
+
+
+def unknown_input_verdict() -> Verdict:
+    """The runtime validator's one "cannot prove": a thinker whose input type nothing binds at
+    run time (built as ``DecisionThinker(...)``, or from a generic class left unsubscripted), so
+    reachability and dead tools cannot be judged. Not an error that stops the build: nothing
+    judged is broken, but the palette is not called legal either."""
+    return Verdict(
+        "harness-undecidable",
+        "thinker",
+        "The thinker's input type is not known at run time: whether the key tool is reachable "
+        "and every palette tool can run is not judged",
+        (
+            "Python erases type arguments: the input is read from the thinker's bases, or from "
+            "the subscripted class that builds it",
+            "Bind the input where the thinker is built: subclass DecisionThinker[Note, Verdict], "
+            "or build it as DecisionThinker[Note, Verdict](...)",
+        ),
     )

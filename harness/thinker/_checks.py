@@ -64,12 +64,13 @@ def _validate(
 ) -> None:
     """The runtime palette validator (the mypy plugin's verdicts, for every type checker),
     once per thinker class and palette."""
-    key: tuple[object, ...] = (output_type, key_tool, palette)
+    thinker_input = thinker_input_of(thinker)  # of a direct construction: its type arguments
+    key: tuple[object, ...] = (thinker_input, output_type, key_tool, palette)
     proved = _LEGAL.setdefault(thinker, set())
     if key in proved:
         return
     validate_palette(
-        thinker_input=thinker_input_of(thinker),
+        thinker_input=thinker_input,
         output_type=output_type,
         key_tool=key_tool,
         palette=palette,

@@ -133,6 +133,9 @@ def _substitute(tp: object, mapping: Mapping[object, object], owner: type, tool:
     default (PEP 696) is its default."""
     if isinstance(tp, ForwardRef):
         tp = _resolve_forward(tp, owner, tool)
+    aliased = _alias_value(tp)
+    if aliased is not None:
+        return _substitute(aliased, mapping, owner, tool)
     if get_origin(tp) is Annotated:
         return _substitute(get_args(tp)[0], mapping, owner, tool)
     if isinstance(tp, TypeVar):
@@ -148,6 +151,36 @@ def _substitute(tp: object, mapping: Mapping[object, object], owner: type, tool:
     if all(new is old for new, old in zip(new_args, args, strict=True)):
         return tp
     return cast(Any, origin)[new_args if len(new_args) > 1 else new_args[0]]  # re-subscript
+
+
+def _alias_value(tp: object) -> object | None:
+    """The type a ``TypeAliasType`` names (``Notes = TypeAliasType("Notes", ListArtifact[Note])``,
+    or ``type Notes = ...``), its type parameters bound where it is subscripted; ``None`` for
+    anything else. mypy reads such an alias as the type it names, so the runtime does too."""
+    origin = get_origin(tp)
+    alias = origin if origin is not None and _is_alias_type(origin) else tp
+    if not _is_alias_type(alias):
+        return None
+    value: object = cast(Any, alias).__value__  # checked by _is_alias_type
+    if alias is tp:
+        return value
+    parameters: tuple[object, ...] = getattr(alias, "__type_params__", ())
+    mapping = dict(zip(parameters, get_args(tp), strict=False))
+    return _substitute_variables(value, mapping)
+
+
+def _is_alias_type(tp: object) -> bool:
+    return type(tp).__name__ == "TypeAliasType" and hasattr(tp, "__value__")
+
+
+def _substitute_variables(tp: object, mapping: Mapping[object, object]) -> object:
+    if isinstance(tp, TypeVar):
+        return mapping.get(tp, tp)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is None or not args:
+        return tp
+    new_args = tuple(_substitute_variables(a, mapping) for a in args)
+    return cast(Any, origin)[new_args if len(new_args) > 1 else new_args[0]]
 
 
 def _default_of(variable: TypeVar) -> object | None:

@@ -255,3 +255,40 @@ def test_files_are_listed_in_path_order(shop: Path) -> None:
     assert paths == sorted(paths), done.stdout
     assert paths[0] == "shop/thinkers.py", done.stdout  # before shop/tools.py
     assert lines == sorted(lines), done.stdout
+
+
+def test_a_thinker_whose_input_is_unknown_is_not_called_legal(shop: Path) -> None:
+    """A generic thinker built unsubscripted: nothing binds its input, so its palette's
+    reachability is not judged; the check says so (a warning), never passes it in silence."""
+    (shop / "shop" / "generic.py").write_text(
+        textwrap.dedent(
+            """\
+            from __future__ import annotations
+
+            from typing import Generic, TypeVar
+
+            from harness.artifacts import Artifact
+            from harness.thinker import DecisionThinker
+            from harness.tools import Identifiable
+
+            from shop.tools import JudgeNote, Verdict
+
+            In = TypeVar("In", bound=Artifact)
+
+
+            class Base(DecisionThinker[In, Verdict], Generic[In]):
+                def __init__(self, parent: Identifiable) -> None:
+                    super().__init__(  # type: ignore[harness-undecidable]
+                        parent, output_type=Verdict, key_tool=JudgeNote, palette=(),
+                        objective="Judge",
+                    )
+            """
+        )
+    )
+    done = _check(shop, "shop/generic.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "shop/generic.py:14: warning: The thinker's input type is not known at run time: "
+        "whether the key tool is reachable and every palette tool can run is not judged  "
+        "[harness-undecidable]"
+    ) in done.stdout, done.stdout

@@ -275,6 +275,138 @@ CASES: dict[str, Case] = {
                 raise NotImplementedError
         """,
     ),
+    "union_of_items_in_a_key_tools_list": _case(
+        {"harness-open-type"},
+        key="JudgeEither",
+        extra="""
+        @tool_name("judge_either")
+        class JudgeEither(DecisionTool[Note, ListArtifact[Verdict | Part]]):
+            async def execute(
+                self, input: Note, context: JobContext
+            ) -> ListArtifact[Verdict | Part]:
+                raise NotImplementedError
+        """,
+    ),
+    "tool_instance_in_the_palette": _case(
+        {"harness-tool"},
+        palette="SplitNote(Workflow()),",
+        extra="""
+        from harness.tools import Workflow
+        """,
+    ),
+    "tool_instance_as_the_key_tool": _case(
+        {"harness-tool"},
+        key="JudgeNote(Workflow())",
+        extra="""
+        from harness.tools import Workflow
+        """,
+    ),
+    "subscripted_generic_key_tool": _case(
+        {"harness-tool"},
+        key="JudgeAny[Note]",
+        extra="""
+        class JudgeAny(DecisionTool[T, ListArtifact[Verdict]]):
+            async def execute(self, input: T, context: JobContext) -> ListArtifact[Verdict]:
+                raise NotImplementedError
+        """,
+    ),
+    "subscripted_generic_palette_entry": _case(
+        {"harness-tool"},
+        palette="EchoAny[Note],",
+        extra="""
+        class EchoAny(DecisionTool[T, Note]):
+            async def execute(self, input: T, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "f_string_name_of_a_final_duplicates": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, SplitKind",
+        extra="""
+        KIND: Final = "note"
+
+        @tool_name(f"split_{KIND}")
+        class SplitKind(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "enum_value_name_duplicates": _case(
+        {"harness-duplicate"},
+        palette="SplitNote, SplitByCommand",
+        extra="""
+        import enum
+
+        class Command(enum.Enum):
+            SPLIT = "split_note"
+
+        @tool_name(Command.SPLIT.value)
+        class SplitByCommand(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "key_tool_output_named_by_a_type_alias_type": _case(
+        set(),
+        key="JudgeIntoVerdicts",
+        extra="""
+        Verdicts = typing_extensions.TypeAliasType("Verdicts", ListArtifact[Verdict])
+
+        @tool_name("judge_into_verdicts")
+        class JudgeIntoVerdicts(DecisionTool[Note, Verdicts]):
+            async def execute(self, input: Note, context: JobContext) -> Verdicts:
+                raise NotImplementedError
+        """,
+    ),
+    "dataclass_tool_without_fields": _case(
+        {"harness-ctor"},
+        palette="Plain,",
+        extra="""
+        import dataclasses
+
+        @tool_name("plain")
+        @dataclasses.dataclass
+        class Plain(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "dataclass_tool_keeping_its_init": _case(
+        set(),
+        palette="Plain,",
+        extra="""
+        import dataclasses
+
+        @tool_name("plain")
+        @dataclasses.dataclass(init=False)
+        class Plain(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "named_by_a_decorator_from_a_registry": _case(
+        set(),
+        {"harness-undecidable"},
+        palette="Registered,",
+        extra="""
+        DECORATORS: Final = {"split": tool_name("registered")}
+
+        @DECORATORS["split"]
+        class Registered(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
+    "final_tool_without_a_name": _case(
+        {"harness-name"},
+        palette="Unnamed,",
+        extra="""
+        @typing_extensions.final
+        class Unnamed(DecisionTool[Note, Note]):
+            async def execute(self, input: Note, context: JobContext) -> Note:
+                raise NotImplementedError
+        """,
+    ),
     "generic_base": _case(
         {"harness-dead-tool"},
         key="JudgePart",
@@ -469,7 +601,7 @@ CASES: dict[str, Case] = {
     # -- what a checker could pass in silence ---------------------------------------------------
     "generic_input_bound_by_a_subclass": _case(
         {"harness-graph", "harness-dead-tool"},
-        {"harness-undecidable"},
+        {"harness-undecidable", "harness-graph", "harness-dead-tool"},
         thinker="""
         KEY: Final = JudgePart
         PALETTE: Final = (SplitNote,)
@@ -791,6 +923,71 @@ CASES: dict[str, Case] = {
                     palette=(self.SPLITTER,),
                     objective="Judge the note",
                 )
+        """,
+    ),
+    "class_attribute_of_a_final_thinker": _case(
+        {"harness-dead-tool"},
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (SplitNote, ReadOrphan)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        @typing_extensions.final
+        class Triage(DecisionThinker[Note, Verdict]):
+            TOOLS = (SplitNote, ReadOrphan)
+            SPLITTER = SplitNote
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=(self.SPLITTER, *self.TOOLS[1:]),
+                    objective="Judge the note",
+                )
+        """,
+    ),
+    "whole_palette_class_attribute_of_a_final_thinker": _case(
+        {"harness-dead-tool"},
+        thinker="""
+        KEY: Final = JudgeNote
+        PALETTE: Final = (SplitNote, ReadOrphan)
+        OUTPUT: Final = Verdict
+        OBJECTIVE: Final = "Judge the note"
+
+
+        @typing_extensions.final
+        class Triage(DecisionThinker[Note, Verdict]):
+            TOOLS = (SplitNote, ReadOrphan)
+
+            def __init__(self, parent: Identifiable) -> None:
+                super().__init__(
+                    parent,
+                    output_type=Verdict,
+                    key_tool=JudgeNote,
+                    palette=type(self).TOOLS,
+                    objective="Judge the note",
+                )
+        """,
+    ),
+    "palette_chained_from_tuples": _case(
+        {"harness-dead-tool"},
+        palette_expr="tuple(itertools.chain(BASE_TOOLS, (ReadOrphan,)))",
+        extra="""
+        import itertools
+
+        BASE_TOOLS: Final = (SplitNote, RefineNote)
+        """,
+    ),
+    "palette_chained_from_tuples_legal": _case(
+        set(),
+        palette_expr="tuple(itertools.chain(BASE_TOOLS, (JudgePart,)))",
+        extra="""
+        import itertools
+
+        BASE_TOOLS: Final = (SplitNote, RefineNote)
         """,
     ),
     "type_of_self_attribute": _case(
@@ -1266,6 +1463,21 @@ def test_messages_read_as_mypy_prints_types(plugin_verdicts: dict[str, list[Show
     assert graph[2][0] == dead[2][0] == 'Reachable from "Note": "Note"'  # each keeps its notes
 
 
+def test_a_generic_thinkers_palette_is_judged_for_the_subclasses_of_its_module(
+    generated: Path, plugin_verdicts: dict[str, list[Shown]]
+) -> None:
+    """A generic thinker's palette, built for a subclass of the same module binding the input:
+    the plugin judges it with that input, in the runtime's words (subclasses elsewhere stay
+    undecidable)."""
+    name = "generic_input_bound_by_a_subclass"
+    runtime = {
+        (v.code, v.message, v.notes) for v in _runtime_verdicts(generated, name, CASES[name])
+    }
+    plugin = {_key(v) for v in plugin_verdicts[f"case_{name}"] if v[0] != "harness-undecidable"}
+    assert plugin == runtime
+    assert {code for code, _, _ in plugin} == {"harness-graph", "harness-dead-tool"}
+
+
 def _lines(output: str, file: str) -> list[tuple[int, str]]:
     out = []
     for line in output.splitlines():
@@ -1309,11 +1521,15 @@ def test_harness_check_gives_the_runtimes_verdicts(name: str, generated: Path) -
         sys.path.insert(0, str(KIT))
     findings, checked = check_targets([str(generated / f"case_{name}.py")])
     assert checked >= 1
-    shown = {(f.code, f.message, f.notes) for f in findings}
+    errors = [f for f in findings if f.severity == "error"]
+    shown = {(f.code, f.message, f.notes) for f in errors}
     runtime = {(v.code, v.message, v.notes) for v in _runtime_verdicts(generated, name, case)}
     assert {code for code, _, _ in shown} == case.codes, findings
     assert shown == runtime
-    assert all(f.severity == "error" for f in findings)
+    # a warning only where a generic thinker's input is unknown: said, not passed
+    warnings = [f for f in findings if f.severity == "warning"]
+    assert all(f.code == "harness-undecidable" for f in warnings), warnings
+    assert not warnings or "Generic[In]" in (case.thinker or ""), warnings
 
 
 @pytest.mark.parametrize(
@@ -1377,4 +1593,4 @@ def test_dmypy_gives_mypys_verdicts_on_every_row(
     daemon = _parse(done.stdout)
     for name in CASES:
         file = f"case_{name}"
-        assert sorted(daemon[file]) == sorted(plugin_verdicts[file]), name
+        assert sorted(map(_key, daemon[file])) == sorted(map(_key, plugin_verdicts[file])), name

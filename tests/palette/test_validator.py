@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Never, TypeVar, cast
 
 import attrs
 import pytest
+import typing_extensions
 
 from harness.artifacts import Artifact, ListArtifact
 from harness.artifacts._registry import conforms
@@ -15,7 +16,14 @@ from harness.palette import (
     thinker_input_of,
     validate_palette,
 )
-from harness.tools import DecisionTool, Identifiable, Workflow, list_iterand, tool_name
+from harness.tools import (
+    DecisionTool,
+    Identifiable,
+    Workflow,
+    list_iterand,
+    tool_name,
+    tool_types,
+)
 
 if TYPE_CHECKING:
     from harness.jobs import JobContext
@@ -313,8 +321,78 @@ def test_unreachable_key_tool_is_refused() -> None:
     )
 
 
-def test_unknown_thinker_input_skips_reachability() -> None:
-    _legal(thinker_input=None, key_tool=JudgeOrphan, palette=(ReadOrphan,))
+def test_unknown_thinker_input_is_not_called_legal() -> None:
+    """Without the thinker's input, reachability cannot be judged: the report says so (and is
+    not legal), but nothing judged is broken, so the validator does not raise."""
+    report = validate_palette(
+        thinker_input=None, output_type=Verdict, key_tool=JudgeOrphan, palette=(ReadOrphan,)
+    )
+    assert report.verdicts == ()
+    assert not report.legal
+    (unproved,) = report.unproved
+    assert unproved.code == "harness-undecidable"
+    assert unproved.message == (
+        "The thinker's input type is not known at run time: whether the key tool is reachable "
+        "and every palette tool can run is not judged"
+    )
+    assert unproved.fix.startswith("Bind the input where the thinker is built")
+
+
+def test_a_generic_alias_built_in_a_function_is_judged_by_its_type_arguments() -> None:
+    """``DecisionThinker[Note, Verdict]`` kept in a variable and called elsewhere: the class is
+    ``DecisionThinker`` itself, its input erased; the validator reads it from the alias."""
+    from harness.thinker._thinker import DecisionThinker
+
+    NoteTriage = DecisionThinker[Note, Verdict]
+
+    def make(palette: tuple[type[DecisionTool[Never, Artifact]], ...]) -> object:
+        return NoteTriage(
+            Workflow(),
+            output_type=Verdict,
+            key_tool=JudgeNote,
+            palette=palette,  # type: ignore[harness-undecidable]  # the case under test
+            objective="Judge the note",
+        )
+
+    with pytest.raises(PaletteError) as caught:
+        make((ReadOrphan,))
+    assert [v.code for v in caught.value.verdicts] == ["harness-dead-tool"]
+    assert make((SplitNote,)) is not None
+    with pytest.raises(PaletteError):  # judged again, not taken as proved by the first build
+        make((ReadOrphan,))
+    direct = DecisionThinker[SubNote, Verdict](
+        Workflow(), output_type=Verdict, key_tool=JudgeNote, palette=(), objective="Judge"
+    )
+    assert direct.key_tool is JudgeNote
+    with pytest.raises(PaletteError) as caught:
+        DecisionThinker[Part, Verdict](
+            Workflow(),
+            output_type=Verdict,
+            key_tool=JudgeNote,  # type: ignore[harness-graph]  # the case under test
+            palette=(),
+            objective="Judge",
+        )
+    assert [v.code for v in caught.value.verdicts] == ["harness-graph"]
+
+
+def test_a_generic_thinker_subclass_alias_is_judged_by_its_type_arguments() -> None:
+    from harness.thinker._thinker import DecisionThinker
+
+    In = TypeVar("In", bound=Artifact)
+
+    class Base(DecisionThinker[In, Verdict], Generic[In]):
+        def __init__(self, parent: Identifiable) -> None:
+            super().__init__(  # type: ignore[harness-undecidable]  # the case under test
+                parent,
+                output_type=Verdict,
+                key_tool=JudgeNote,
+                palette=(ReadOrphan,),
+                objective="Judge the note",
+            )
+
+    with pytest.raises(PaletteError) as caught:
+        Base[Note](Workflow())
+    assert [v.code for v in caught.value.verdicts] == ["harness-dead-tool"]
 
 
 # harness-dead-tool
@@ -470,3 +548,45 @@ def test_a_list_subclass_instance_conforms_to_its_parameterised_list() -> None:
     assert conforms(verdicts, cast(type[Artifact], ListArtifact[Verdict]))
     assert conforms(verdicts, Verdicts)
     assert not conforms(verdicts, cast(type[Artifact], ListArtifact[Part]))
+
+
+VerdictList = typing_extensions.TypeAliasType("VerdictList", ListArtifact[Verdict])
+PartAlias = typing_extensions.TypeAliasType("PartAlias", Part)
+Listed_T = TypeVar("Listed_T", bound=Artifact)
+Listed = typing_extensions.TypeAliasType("Listed", ListArtifact[Listed_T], type_params=(Listed_T,))
+
+
+@tool_name("judge_into_listed")
+class JudgeIntoListed(DecisionTool[Note, Listed[Verdict]]):
+    async def execute(self, input: Note, context: JobContext) -> Listed[Verdict]:
+        raise NotImplementedError
+
+
+@tool_name("judge_into_alias")
+class JudgeIntoAlias(DecisionTool[Note, VerdictList]):
+    async def execute(self, input: Note, context: JobContext) -> VerdictList:
+        raise NotImplementedError
+
+
+@tool_name("judge_part_alias")
+class JudgePartAlias(DecisionTool[PartAlias, ListArtifact[Verdict]]):
+    async def execute(self, input: PartAlias, context: JobContext) -> ListArtifact[Verdict]:
+        raise NotImplementedError
+
+
+def test_a_type_alias_type_is_read_as_the_type_it_names() -> None:
+    """``TypeAliasType("VerdictList", ListArtifact[Verdict])`` is that list type, as mypy reads
+    it, on either side of a tool and in a key tool's output."""
+    report = validate_palette(
+        thinker_input=Note, output_type=Verdict, key_tool=JudgeIntoAlias, palette=()
+    )
+    assert report.legal
+    assert report.reachable == (Note, ListArtifact[Verdict], Verdict)
+    error = _error(key_tool=JudgePartAlias, palette=())
+    assert _only(error, "harness-graph") == (
+        'Key tool "JudgePartAlias" takes "Part", which no run starting from "Note" can produce'
+    )
+    _legal(key_tool=JudgePartAlias, palette=(SplitNote,))
+    _legal(key_tool=JudgeIntoListed, palette=())
+    assert tool_types(JudgeIntoListed) == (Note, ListArtifact[Verdict])
+    assert tool_types(JudgeIntoAlias) == (Note, ListArtifact[Verdict])
