@@ -10,7 +10,7 @@ the rounds), and each ratio against the numpy pass measured in the same run:
 * **numpy**: ``harness/providers/_fitted/_minilm.py`` as it runs (BLAS pinned to one thread);
 * **numpy, BLAS threads**: the same with the pin removed (what the pin saves);
 * with ``--reference PYTHON`` (an interpreter with sentence-transformers and torch, such as the
-  throwaway venv of ``tools/minilm_golden.py``): **torch** (sentence-transformers on torch CPU,
+  throwaway venv of ``scripts/minilm_golden.py``): **torch** (sentence-transformers on torch CPU,
   its default threads) and **torch, 1 thread** (``torch.set_num_threads(1)``), from the same zip
   unpacked into a temporary folder (unpacking not timed), and the largest difference between
   its vectors and numpy's.

@@ -16,7 +16,7 @@ company, its own planted decisions in ``training/answer_key.json``), for fitting
 is then measured on the demo's folder, which is never fitted on. ``selections.jsonl`` here and
 in ``training/`` are the labelled decisions the two folders give: the selection questions the
 thinker asks about every statement when it finishes, labelled by each key (tagged ``test`` and
-``train``; made from a checkout by ``python -m tools.demo_selections --write``).
+``train``; made from a checkout by ``python -m scripts.demo_selections --write``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The demo's labelled selections: the training folder, both answer keys and both packs that
-``python -m tools.demo_selections`` makes from what the demo thinker asks at its finish."""
+``python -m scripts.demo_selections`` makes from what the demo thinker asks at its finish."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from harness.artifacts import DIGEST_CHARS
 from harness.decision import Noul
 from harness.demo import AnswerKey, answer_key, split_into_statements, survey_folder
 from harness.evals import DecisionPack
-from tools import demo_selections
-from tools.demo_selections import (
+from scripts import demo_selections
+from scripts.demo_selections import (
     FOLDERS,
     MAX_PACK_BYTES,
     PackFolder,

@@ -1,4 +1,4 @@
-"""The fitted deciders harness ships: made by ``tools/fitted_files.py`` from the shipped labelled
+"""The fitted deciders harness ships: made by ``scripts/fitted_files.py`` from the shipped labelled
 decisions (checked up to date), never fitted on what they are shown on, and run by the demo and
 the triage example beside the embedded model."""
 
@@ -12,7 +12,7 @@ import pytest
 from harness.catalog import default_catalog
 from harness.cli import main
 from harness.providers import fitted_model
-from tools.fitted_files import main as fitted_files
+from scripts.fitted_files import main as fitted_files
 
 ROOT = Path(__file__).resolve().parents[2]
 WILSON = r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\]"

@@ -9,7 +9,7 @@ The pass is what sentence-transformers computes for this model: BERT embeddings,
 post-LayerNorm layers with the exact (erf) GELU, mean pooling over the attention mask, L2 norm,
 texts truncated at ``max_seq_length`` tokens (256, from ``sentence_bert_config.json``).
 tests/providers/fitted/test_minilm.py holds its vectors to sentence-transformers' on torch
-(stored by tools/minilm_golden.py) within 1e-5.
+(stored by scripts/minilm_golden.py) within 1e-5.
 
 The safetensors file is read as numpy views on its bytes (its format is a JSON header and raw
 little-endian arrays), the matrices used transposed in place: loading takes a process's peak RSS

@@ -24,7 +24,7 @@ GOLDEN = Path(__file__).parent / "minilm_golden.npz"
 
 @pytest.fixture(scope="module")
 def golden() -> tuple[list[str], np.ndarray]:
-    """The texts and sentence-transformers' vectors for them (tools/minilm_golden.py)."""
+    """The texts and sentence-transformers' vectors for them (scripts/minilm_golden.py)."""
     with np.load(GOLDEN, allow_pickle=False) as stored:
         return [str(text) for text in stored["texts"]], stored["vectors"]
 
@@ -37,7 +37,7 @@ def test_vectors_are_sentence_transformers(
         made_from = str(stored["weights_digest"])
     assert minilm.weights_digest == made_from, (
         "the installed weights are not those the golden vectors were made from: "
-        "remake them with tools/minilm_golden.py"
+        "remake them with scripts/minilm_golden.py"
     )
     vectors = minilm.encode(texts)
     assert vectors.dtype == np.float32

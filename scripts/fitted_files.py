@@ -8,7 +8,7 @@
   (``harness/evals/data/selections-triage.jsonl``) and reported on its test split.
 
 Both use the ``tfidf`` encoder (answering needs numpy alone, so a plain install runs them) and
-the embedded model as base. ``python -m tools.fitted_files --write`` makes them again;
+the embedded model as base. ``python -m scripts.fitted_files --write`` makes them again;
 ``--check`` (run by the tests) fits them anew in a temporary folder and fails, naming the file,
 when a head's weights differ from the shipped ones by more than 1e-9 or anything else in the
 file differs.
@@ -94,7 +94,7 @@ def difference(made: Path, kept: Path) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.fitted_files", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m scripts.fitted_files", description=__doc__)
     parser.add_argument("--write", action="store_true", help="make the shipped files again")
     parser.add_argument("--check", action="store_true", help="fail when they are out of date")
     args = parser.parse_args(argv)
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for shipped in FILES:
             problem = difference(make(shipped, Path(scratch)), FITTED / shipped.name)
             if problem is not None:
-                print(f"{problem}: run python -m tools.fitted_files --write", file=sys.stderr)
+                print(f"{problem}: run python -m scripts.fitted_files --write", file=sys.stderr)
                 return 1
     print("the shipped fitted files are up to date")
     return 0

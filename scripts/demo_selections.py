@@ -33,7 +33,7 @@ which are read together, stay in one decision when a pack is resampled by decisi
 
 The requests are the thinker's own, so a pack changes when what the thinker asks changes (its
 question scheme, the digest formatters, the statement splitter, a folder's files):
-``python -m tools.demo_selections --check`` (run by ``tests/demo``) then fails naming the first
+``python -m scripts.demo_selections --check`` (run by ``tests/demo``) then fails naming the first
 difference until ``--write`` makes the packs again.
 """
 
@@ -245,7 +245,7 @@ def _shown(path: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``--write`` the packs, or ``--check`` that they are what the thinker asks now."""
-    parser = argparse.ArgumentParser(prog="python -m tools.demo_selections")
+    parser = argparse.ArgumentParser(prog="python -m scripts.demo_selections")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="make the packs again")
     mode.add_argument("--check", action="store_true", help="fail when a pack differs")
@@ -260,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = first_difference(content, found)
         if problem is not None:
             print(
-                f"{_shown(folder.pack)} {problem}: run python -m tools.demo_selections --write",
+                f"{_shown(folder.pack)} {problem}: run python -m scripts.demo_selections --write",
                 file=sys.stderr,
             )
             return 1

@@ -5,8 +5,8 @@ own functions fit on the training split and report on the held-out one beside th
 and a grouped cross-validation on the training split measures inputs unlike those fitted on
 (where the set has groups). Prints one markdown table row per set, role and encoder:
 
-    python -m tools.fitted_figures            # every set (the run items run three thinkers)
-    python -m tools.fitted_figures --quick    # the packs only
+    python -m scripts.fitted_figures            # every set (the run items run three thinkers)
+    python -m scripts.fitted_figures --quick    # the packs only
 
 The sets: the shipped decision packs (``decisions.jsonl``: support, recipes and logs, each a
 choice, a yes/no and a score), the triage selections (grouped by case), the demo's statements
@@ -120,7 +120,7 @@ def rows(chosen: Sequence[Set], encoders: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.fitted_figures", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m scripts.fitted_figures", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="the packs only (no thinker runs)")
     args = parser.parse_args(argv)
     encoders = ["tfidf"]

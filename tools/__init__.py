@@ -1,1 +1,0 @@
-"""Maintainer scripts run from a checkout (``python -m tools.<name>``); not part of the package."""
