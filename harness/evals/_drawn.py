@@ -55,6 +55,6 @@ def refuse_fitted_on(entry: CatalogEntry, requests: Iterable[DecisionRequest], w
     if found:
         raise DrawnSplitError(
             f"catalog entry {entry.id!r} was fitted on {found} of {what}: a figure on the data "
-            "a model was fitted on says nothing; evaluate on the held-out split (e.g. the "
-            "decisions tagged test)"
+            "a model was fitted on says nothing; evaluate on the held-out split: harness eval "
+            "pack ... --split test (the decisions tagged test)"
         )
