@@ -140,18 +140,9 @@ def _fit_options(args: argparse.Namespace, catalog: Catalog | None) -> dict[str,
 
 def _run_split(args: argparse.Namespace, catalog: Catalog | None) -> Path:
     """Run the thinker on the ``--split`` cases of its dataset into ``--runs``; the folder."""
-    from harness.evals import Dataset, evaluate, import_thinker
-    from harness.tools import list_iterand, runtime_class, tool_types
+    from harness.evals import evaluate, selections_dataset
 
-    thinker = import_thinker(args.thinker)
-    try:
-        input_type, output_type = tool_types(thinker)
-    except (TypeError, ValueError) as error:
-        raise CliError(f"{args.thinker}: cannot read its types: {error}") from None
-    item_type = list_iterand(output_type)
-    if item_type is None:
-        raise CliError(f"{args.thinker} does not answer a list of items: it has no selections")
-    dataset: Dataset[Any, Any] = Dataset.load(args.source, runtime_class(input_type), item_type)
+    dataset = selections_dataset(args.thinker, args.source)
     splits = [args.split] if args.held_out is None else [args.split, args.held_out]
     cases = [case for case in dataset if any(split in case.tags for split in splits)]
     if not any(args.split in case.tags for case in cases):

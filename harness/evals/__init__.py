@@ -65,6 +65,7 @@ from harness.evals._run import evaluate as evaluate
 from harness.evals._run import evaluate_async as evaluate_async
 from harness.evals._run import import_thinker as import_thinker
 from harness.evals._run import score as score
+from harness.evals._run import selections_dataset as selections_dataset
 from harness.evals._run import with_orderings as with_orderings
 from harness.evals._selections import RunsSource as RunsSource
 from harness.evals._selections import runs_pack as runs_pack
@@ -134,6 +135,7 @@ __all__ = [
     "runs_pack",
     "score",
     "scored",
+    "selections_dataset",
     "with_orderings",
     "without_calibration",
     "write_calibration",

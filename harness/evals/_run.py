@@ -68,6 +68,26 @@ R = TypeVar("R")
 Thinker = type[DecisionTool[Any, Any]] | str  # Any: any thinker's types; or its MODULE:CLASS
 
 
+def selections_dataset(
+    target: str, path: str | os.PathLike[str]
+) -> Dataset[Any, Any]:  # Any: the thinker's own input and item types, read at run time
+    """The labelled cases at ``path`` for the thinker ``MODULE:CLASS`` whose selections they
+    label: read as its input type and the items of its answer (``harness examples`` and
+    ``harness fit`` draw from such a thinker's runs). A thinker whose types cannot be read, or
+    that answers no list of items (it has no selections), is refused naming it."""
+    from harness.tools import list_iterand, runtime_class, tool_types
+
+    thinker = import_thinker(target)
+    try:
+        input_type, output_type = tool_types(thinker)
+    except (TypeError, ValueError) as error:
+        raise EvalError(f"{target}: cannot read its types: {error}") from None
+    item_type = list_iterand(output_type)
+    if item_type is None:
+        raise EvalError(f"{target} does not answer a list of items: it has no selections")
+    return Dataset.load(path, runtime_class(input_type), item_type)
+
+
 def import_thinker(target: str) -> type[DecisionTool[Any, Artifact]]:  # any thinker's types
     """The thinker class ``MODULE:CLASS`` names (the one importer every command shares)."""
     try:

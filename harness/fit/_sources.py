@@ -20,7 +20,6 @@ import hashlib
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -124,20 +123,9 @@ def _dataset(
     where: Path, thinker: str, model: str | None, catalog: object, concurrency: int
 ) -> Source:
     from harness.catalog import Catalog
-    from harness.evals import Dataset, evaluate, import_thinker
-    from harness.tools import list_iterand, runtime_class, tool_types
+    from harness.evals import evaluate, selections_dataset
 
-    target = import_thinker(thinker)
-    try:
-        input_type, output_type = tool_types(target)
-    except (TypeError, ValueError) as error:
-        raise DatasetError(f"{thinker}: cannot read its types: {error}") from None
-    item_type = list_iterand(output_type)
-    if item_type is None:
-        raise DatasetError(f"{thinker} does not answer a list of items: it has no selections")
-    dataset: Dataset[Any, Any] = Dataset.load(  # Any: the thinker's types, read at run time
-        where, runtime_class(input_type), item_type
-    )
+    dataset = selections_dataset(thinker, where)
     with tempfile.TemporaryDirectory(prefix="harness-fit-") as runs:
         evaluate(
             thinker,
