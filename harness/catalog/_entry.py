@@ -241,15 +241,15 @@ class CatalogEntry:
     """``llama``: the most tokens one evaluation takes (longer work is cut into several)."""
     prompt_format: str = "base"
     """``llama``: ``"base"`` (a completion prompt, any model) or ``"chat"`` (the GGUF's chat
-    template); see docs/providers.md."""
+    template); see docs/llama.md."""
     batch_questions: bool = False
     """``llama``: evaluate a request's questions together, one sequence each over the shared
     state (fewer, larger evaluations), instead of one after another on the cache cut back to
     the state; faster, but no longer equal bit for bit to evaluating each option's sequence
-    alone (see docs/providers.md)."""
+    alone (see docs/llama.md)."""
     choice_options: str = "labels"
     """``llama``: a choice's options scored by their keys (``"labels"``) or their descriptions
-    (``"texts"``); see docs/providers.md for the trade-off."""
+    (``"texts"``); see docs/llama.md for the trade-off."""
     file: str | None = None
     """``fitted``: the fitted file (``harness fit --out``) the entry answers with (``~``
     expanded; in a catalog file, relative to the catalog's folder); ``None``: the wire model id."""

@@ -3,6 +3,10 @@ entry options, the concurrency and Ray options, the record path.
 
 Light on purpose: ``harness --help`` and ``--version`` import this module, so the catalog and
 the record are imported only by the functions that use them.
+
+One concern, past 400 lines: what every command's parser and reporting share (each shared
+option beside its check, the usage error, the turn lines), so an option is added once and reads
+the same in every command.
 """
 
 from __future__ import annotations

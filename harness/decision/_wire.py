@@ -1,8 +1,9 @@
 """What both wire codecs share: the decoded reply, request validation problems, and the cattrs
 converter that structures reply shapes strictly (no coercion: a string is never a number).
 
-One concern, a reply's reading as both wires read it (its bounds, its shapes, the checks of each
-value); the steps the codecs take in turn are in ``_codec.py``, the server's in ``_server.py``."""
+One concern, past 400 lines: a reply's reading as both wires read it (its bounds, its shapes,
+the checks of each value), kept whole so both wires read a reply alike; the steps the codecs take
+in turn are in ``_codec.py``, the server's in ``_server.py``."""
 
 from __future__ import annotations
 

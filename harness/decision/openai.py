@@ -9,8 +9,9 @@ in question order and are mapped back to the ids by position, their names checke
 compact JSON text. A per-question ``{"type": "refusal"}`` becomes a
 :class:`~harness.decision.RefusedAnswer`.
 
-One concern, this wire both ways (the client's body and reply, the server's request and reply,
-as ``systemone.py`` is System One's): the sides share its shapes, so they stay in one module.
+One concern, past 400 lines: this wire both ways (the client's body and reply, the server's
+request and reply, as ``systemone.py`` is System One's): the sides share its shapes, so they stay
+in one module.
 The steps both wires take are in ``_codec.py``; what stays here twice over (the imports, the
 fast path :func:`_plain_answer`) differs with the wire: a list of ``{value, probability}``
 items and a filled-in pick here, an object keyed by option and an int 0 or 1 read as a

@@ -22,6 +22,10 @@ shares a state with it.
 The score of a candidate (``metric``): ``discrimination`` (the default) averages, over the
 roles, the AUC of a yes/no role and the accuracy of a choice or a score (a calibration fitted
 afterwards fixes the probabilities, not the ranking); ``accuracy`` averages the accuracies.
+
+One concern, past 400 lines: fitting an example set, from the split's decisions to the chosen
+set and its held-out figures; the pack's and a thinker's runs' fits share every step but where
+the decisions come from, so they stay side by side.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ An :class:`EvalReport` is plain data: it is written as JSON with stable bytes (s
 numbers, no timings: those go to a separate ``timings`` field that :meth:`EvalReport.to_json`
 leaves out unless asked), read back with :func:`load_report`, and compared, gated and rendered
 from there.
+
+One concern, past 400 lines: the report's shapes and their JSON both ways, side by side, so a
+field is written and read back in one place.
 """
 
 from __future__ import annotations

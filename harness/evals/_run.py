@@ -6,6 +6,10 @@ line of ``<out>/results.jsonl`` written once. Started again on the same folder, 
 the cases without a result, so a killed eval resumes where it stopped and counts each case once.
 Each result line carries the thinker's output candidates with their selection probabilities and
 values, which the dataset's key labels: every run yields labelled ``select_`` decisions.
+
+One concern, past 400 lines: an eval from its cases to its scored report (running, resuming,
+scoring, and scoring again at another threshold), one path that every eval command and function
+takes.
 """
 
 from __future__ import annotations

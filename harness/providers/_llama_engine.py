@@ -313,7 +313,7 @@ class LlamaContext:
         equals the brute force's (:meth:`score_alone`) bit for bit. ``batched`` evaluates all
         sequences past their shared prefix at once, one sequence id each: fewer, larger
         evaluations, but each token's attention then sums over its cells in another layout,
-        which moves the results by float rounding (see docs/providers.md for how much).
+        which moves the results by float rounding (see docs/llama.md for how much).
         ``deadline`` (a ``time.monotonic()``) stops between two evaluations.
 
         A walked scoring starts from what the one before left in the cache (:attr:`kept`), cut

@@ -3,7 +3,7 @@ llama-cpp-python missing and by ``harness models``.
 
 llama-cpp-python is source only on the registry (about 10 minutes to build on 2 cores), so its
 wheel is built once into ``~/.cache/harness-wheels`` (what ``.ci/run`` builds into and looks in;
-docs/providers.md shows the build) and every later install finds it there.
+docs/llama.md shows the build) and every later install finds it there.
 """
 
 from __future__ import annotations

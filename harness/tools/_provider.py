@@ -9,6 +9,10 @@ Python erases generics, so a tool's types are read from the class's own ``__orig
 
     class DecisionThinker(DecisionTool[I, ListArtifact[O]], Generic[I, O]): ...
     class Triage(DecisionThinker[Note, Verdict]): ...  # (Note, ListArtifact[Verdict])
+
+One concern, past 400 lines: reading a tool class's types, name and description at run time;
+the walk through generic bases (substitution, forward references, aliases, defaults) is most of
+it and has no use apart.
 """
 
 from __future__ import annotations

@@ -211,9 +211,10 @@ def _gated(entry_id: str, max_concurrent: int) -> CatalogEntry:
 
 
 async def test_a_cancelled_wait_for_a_redis_permit_always_ends(redis_url: str) -> None:
-    """redis-py can swallow a cancellation that lands during a command; the wait still ends
-    (before the fix, one of the first few dozen cancellations left it polling for ever), and
-    a permit it took as it was cancelled goes back."""
+    """redis-py can swallow a cancellation that lands during a command; the wait ends whichever
+    command the cancellation lands in (a swallowed one would leave it polling for ever; unguarded,
+    about one cancellation in a few dozen lands there, so 150 find it), and a permit it took as it
+    was cancelled goes back."""
     entry = _gated("full", 2)
     holder = RedisAdmission(redis_url, lease=4.0)
     held = [await holder.demand(entry, Reservation(1, 0)).acquire() for _ in range(2)]

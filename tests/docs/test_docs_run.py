@@ -62,6 +62,8 @@ RUN_ELSEWHERE: dict[str, str] = {
 FRAGMENTS: dict[str, str] = {
     "plugin.md": "fragments shown for the verdict each draws from the plugin (not programs): "
     "each must parse",
+    "plugin-checks.md": "a palette for each error code the plugin reports (fragments, not "
+    "programs): each must parse",
 }
 """Pages whose python blocks are fragments: each is parsed, none runs (listed, with why)."""
 

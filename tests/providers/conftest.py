@@ -15,7 +15,7 @@ from harness.providers._systemone import SystemOneClient
 from harness.testing._fake_server import FakeSystemOneServer
 
 # The real-model tests (served through llama-cpp-python's server) and the llama provider's tests
-# need llama-cpp-python (built once from source, see docs/providers.md) and the Gemma 3 270M
+# need llama-cpp-python (built once from source, see docs/llama.md) and the Gemma 3 270M
 # package. Without them they are not collected, unless HARNESS_LLAMA=required (what .ci/run
 # sets): then they are collected and each fails naming what is missing and why (the build log's
 # last lines), never skipped. The long ones (about 10 minutes idle) are collected only when

@@ -277,7 +277,7 @@ def test_a_request_scores_the_same_whatever_the_batch_size_and_the_cache_before(
     """What is exact on llama.cpp: under the provider's settings a request's sums are the same,
     to the bit, whether its tokens go in batches of 512, 64 or 8 and whatever its context
     scored before (the cache holding another request, or nothing). Not that they equal
-    llama.cpp's under its defaults, which move with the cut (docs/providers.md)."""
+    llama.cpp's under its defaults, which move with the cut (docs/llama.md)."""
     questions: dict[str, Noul | Choice] = {
         "review": Noul("Does the claim need a manager's review?"),
         "which": Choice("Which line needs review?", {"taxi": None, "hotel": None}),

@@ -1,7 +1,7 @@
 """A real LLM, offline, in the default suite: Gemma 3 270M behind llama-cpp-python's server on
 loopback (``real_model.py``), read through chat directly and behind ``harness serve
 --upstream``. Collected only when llama-cpp-python and the model are installed
-(``conftest.py``; docs/providers.md says how to build the wheel once); a few seconds a test.
+(``conftest.py``; docs/llama.md says how to build the wheel once); a few seconds a test.
 
 The long runs (the triage example through the thinker, the demo, the completions reading, which
 takes about 1 s per echoed token) are in ``test_logprob_real_model_long.py``, collected only
@@ -100,9 +100,9 @@ mass_floor = 0.0
 
 
 def test_the_documented_command_collects_the_long_runs_and_the_default_does_not() -> None:
-    """docs/providers.md's command for the long runs, as written (collected, not run)."""
+    """docs/llama.md's command for the long runs, as written (collected, not run)."""
     root = pathlib.Path(__file__).resolve().parents[2]
-    page = (root / "docs" / "providers.md").read_text(encoding="utf-8")
+    page = (root / "docs" / "llama.md").read_text(encoding="utf-8")
     (line,) = [x for x in page.splitlines() if x.startswith("HARNESS_REAL_MODEL=all pytest ")]
     assignment, *words = shlex.split(line)
     name, _, value = assignment.partition("=")

@@ -2,7 +2,7 @@
 loopback (``real_model.py``), read through both logprob providers. Collected only when
 llama-cpp-python and the model are installed and ``HARNESS_REAL_MODEL=all`` is set
 (``conftest.py``): about 10 minutes on an idle 2-core machine, 15 to 18 under load, so not in
-every CI run. docs/providers.md, "A real model, offline", has the figures.
+every CI run. docs/llama.md, "A real model, offline", has the figures.
 
 What it covers, and why not more:
 

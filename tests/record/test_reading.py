@@ -82,7 +82,7 @@ def test_a_recorded_call_keeps_the_reading_and_the_file_round_trips_it() -> None
     assert record_from_json(json.loads(json.dumps(data))).calls[0].reading == READING
 
 
-def test_a_record_written_before_the_reading_still_reads() -> None:
+def test_a_version_1_record_whose_calls_have_no_reading_reads() -> None:
     data = record_with(RecordedCall.of(made(reading=READING))).to_json()
     calls = data["calls"]
     assert isinstance(calls, list)

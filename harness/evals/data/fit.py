@@ -241,7 +241,8 @@ def calibration_toml(table: dict[str, object]) -> str:
     """The ``[entries.calibration]`` block of the embedded entry, as the catalog holds it."""
     lines = [
         "# Calibration fitted by python -m harness.evals.data.fit on the shipped data's dev",
-        "# split (docs/evals.md shows what it does on the test split); remove it for raw answers.",
+        "# split (docs/shipped-data.md shows what it does on the test split); remove it for raw",
+        "# answers.",
         "[entries.calibration]",
     ]
     roles: list[str] = []

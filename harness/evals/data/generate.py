@@ -21,6 +21,9 @@ together from fragments written for that attribute, so every label is known by c
 Each line is a :class:`harness.evals.DecisionPack` decision or a :class:`harness.evals.Dataset`
 case; its ``tags`` are its split (``dev`` or ``test``), its domain and (a decision) its question's
 kind. Written by hand for harness and released with it under the project's license.
+
+One concern, past 400 lines: the shipped files from their templates, one seeded pass, so a
+change of a template and the check that the files still match it are read in one place.
 """
 
 from __future__ import annotations

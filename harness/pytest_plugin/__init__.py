@@ -1,7 +1,10 @@
 """The harness pytest plugin: cassettes, a model override per test, and no real model by accident.
 
-One concern, a test's view of harness, in one module: pytest loads a plugin as the module its
-``pytest11`` entry point names, and the hooks, fixtures and markers below work together there.
+One concern, past 400 lines: a test's view of harness. pytest loads a plugin as the module its
+``pytest11`` entry point names, so the hooks, fixtures and markers that work together are here,
+and loading them must import nothing else of harness; what loads only when used is apart: the
+short failures (``_failures.py``, when a test fails) and the stand-in (``_stand_in.py``, when
+``--harness-fallback`` names one).
 
 Loaded by pytest wherever harness is installed (the ``pytest11`` entry point ``harness``; ``-p
 no:harness`` turns it off); a test that uses none of it runs as before, and loading it imports
@@ -65,8 +68,8 @@ from harness._guard import guard_real_models
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
-    from harness.decision import DecisionRequest, DecisionResponse
     from harness.providers import DecisionClient
+    from harness.pytest_plugin._stand_in import StandIn
     from harness.replay import ModelOverride, ModelSpec, ReplayClient
 
 __all__ = ["RECORD_MODES", "CassetteRun", "ModelSwitch"]
@@ -82,6 +85,8 @@ HOW_TO_ALLOW: Final = (
 )
 
 _UNSAFE = re.compile(r'[\\/:*?"<>|\s]+')
+_SECTION_LINES: Final = 20
+"""The most lines of a report section the plugin adds (the rest: ``--full-trace``)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -121,6 +126,8 @@ def pytest_configure(config: pytest.Config) -> None:
     spec = config.getoption("harness_fallback", None)
     least = config.getoption("harness_fallback_min_agreement", None)
     if spec is not None:
+        from harness.pytest_plugin._stand_in import StandIn  # loaded when one is asked for
+
         config.stash[_STAND_IN] = StandIn.checked(spec, least)
     elif least is not None:
         raise pytest.UsageError(
@@ -175,7 +182,9 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.failed and call.excinfo is not None and not item.config.getoption("fulltrace"):
-        short = _short_failure(item, call.excinfo.value)
+        from harness.pytest_plugin._failures import short_failure  # loaded when a test fails
+
+        short = short_failure(item, call.excinfo.value)
         if short is not None:
             report.longrepr = short
     run = item.stash.get(_RUN, None)
@@ -199,80 +208,6 @@ def pytest_runtest_makereport(
         report.user_properties.append(("harness_stand_in_answers", len(misses)))
         run.stand_in.tests.append(item.nodeid)
     return report
-
-
-# -- failures that read in five lines ----------------------------------------------------------
-
-_WIDTH: Final = 100
-_SECTION_LINES: Final = 20
-_MESSAGE_LINES: Final = 10
-_HARNESS_DIR: Final = str(Path(__file__).resolve().parent)
-
-
-def _causes(error: BaseException) -> list[BaseException]:
-    """``error`` and what caused it, outermost first (a run's failure carries its error)."""
-    chain: list[BaseException] = []
-    current: BaseException | None = error
-    while current is not None and current not in chain:
-        chain.append(current)
-        inner = getattr(current, "error", None)
-        current = inner if isinstance(inner, BaseException) else current.__cause__
-    return chain
-
-
-def _is_harness(error: BaseException) -> bool:
-    return type(error).__module__.split(".")[0] == "harness"
-
-
-def _own_frames(error: BaseException, root: Path) -> list[str]:
-    """``file:line: source`` of each frame of ``error`` outside harness, asyncio and installed
-    packages (the user's code), relative to ``root``."""
-    import traceback
-
-    shown = []
-    for frame in traceback.extract_tb(error.__traceback__):
-        path = Path(frame.filename)
-        text = str(path)
-        if text.startswith(_HARNESS_DIR) or "site-packages" in text or "/lib/python" in text:
-            continue
-        with contextlib.suppress(ValueError):
-            path = path.relative_to(root)
-        shown.append(f"{path}:{frame.lineno}: {(frame.line or '').strip()}")
-    return shown
-
-
-def _short_failure(item: pytest.Item, error: BaseException) -> str | None:
-    """A failure raised through harness as a few lines: the error (type and message, wrapped),
-    what caused it when a run failed, and the lines of the test's own code it passed through;
-    ``None`` for a failure that did not come through harness, or in harness's own test suite
-    (pytest's report stays)."""
-    import textwrap
-
-    root = item.config.rootpath
-    if Path(_HARNESS_DIR).is_relative_to(root):
-        return None  # harness's own tests: its frames are the ones to read
-    chain = _causes(error)
-    if not any(_is_harness(e) for e in chain):
-        return None
-    cause = chain[-1]
-    through = ", ".join(type(e).__name__ for e in chain[:-1])
-    head = f"{type(cause).__name__}{f' (via {through})' if through else ''}: {cause}"
-    lines = [
-        wrapped
-        for number, line in enumerate(head.splitlines())
-        for wrapped in textwrap.wrap(
-            line, _WIDTH, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
-        )
-        or ([""] if number else [])
-    ]
-    if len(lines) > _MESSAGE_LINES:
-        lines = [*lines[:_MESSAGE_LINES], "  ... (the rest: pytest --full-trace)"]
-    frames: list[str] = []
-    for each in chain:
-        frames += [f for f in _own_frames(each, root) if f not in frames]
-    lines += [f"at {frame}" for frame in frames[-8:]]
-    lines.append("(harness's own frames are hidden: pytest --full-trace shows everything)")
-    return "\n".join(lines)
 
 
 # -- the model override ------------------------------------------------------------------------
@@ -336,90 +271,7 @@ def _marker_model(marker: pytest.Mark) -> ModelSpec:
     return model  # type: ignore[no-any-return]  # a marker's argument: checked by override()
 
 
-# -- the stand-in for cassette misses -----------------------------------------------------------
-
-
-class StandIn:
-    """``--harness-fallback=fitted:FILE``: a decider distilled from the recorded model answers
-    the requests no cassette holds (in every record mode but ``all``), each answer's reading
-    marked ``stand_in``; tests it answered for get a "harness stand-in" report section, and
-    the session a summary line."""
-
-    def __init__(self, spec: str, entry: CatalogEntry) -> None:
-        from harness.providers import client_for
-
-        self.spec = spec
-        self.entry = entry
-        self.client = client_for(entry)
-        self.answered = 0
-        self.tests: list[str] = []
-
-    @classmethod
-    def checked(cls, spec: str, least: float | None) -> StandIn:
-        """The stand-in ``spec`` names, its file loaded and checked now, and its held-out
-        agreement with its teacher at least ``least`` (else a usage error, the session ends)."""
-        from harness.catalog import CatalogError, entry_for_model
-        from harness.providers import fitted_model
-
-        if not spec.startswith("fitted:"):
-            raise pytest.UsageError(
-                f"--harness-fallback={spec}: a stand-in is a fitted decider, "
-                "--harness-fallback=fitted:FILE (harness fit on the model's cassettes or records)"
-            )
-        try:
-            entry = entry_for_model(spec)
-            assert entry is not None
-            model = fitted_model(entry)
-        except CatalogError as error:
-            raise pytest.UsageError(f"--harness-fallback: {error}") from None
-        if least is not None:
-            if not 0 < least <= 1:
-                raise pytest.UsageError(
-                    f"--harness-fallback-min-agreement {least}: give a share in (0, 1], e.g. 0.9"
-                )
-            agreement = model.agreement()
-            value = None if agreement is None else agreement.get("value")
-            if not isinstance(value, float | int):
-                raise pytest.UsageError(
-                    f"--harness-fallback {spec}: the file holds no held-out agreement with a "
-                    "teacher to gate on: fit it with harness fit on the model's cassettes or "
-                    "records (distillation), which measures it"
-                )
-            assert agreement is not None
-            if value < least:
-                raise pytest.UsageError(
-                    f"--harness-fallback {spec}: its held-out agreement with the model it was "
-                    f"distilled from is {value:.3f} [{agreement.get('low'):.3f}, "
-                    f"{agreement.get('high'):.3f}] on {agreement.get('n')} decisions, below "
-                    f"--harness-fallback-min-agreement {least:g}: record more of the model and "
-                    "fit it again, or lower the gate"
-                )
-        return cls(spec, entry)
-
-    async def decide(
-        self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
-    ) -> DecisionResponse:
-        """The stand-in's answers to a request the cassette does not hold, marked as such."""
-        from harness.decision import DecisionResponse
-
-        response = await self.client.decide(request, self.entry, timeout=timeout)
-        self.answered += 1
-        reading = {
-            **(response.reading or {}),
-            "stand_in": f"not in the cassette: answered by the stand-in {self.spec}",
-        }
-        return DecisionResponse(
-            response.request,
-            response.answers,
-            input_tokens=response.input_tokens,
-            model=response.model,
-            request_id=response.request_id,
-            latency=response.latency,
-            reading=reading,
-        )
-
-    async def aclose(self) -> None:
-        """The stand-in stays open for the session (closed when it ends)."""
+# -- the stand-in for cassette misses (its class: _stand_in.py) --------------------------------
 
 
 _STAND_IN = pytest.StashKey["StandIn"]()
