@@ -11,6 +11,10 @@ texts truncated at ``max_seq_length`` tokens (256, from ``sentence_bert_config.j
 tests/providers/fitted/test_minilm.py holds its vectors to sentence-transformers' on torch
 (stored by scripts/minilm_golden.py) within 1e-5.
 
+One concern, past 400 lines: the numpy forward pass of one model, from its weights package to
+sentence-transformers' vectors (locating and reading the weights, the tokenizer, the layers, the
+batching and the one-thread pin read together).
+
 The safetensors file is read as numpy views on its bytes (its format is a JSON header and raw
 little-endian arrays), the matrices used transposed in place: loading takes a process's peak RSS
 from 56 MB to 163 MB (to 308 MB with ``safetensors.numpy.load`` on ``ZipFile.read``'s bytes).
