@@ -47,6 +47,8 @@ from harness.evals._pack import LabelledDecision as LabelledDecision
 from harness.evals._pack_run import evaluate_pack as evaluate_pack
 from harness.evals._pack_run import evaluate_pack_async as evaluate_pack_async
 from harness.evals._pack_run import scored as scored
+from harness.evals._render import estimate_notes as estimate_notes
+from harness.evals._render import estimate_text as estimate_text
 from harness.evals._render import render_comparison as render_comparison
 from harness.evals._render import render_report_html as render_report_html
 from harness.evals._render import render_report_text as render_report_text
@@ -112,6 +114,8 @@ __all__ = [
     "check_gates",
     "compare",
     "draw_labeled",
+    "estimate_notes",
+    "estimate_text",
     "evaluate",
     "evaluate_async",
     "evaluate_pack",

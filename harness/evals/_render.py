@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-def _shown(estimate: Estimate | None) -> str:
+def estimate_text(estimate: Estimate | None) -> str:
     """A figure as a cell: its value and interval (``*`` when the value lies outside it, the
     footnote saying why), or why it has none."""
     if estimate is None:
@@ -42,7 +42,7 @@ def _shown(estimate: Estimate | None) -> str:
     return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]{mark}"
 
 
-def notes(report: EvalReport) -> list[str]:
+def estimate_notes(report: EvalReport) -> list[str]:
     """A footnote per figure shown whose value lies outside its interval, saying why."""
     found = []
     for name, estimate in report.metrics.items():
@@ -84,10 +84,10 @@ def render_report_text(report: EvalReport) -> str:
         rows.append(
             (
                 name,
-                _shown(estimate),
+                estimate_text(estimate),
                 str(estimate.n),
-                _shown(report.baselines.get("uniform", {}).get(name)),
-                _shown(report.baselines.get("answer_key", {}).get(name)),
+                estimate_text(report.baselines.get("uniform", {}).get(name)),
+                estimate_text(report.baselines.get("answer_key", {}).get(name)),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -105,7 +105,7 @@ def render_report_text(report: EvalReport) -> str:
         "intervals: 95 % bootstrap, resampling cases (the decisions of one run are correlated)"
     )
     lines.append(N_RUN_LEVEL if "f1" in report.metrics else N_ROLES)
-    lines.extend(notes(report))
+    lines.extend(estimate_notes(report))
     lines.extend(position_lines(report.metrics))
     lines.extend(position_warnings(report.metrics))
     return "\n".join(lines) + "\n"
@@ -120,7 +120,9 @@ def render_comparison(comparison: Comparison, *, limit: int = 20) -> str:
     ]
     marked: list[str] = []
     for name in sorted(set(a.metrics) & set(b.metrics)):
-        lines.append(f"  {name}: {_shown(a.metrics[name])} -> {_shown(b.metrics[name])}")
+        lines.append(
+            f"  {name}: {estimate_text(a.metrics[name])} -> {estimate_text(b.metrics[name])}"
+        )
         for side, estimate in (("A", a.metrics[name]), ("B", b.metrics[name])):
             if estimate.note:
                 marked.append(f"  * {name} ({side}): {estimate.note}")
@@ -260,7 +262,7 @@ def _diagram(role: str, bins: Sequence[Bin], estimate: Estimate | None) -> str:
         'text-anchor="middle">observed frequency</text>'
     )
     parts.append("</svg>")
-    caption = f"{html.escape(role)}: ECE {html.escape(_shown(estimate))}"
+    caption = f"{html.escape(role)}: ECE {html.escape(estimate_text(estimate))}"
     return f"<figure>{''.join(parts)}<figcaption>{caption}</figcaption></figure>"
 
 
@@ -280,12 +282,14 @@ def render_report_html(report: EvalReport, *, record_pages: dict[str, str] | Non
         '<table class="figures"><tr><th>figure</th><th>model</th><th>n</th><th>uniform</th>'
         "<th>answer key</th></tr>",
     ]
+    uniform = report.baselines.get("uniform", {})
+    key_baseline = report.baselines.get("answer_key", {})
     for name, estimate in report.metrics.items():
         body.append(
-            f"<tr><td>{html.escape(name)}</td><td>{html.escape(_shown(estimate))}</td>"
+            f"<tr><td>{html.escape(name)}</td><td>{html.escape(estimate_text(estimate))}</td>"
             f"<td>{estimate.n}</td>"
-            f"<td>{html.escape(_shown(report.baselines.get('uniform', {}).get(name)))}</td>"
-            f"<td>{html.escape(_shown(report.baselines.get('answer_key', {}).get(name)))}</td>"
+            f"<td>{html.escape(estimate_text(uniform.get(name)))}</td>"
+            f"<td>{html.escape(estimate_text(key_baseline.get(name)))}</td>"
             "</tr>"
         )
     body.append("</table>")
@@ -293,7 +297,7 @@ def render_report_html(report: EvalReport, *, record_pages: dict[str, str] | Non
     explained = [
         *([failed] if failed is not None else []),
         N_RUN_LEVEL if "f1" in report.metrics else N_ROLES,
-        *notes(report),
+        *estimate_notes(report),
         *position_warnings(report.metrics),
     ]
     body.extend(f'<p class="note">{html.escape(line)}</p>' for line in explained)

@@ -21,6 +21,8 @@ from harness.evals import (
     Estimate,
     EvalReport,
     compare,
+    estimate_notes,
+    estimate_text,
     evaluate_pack,
     metrics,
 )
@@ -144,16 +146,6 @@ def figures_of(outcome: FitOutcome, measured: HeldOut) -> dict[str, object]:
     return found
 
 
-def _shown(estimate: Estimate | None) -> str:
-    if estimate is None:
-        return "-"
-    if estimate.value is None:
-        return f"undefined: {estimate.undefined}"
-    if estimate.low is None or estimate.high is None:
-        return f"{estimate.value:.3f} (no interval: {estimate.undefined})"
-    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
-
-
 def _roles(report: EvalReport) -> list[str]:
     return sorted({d.role for d in report.decisions})
 
@@ -190,8 +182,9 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
         for role in _roles(cv.report):
             auc = cv.report.metrics.get(f"{role}.auc")
             if auc is not None:
+                shown = estimate_text(auc)
                 lines.append(
-                    f"  cross-validated on {split.dev_name!r} ({name}): {role} auc {_shown(auc)}"
+                    f"  cross-validated on {split.dev_name!r} ({name}): {role} auc {shown}"
                 )
     if outcome.grouped is not None:
         grouped = outcome.grouped
@@ -211,8 +204,8 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
                 key = f"{role}.{figure}"
                 if key in grouped.report.metrics:
                     lines.append(
-                        f"  {key}: grouped {_shown(grouped.report.metrics[key])}, ordinary "
-                        f"{_shown(ordinary.report.metrics.get(key))}"
+                        f"  {key}: grouped {estimate_text(grouped.report.metrics[key])}, ordinary "
+                        f"{estimate_text(ordinary.report.metrics.get(key))}"
                     )
     if measured is None:
         return lines
@@ -231,16 +224,20 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
             key = f"{role}.{figure}"
             if key not in fitted.metrics:
                 continue
-            shown_base = "-" if base is None else _shown(base.metrics.get(key))
-            shown_major = _shown(measured.majority.get(role)) if figure == "accuracy" else "-"
+            shown_base = "-" if base is None else estimate_text(base.metrics.get(key))
+            shown_major = (
+                estimate_text(measured.majority.get(role)) if figure == "accuracy" else "-"
+            )
             label = (
                 "agreement with the teacher"
                 if _taught(outcome) and figure == "accuracy"
                 else figure
             )
             lines.append(
-                f"  {role} {label}: {_shown(fitted.metrics[key])} | {shown_base} | {shown_major}"
+                f"  {role} {label}: {estimate_text(fitted.metrics[key])} | {shown_base} "
+                f"| {shown_major}"
             )
+    lines.extend(f"  {note}" for note in estimate_notes(fitted))
     comparison = measured.comparison
     if comparison is not None:
         lines.append(
