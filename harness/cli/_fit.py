@@ -98,7 +98,7 @@ def fit_command(args: argparse.Namespace) -> int:
     from harness.catalog import CatalogError
     from harness.evals import DatasetError, EvalError
     from harness.fit import figures_of, fit_decider, held_out, read_source, render_fit
-    from harness.providers import amend_fitted
+    from harness.providers import amend_fitted, arrays_path
 
     check_at_least(args, concurrency=1, resamples=100)
     if args.base.startswith("fitted:"):
@@ -129,7 +129,7 @@ def fit_command(args: argparse.Namespace) -> int:
             seed=args.seed,
             resamples=args.resamples,
         )
-    say(f"wrote {outcome.path} (and its arrays {outcome.path.with_suffix('.npz').name})")
+    say(f"wrote {outcome.path} (and its arrays {arrays_path(outcome.path).name})")
     with usage_errors(CatalogError):
         measured = held_out(
             outcome,

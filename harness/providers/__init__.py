@@ -31,12 +31,14 @@ from harness.providers._fitted._client import fitted_model as fitted_model
 from harness.providers._fitted._client import heads_answer as heads_answer
 from harness.providers._fitted._client import sort_questions as sort_questions
 from harness.providers._fitted._encoders import ENCODERS as ENCODERS
-from harness.providers._fitted._encoders import Encoder as Encoder
-from harness.providers._fitted._encoders import SparseRows as SparseRows
+from harness.providers._fitted._encoders import MINILM_INSTALL as MINILM_INSTALL
 from harness.providers._fitted._encoders import fit_encoder as fit_encoder
+from harness.providers._fitted._encoders import minilm_installed as minilm_installed
 from harness.providers._fitted._errors import FittedError as FittedError
+from harness.providers._fitted._features import Encoder as Encoder
 from harness.providers._fitted._file import FittedModel as FittedModel
 from harness.providers._fitted._file import amend_fitted as amend_fitted
+from harness.providers._fitted._file import arrays_path as arrays_path
 from harness.providers._fitted._file import load_fitted as load_fitted
 from harness.providers._fitted._file import write_fitted as write_fitted
 from harness.providers._fitted._heads import Head as Head
@@ -44,6 +46,7 @@ from harness.providers._fitted._reads import head_key as head_key
 from harness.providers._fitted._reads import option_texts as option_texts
 from harness.providers._fitted._reads import question_text as question_text
 from harness.providers._fitted._reads import request_key as request_key
+from harness.providers._fitted._tfidf import SparseRows as SparseRows
 from harness.providers._http_failures import error_message as error_message
 from harness.providers._http_failures import retry_after as retry_after
 from harness.providers._logprob_reading import (

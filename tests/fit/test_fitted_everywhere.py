@@ -25,7 +25,7 @@ def test_the_run_api_takes_a_fitted_model_string() -> None:
     assert path is not None
     result = harness.run_sync(
         Triage,
-        Note("renew the gym card right now; no rush with the invoice"),
+        Note("no rush with the invoice; renew the gym card right now"),
         model=f"fitted:{path}",
     )
     assert result.entry.provider == "fitted"

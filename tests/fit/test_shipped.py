@@ -59,7 +59,7 @@ def test_the_demo_on_a_fitted_model_shows_the_embedded_model_beside_it(
 
 
 def test_the_triage_example_runs_on_its_fitted_model(capsys: pytest.CaptureFixture[str]) -> None:
-    note = '{"text": "renew the gym card right now; no rush to send the invoice"}'
+    note = '{"text": "no rush with the invoice; renew the gym card right now"}'
     code = main(["run", "harness.demo.triage:Triage", "--input", note, "--entry", "triage-fitted"])
     out, err = capsys.readouterr()
     assert code == 0, err

@@ -250,7 +250,7 @@ def load_fitted(path: str | os.PathLike[str]) -> FittedModel:
     except FittedError as error:
         raise FittedError(f"fitted file {str(source)!r}: {error}") from None
     heads = _heads(source, document, arrays)
-    width = encoder.encode([""]).shape[1]
+    width = encoder.width
     for head in heads.values():
         if head.dimensions != width:
             raise _refuse(

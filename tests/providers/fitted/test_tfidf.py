@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.providers import SparseRows
-from harness.providers._fitted._encoders import TfidfEncoder
+from harness.providers._fitted._tfidf import TfidfEncoder
 
 sklearn_text = pytest.importorskip("sklearn.feature_extraction.text")
 
