@@ -15,7 +15,7 @@ ways in rotating order:
 * **floor**: the bare loop plus the least a call must do to keep the contract (its own
   request encoded and priced, an id in a context variable, a deadline, the reply checked into
   answers, a record): what any implementation keeping the contract pays over the bare loop
-  (``run_floor``; ``floor.py`` is the same for the embedded model).
+  (``run_floor``; ``_floor.py`` is the same for the embedded model).
 
 The server runs in a child process (its own interpreter and event loop, on 127.0.0.1), so its
 cost does not land on either side. Each way is a pyperf benchmark of the same run
@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _breakdown import breakdown, print_breakdown
 from _perf import Means, closing, finish, runner, worker_loop
-from _results import conditions, target, write
+from _results import conditions, one_run, target, write
 
 from harness.catalog import Catalog, CatalogEntry
 from harness.decision import Choice, DecisionRequest, Noul, Score, systemone
@@ -75,7 +75,6 @@ from harness.tools import Workflow
 CONCURRENCY = 32
 MODEL = "fake-decider"
 TARGET = 0.85
-FLOOR = 0.7
 
 REQUEST = DecisionRequest(
     {
@@ -191,7 +190,7 @@ async def run_floor(
     request encoded and priced by the byte length (harness's encoder, the cheapest there is),
     a deadline kept in a set, admitted by the semaphore, the reply checked into answers by the
     System One decoder (``decode_body``: what a call must not pass on unchecked), and a record
-    appended. No retries, events, catalog or error messages: ``floor.py``'s rules, over HTTP."""
+    appended. No retries, events, catalog or error messages: ``_floor.py``'s rules, over HTTP."""
     gate = asyncio.Semaphore(CONCURRENCY)
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     deadlines: set[float] = set()
@@ -384,9 +383,7 @@ def report(
     print(f"whole stack       : {stack:8.0f} calls/s  {stack_cpu * 1e3:6.3f} ms client CPU a call")
     print(f"the floor         : {floor_rate:8.0f} calls/s")
     print(f"harness's own CPU : {(stack_cpu - bare_cpu) * 1e3:6.3f} ms a call (stack - bare)")
-    met = "met" if ratio >= TARGET else "missed"
-    held = "held" if ratio >= FLOOR else "broken"
-    print(f"ratio stack/bare  : {ratio:.3f} (target {TARGET} {met}, floor {FLOOR} {held})")
+    print(f"ratio stack/bare  : {ratio:.3f} ({one_run(ratio, TARGET, '>=')})")
     print(f"ratio floor/bare  : {floor_rate / bare:.3f}")
     if parts is not None:
         print_breakdown("stack, per call (client process)", parts, stack_cpu * 1e6)

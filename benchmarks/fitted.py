@@ -13,10 +13,10 @@
   held to one thread). Target: under 60 s a fit, for each encoder.
 
 Each ratio is shown with a 95 % bootstrap interval over its rounds and a verdict from the
-interval: ``met`` when the interval's worse end meets the target, ``missed`` when its better end
-does not, else ``cannot tell``. A run on a machine doing other work is marked ``loaded`` and
-never ``met``: a load average of 1 or more before it starts, or of 2 or more during or after it
-(the benchmark itself keeps one core busy, about 1 of the load average).
+interval, in the words and by the idle rule of the other reference benchmarks (``_campaign.py``):
+``met`` only when the interval's worse end meets the target, ``missed`` when its better end does
+not, else ``cannot tell``; a run on a machine doing other work (a load average of 1 or more
+before it, or after it less the benchmark's own busy process) never gives ``met``.
 
 A script, not a test: ``python benchmarks/fitted.py [--rounds 20] [--calls 20] [--json FILE]``.
 """
@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _results import conditions, target, write
+from _campaign import Machine
+from _campaign import verdict as judged
+from _results import measured, target, write
 
 from harness.catalog import CatalogEntry, default_catalog, entry_for_model
 from harness.decision import DecisionRequest, Noul
@@ -44,11 +45,6 @@ from harness.evals import metrics
 from harness.evals.data import data_path
 from harness.fit import fit_decider, read_source
 from harness.providers import DecisionClient, client_for
-
-IDLE = 1.0
-"""A load average at or above this before the run marks it ``loaded``."""
-OWN = 1.0
-"""What the benchmark's own process adds to the load average while it runs."""
 
 NOTES = [
     "renew the gym card right now",
@@ -157,13 +153,8 @@ def verdict(values: list[float], limit: float, loaded: bool) -> tuple[dict[str, 
     estimate = metrics.bootstrap(values, statistics.fmean, resamples=2000)
     low, high = estimate.low, estimate.high
     shown: dict[str, object] = {"mean": estimate.value, "low": low, "high": high, "n": len(values)}
-    if high is not None and high <= limit and not loaded:
-        said = "met"
-    elif low is not None and low > limit:
-        said = "missed"
-    else:
-        said = "cannot tell" + (" (loaded)" if loaded else "")
-    return shown, said
+    interval = None if low is None or high is None else (low, high)
+    return shown, judged(interval, limit, "<=", loaded)
 
 
 def main() -> int:
@@ -172,7 +163,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
-    before = os.getloadavg()[0]
+    machine = Machine(busy=1.0)
     figures: dict[str, object] = {}
     targets = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -189,13 +180,12 @@ def main() -> int:
         minilm = entry_for_model(f"fitted:{made}")
         embedded = default_catalog().entry("embedded")
         assert minilm is not None
-        loaded = before >= IDLE or os.getloadavg()[0] >= IDLE + OWN
         for name, values, limit in (
             ("tfidf / embedded", ratios(tfidf, embedded, args.rounds, args.calls), 1.0),
             ("minilm request / its encode", encode_ratios(minilm, args.rounds, args.calls), 1.2),
         ):
-            loaded = loaded or os.getloadavg()[0] >= IDLE + OWN
-            shown, said = verdict(values, limit, loaded)
+            machine.stop()
+            shown, said = verdict(values, limit, machine.loaded)
             figures[name] = shown
             print(
                 f"{name}: {shown['mean']:.3f} [{shown['low']:.3f}, {shown['high']:.3f}] over "
@@ -215,14 +205,10 @@ def main() -> int:
             f"peak {load['peak_mb']:.0f} MB (target <= 400)",
             flush=True,
         )
-    after = os.getloadavg()[0]
-    busy = before >= IDLE or after >= IDLE + OWN
-    print(
-        f"load average before {before:.2f}, after {after:.2f}"
-        + (" (loaded: no figure is 'met')" if busy else " (idle but for this run)")
-    )
+    machine.stop()
+    print(machine.line())
     sizes = {"rounds": args.rounds, "calls": args.calls}
-    write(args.json, "fitted", conditions(sizes, before), figures, targets)
+    write(args.json, "fitted", measured(sizes, machine), figures, targets)
     return 0
 
 

@@ -14,7 +14,7 @@ valgrind does not follow):
 * ``bare``: ``benchmarks/dispatch.py``'s bare aiohttp loop;
 * ``real``: as ``embedded`` with the model itself asked (not canned);
 * ``model``: sparrow-decider asked directly on the same request, the baseline of ``real``;
-* ``floor``: ``benchmarks/floor.py``'s floor path on the same request, the model asked.
+* ``floor``: ``benchmarks/_floor.py``'s floor path on the same request, the model asked.
 
 ``--caches`` runs the path under ``valgrind --tool=cachegrind`` instead, with caches simulated
 at this machine's sizes (32 KiB instruction and data caches, a 1 MiB second level, each per
@@ -75,9 +75,9 @@ async def _embedded(
     direct = direct_call(SMALL)
     if way == "floor":
         import sparrow_decider
-        from floor import Floor, _temperature
+        from _floor import Floor, temperature
 
-        floor = Floor(sparrow_decider.Decider.load(), SMALL, _temperature())
+        floor = Floor(sparrow_decider.Decider.load(), SMALL, temperature())
         for _ in range(WARM):
             await floor.call()
         if profiler is not None:

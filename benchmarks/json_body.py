@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 from _perf import Means, runner
-from _results import conditions, target, write
+from _results import conditions, one_run, target, write
 
 from harness.decision._internal import json_bytes, load_json
 
@@ -116,8 +116,7 @@ def main() -> None:
     print(f"a body of {options.artifacts} artifacts, {len(body)} bytes; CPU a call, pyperf's")
     for name in WAYS:
         print(f"  {name:<15}: {means[name] * 1e6:9.1f} µs")
-    verdict = "meets" if ratio >= TARGET else "misses"
-    print(f"encode + decode, json / harness: {ratio:.2f}x ({verdict} >= {TARGET}x)")
+    print(f"encode + decode, json / harness: {ratio:.2f}x ({one_run(ratio, TARGET, '>=')})")
     print(
         f"  orjson alone, without the checks that keep json's bytes and values: "
         f"{theirs / bare:.2f}x; the checks cost {(ours - bare) * 1e6:.1f} µs a body"

@@ -1,20 +1,23 @@
-"""Where the targets stand over several runs: every benchmark of the fixed cost of a call, run
-again in fresh processes, each target's ratios summed up with an interval across the runs.
+"""The reference runs of the pyperf benchmarks: each run again in fresh processes, each target's
+ratios summed up with an interval across the runs and a verdict from it.
 
-One run of a benchmark gives each way's mean over pyperf's worker processes, but the next run
-lands elsewhere: the model's own speed and how harness's path and the model share the CPU's
-caches move with the machine's load and the processes' memory layout (docs/performance.md).
-Whether a target is met is therefore a question about the runs, not one run. This script runs
-``embedded.py``, ``floor.py``, ``dispatch.py``, ``batch_embedded.py`` and ``json_body.py``
-``--runs`` times each (default 9), in turn, each in a process of its own, and for every target
-they report prints:
+One run of ``dispatch.py``, ``batch_embedded.py`` or ``json_body.py`` gives each way's median
+over pyperf's worker processes, but the next run lands elsewhere: the machine's load and each
+process's memory layout move it (docs/performance.md). Whether a target is met is a question
+about the runs, so a single run prints no verdict, and this script runs them ``--runs`` times
+each (default 9), in turn, each in a process of its own, and for every target prints
+(``_campaign.py``):
 
 * the number of runs, the median ratio and the range;
 * a 95 % interval of the median ratio that assumes nothing of how the ratios spread (two of the
   sorted runs, chosen by the binomial distribution: with 9 runs, the 2nd and the 8th, 96.1 %);
   fewer than 6 runs give none;
-* the verdict: ``met`` when the whole interval meets the target, ``missed`` when none of it
-  does, ``undecided`` otherwise.
+* the verdict: ``met`` only when the interval's worse end meets the target, ``missed`` when its
+  better end does not, ``cannot tell`` otherwise; a loaded machine (the load average before the
+  runs, or after them less the benchmark's own processes, at 1 or more) never gives ``met``.
+
+``embedded.py`` sums up its own runs (its rounds are paired within each process) and is not run
+here.
 
 ``--tree PATH`` (repeatable) runs the benchmarks against the harness in ``PATH`` (put first on
 ``PYTHONPATH``; e.g. an earlier commit exported with ``git archive REV | tar -x -C PATH``),
@@ -32,11 +35,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,58 +49,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _results import TINY  # noqa: E402  # the benchmarks' own helper, from their folder
+from _campaign import Machine, row_text, summed  # noqa: E402  # the benchmarks' own helpers
+from _results import TINY  # noqa: E402
 
 FULL: dict[str, list[str]] = {
-    "embedded": ["--quiet"],
-    "floor": ["--quiet"],
     "dispatch": ["--quiet"],
     "batch_embedded": ["--quiet"],
     "json_body": ["--quiet"],
 }
 """Each benchmark's arguments in a full run (its own and pyperf's defaults otherwise)."""
 
+BUSY: dict[str, float] = {"dispatch": 2.0, "batch_embedded": 1.0, "json_body": 1.0}
+"""The cores each benchmark keeps busy (``dispatch.py``: its client and its server)."""
+
 
 LOAD_SHORTEST = 2.0
 """Seconds a load command must run at least (see :meth:`Load.keep`)."""
-
-LEAST_RUNS = 6
-"""The fewest runs whose median gets an interval (below, the outermost runs cover < 95 %)."""
-
-
-def _rank(n: int) -> tuple[int, float]:
-    """The largest k with P(Binomial(n, 1/2) < k) <= 0.025, and that probability."""
-    k, tail = 0, 0.0
-    while tail + math.comb(n, k) / 2**n <= 0.025:
-        tail += math.comb(n, k) / 2**n
-        k += 1
-    return k, tail
-
-
-def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
-    """A distribution-free interval of at least 95 % for the median of ``values``: the k-th
-    smallest and the k-th largest (:func:`_rank`). None below :data:`LEAST_RUNS` values."""
-    n = len(values)
-    if n < LEAST_RUNS:
-        return None
-    ordered = sorted(values)
-    k = _rank(n)[0]
-    return ordered[k - 1], ordered[n - k]
-
-
-def coverage(n: int) -> float | None:
-    """What :func:`median_interval` covers for ``n`` runs (None below :data:`LEAST_RUNS`)."""
-    return None if n < LEAST_RUNS else 1 - 2 * _rank(n)[1]
-
-
-def verdict(interval: tuple[float, float] | None, limit: float, direction: str) -> str:
-    """``met``, ``missed`` or ``undecided`` for an interval against ``direction`` ``limit``."""
-    if interval is None:
-        return f"too few runs (< {LEAST_RUNS})"
-    low, high = interval
-    if direction == ">=":
-        return "met" if low >= limit else "missed" if high < limit else "undecided"
-    return "met" if high <= limit else "missed" if low > limit else "undecided"
 
 
 class Load:
@@ -170,37 +135,18 @@ def run_one(name: str, arguments: Sequence[str], tree: str | None, out: Path) ->
 def summary(
     collected: Mapping[tuple[str, str, str], list[float]],
     limits: Mapping[tuple[str, str], tuple[float, str]],
-    loads: Sequence[float],
+    machine: Machine,
 ) -> dict[str, object]:
     """Every target's runs summed up: median, range, interval, verdict."""
-    rows = []
-    for (tree, benchmark, name), ratios in collected.items():
-        limit, direction = limits[(benchmark, name)]
-        interval = median_interval(ratios)
-        covered = coverage(len(ratios))
-        rows.append(
-            {
-                "tree": tree,
-                "benchmark": benchmark,
-                "target": name,
-                "direction": direction,
-                "limit": limit,
-                "runs": len(ratios),
-                "median": round(statistics.median(ratios), 4),
-                "low": round(min(ratios), 4),
-                "high": round(max(ratios), 4),
-                "interval_low": None if interval is None else round(interval[0], 4),
-                "interval_high": None if interval is None else round(interval[1], 4),
-                "coverage": None if covered is None else round(covered, 4),
-                "verdict": verdict(interval, limit, direction),
-                "ratios": [round(r, 4) for r in ratios],
-            }
-        )
-    return {
-        "load_average_low": round(min(loads), 2) if loads else None,
-        "load_average_high": round(max(loads), 2) if loads else None,
-        "targets": rows,
-    }
+    rows = [
+        {
+            "tree": tree,
+            "benchmark": benchmark,
+            **summed(name, ratios, *limits[(benchmark, name)], machine.loaded),
+        }
+        for (tree, benchmark, name), ratios in collected.items()
+    ]
+    return {**machine.conditions(), "targets": rows}
 
 
 def run_all(
@@ -209,12 +155,12 @@ def run_all(
     trees: Sequence[str | None],
     quick: bool,
     load_command: str | None,
-) -> dict[str, object]:
+) -> tuple[dict[str, object], Machine]:
     """The whole campaign: ``runs`` times over, each time every benchmark once per tree."""
     sizes = TINY if quick else FULL
     collected: dict[tuple[str, str, str], list[float]] = {}
     limits: dict[tuple[str, str], tuple[float, str]] = {}
-    loads: list[float] = []
+    machine = Machine(busy=min(BUSY[name] for name in names))  # never more than it was
     with tempfile.TemporaryDirectory() as folder, loaded(load_command) as load:
         for run in range(runs):
             for name in names:
@@ -224,9 +170,6 @@ def run_all(
                         load.keep()
                     out = Path(folder) / f"{name}.json"
                     results = run_one(name, sizes[name], tree, out)
-                    conditions = results["conditions"]
-                    assert isinstance(conditions, dict)
-                    loads += [conditions["load_average_before"], conditions["load_average_after"]]
                     targets = results["targets"]
                     assert isinstance(targets, list)
                     for found in targets:
@@ -234,27 +177,17 @@ def run_all(
                         collected.setdefault(key, []).append(float(found["ratio"]))
                         limits[(name, found["name"])] = (found["limit"], found["direction"])
             print(f"run {run + 1} of {runs} done ({time.strftime('%H:%M:%S')})", flush=True)
-    return summary(collected, limits, loads)
+    machine.stop()
+    return summary(collected, limits, machine), machine
 
 
-def print_summary(found: Mapping[str, object]) -> None:
+def print_summary(found: Mapping[str, object], machine_line: str) -> None:
     """The summary as a table, one target a line."""
-    print(f"load average {found['load_average_low']}-{found['load_average_high']} during the runs")
+    print(machine_line)
     rows = found["targets"]
     assert isinstance(rows, list)
     for row in rows:
-        interval = (
-            "no interval"
-            if row["interval_low"] is None
-            else f"{row['interval_low']:.3f}-{row['interval_high']:.3f} "
-            f"({row['coverage'] * 100:.1f} %)"
-        )
-        print(
-            f"{row['tree']:<10} {row['benchmark']:<15} {row['target']:<48} "
-            f"{row['direction']} {row['limit']:<5} n={row['runs']:<3} median {row['median']:.3f} "
-            f"range {row['low']:.3f}-{row['high']:.3f}; median's interval {interval}: "
-            f"{row['verdict']}"
-        )
+        print(f"{row['tree']:<10} {row['benchmark']:<15} " + row_text(row, 60))
 
 
 def main() -> None:
@@ -276,8 +209,8 @@ def main() -> None:
     if options.runs < 1:
         raise SystemExit("--runs must be at least 1")
     trees: list[str | None] = list(options.tree) if options.tree else [None]
-    found = run_all(names, options.runs, trees, options.quick, options.load)
-    print_summary(found)
+    found, machine = run_all(names, options.runs, trees, options.quick, options.load)
+    print_summary(found, machine.line())
     if options.json == "-":
         json.dump(found, sys.stdout, indent=2)
         print()

@@ -1,4 +1,4 @@
-"""``benchmarks/targets.py`` sums up runs as it says."""
+"""``benchmarks/_campaign.py`` and ``benchmarks/targets.py`` sum up runs as they say."""
 
 from __future__ import annotations
 
@@ -14,21 +14,22 @@ SCRIPT = ROOT / "benchmarks" / "targets.py"
 
 sys.path.insert(0, str(SCRIPT.parent))
 
+import _campaign  # noqa: E402  # the benchmarks' own helper, from their folder
 import targets  # noqa: E402  # the benchmark script, from its folder
 
 
 def test_the_median_interval_is_the_pair_of_runs_the_binomial_picks() -> None:
     values = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.6, 0.4, 0.5]  # nine runs
-    assert targets.median_interval(values) == (0.2, 0.8)  # the 2nd and the 8th of nine
-    assert targets.coverage(9) == pytest.approx(1 - 2 * 10 / 512)  # 96.1 %
-    assert targets.median_interval([0.3, 0.1, 0.2, 0.6, 0.5, 0.4]) == (0.1, 0.6)  # 96.9 %
-    assert targets.coverage(6) == pytest.approx(1 - 2 / 64)
-    assert targets.median_interval([0.1, 0.2, 0.3, 0.4, 0.5]) is None  # 5 runs: < 95 %
-    assert targets.coverage(5) is None
+    assert _campaign.median_interval(values) == (0.2, 0.8)  # the 2nd and the 8th of nine
+    assert _campaign.coverage(9) == pytest.approx(1 - 2 * 10 / 512)  # 96.1 %
+    assert _campaign.median_interval([0.3, 0.1, 0.2, 0.6, 0.5, 0.4]) == (0.1, 0.6)  # 96.9 %
+    assert _campaign.coverage(6) == pytest.approx(1 - 2 / 64)
+    assert _campaign.median_interval([0.1, 0.2, 0.3, 0.4, 0.5]) is None  # 5 runs: < 95 %
+    assert _campaign.coverage(5) is None
     twenty = [i / 20 for i in range(20)]
-    low, high = targets.median_interval(twenty) or (0.0, 0.0)
+    low, high = _campaign.median_interval(twenty) or (0.0, 0.0)
     assert (low, high) == (twenty[5], twenty[14])  # the 6th and the 15th of twenty
-    assert (targets.coverage(20) or 0) >= 0.95
+    assert (_campaign.coverage(20) or 0) >= 0.95
 
 
 @pytest.mark.parametrize(
@@ -36,17 +37,36 @@ def test_the_median_interval_is_the_pair_of_runs_the_binomial_picks() -> None:
     [
         ((0.10, 0.18), 0.2, "<=", "met"),
         ((0.21, 0.30), 0.2, "<=", "missed"),
-        ((0.15, 0.25), 0.2, "<=", "undecided"),
+        ((0.15, 0.25), 0.2, "<=", "cannot tell"),
         ((0.96, 1.10), 0.95, ">=", "met"),
         ((0.70, 0.90), 0.95, ">=", "missed"),
-        ((0.90, 1.00), 0.95, ">=", "undecided"),
-        (None, 0.95, ">=", "too few runs (< 6)"),
+        ((0.90, 1.00), 0.95, ">=", "cannot tell"),
+        (None, 0.95, ">=", "cannot tell: too few runs (< 6)"),
     ],
 )
 def test_a_verdict_needs_the_whole_interval_on_one_side(
     interval: tuple[float, float] | None, limit: float, direction: str, expected: str
 ) -> None:
-    assert targets.verdict(interval, limit, direction) == expected
+    assert _campaign.verdict(interval, limit, direction) == expected
+
+
+def test_a_loaded_machine_never_gives_met_but_still_gives_missed() -> None:
+    assert _campaign.verdict((0.10, 0.18), 0.2, "<=", loaded=True) == "cannot tell: loaded"
+    assert _campaign.verdict((0.96, 1.10), 0.95, ">=", loaded=True) == "cannot tell: loaded"
+    assert _campaign.verdict((0.21, 0.30), 0.2, "<=", loaded=True) == "missed"
+
+
+def test_the_machine_is_idle_only_when_the_rest_of_it_was() -> None:
+    machine = _campaign.Machine(busy=1.0)
+    machine.before, machine.after, machine.seconds = 0.3, 0.95, 120.0
+    assert machine.own == pytest.approx(1 - 2.718281828 ** -2, rel=1e-6)  # 0.865
+    assert machine.others_after == pytest.approx(0.95 - machine.own)
+    assert not machine.loaded  # a run of its own drove the load average up, nothing else
+    machine.after = 2.2  # a second process beside it for the whole run
+    assert machine.loaded
+    machine.before, machine.after = 1.4, 0.95
+    assert machine.loaded  # busy before it started
+    assert "loaded: no figure is 'met'" in machine.line()
 
 
 def test_a_load_is_restarted_when_it_ends_and_stopped_with_its_children() -> None:
@@ -70,7 +90,7 @@ def test_a_load_is_restarted_when_it_ends_and_stopped_with_its_children() -> Non
 @pytest.mark.slow
 def test_a_quick_campaign_sums_up_every_target_of_the_benchmarks_run(tmp_path: Path) -> None:
     out = tmp_path / "summary.json"
-    command = [sys.executable, str(SCRIPT), "--quick", "--runs", "2", "--only", "embedded"]
+    command = [sys.executable, str(SCRIPT), "--quick", "--runs", "2", "--only", "json_body"]
     command += ["--tree", str(ROOT), "--json", str(out)]
     done = subprocess.run(
         command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
@@ -79,18 +99,17 @@ def test_a_quick_campaign_sums_up_every_target_of_the_benchmarks_run(tmp_path: P
     found = json.loads(out.read_text(encoding="utf-8"))
     rows = found["targets"]
     assert {row["target"] for row in rows} == {
-        "harness's own time / the model's",
-        "harness's own CPU / the model's",
-        "dispatcher rate / the model's serial rate",
+        "JSON encode + decode: harness (orjson) / the standard library's speed"
     }
     for row in rows:
         assert row["tree"] == str(ROOT)
-        assert row["benchmark"] == "embedded"
+        assert row["benchmark"] == "json_body"
         assert row["runs"] == 2
         assert len(row["ratios"]) == 2
         assert row["low"] <= row["median"] <= row["high"]
         assert row["interval_low"] is None  # two runs give no interval
-        assert row["verdict"] == "too few runs (< 6)"
+        assert row["verdict"] == "cannot tell: too few runs (< 6)"
+    assert isinstance(found["loaded"], bool)
     assert "run 2 of 2 done" in done.stdout
 
 
@@ -104,8 +123,7 @@ def test_an_unknown_benchmark_is_named_with_the_choices() -> None:
     )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "unknown benchmark 'embeded': choose among embedded, floor, dispatch, batch_embedded, "
-        "json_body (--only)"
+        "unknown benchmark 'embeded': choose among dispatch, batch_embedded, json_body (--only)"
     ]
 
 
