@@ -30,7 +30,6 @@ the decisions come from, so they stay side by side.
 
 from __future__ import annotations
 
-# the stdlib's json: a split's digest hashes json's default text (", "), not orjson's
 import os
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
