@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from harness.batch import BatchSpec, run_batch  # noqa: E402
 from harness.evals import Case, Dataset, evaluate  # noqa: E402
 from harness.evals.data.domains import Inbox, Ticket  # noqa: E402
-from harness.evals.data.generate import domain_items  # noqa: E402
+from scripts.shipped_data import domain_items  # noqa: E402
 
 TARGET = "harness.evals.data.domains:RefundFinder"
 

@@ -330,11 +330,11 @@ def _say_failed(report: EvalReport) -> None:
 
 def _with_bias(data: dict[str, object], bias: PositionBias | None) -> str:
     """The report's JSON text (stable bytes), with a ``position_bias`` field when measured."""
-    import json
+    from harness.evals._internal import report_text
 
     if bias is not None:
         data = {**data, "position_bias": bias.to_json()}
-    return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return report_text(data)
 
 
 def _add_bias(path: Path, bias: PositionBias) -> None:
@@ -347,7 +347,7 @@ def _add_bias(path: Path, bias: PositionBias) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    import json
+    import json  # the stdlib: --json prints the comparison with ASCII escapes (json.dumps default)
 
     from harness.evals import (
         DatasetError,

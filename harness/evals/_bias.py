@@ -27,7 +27,8 @@ import attrs
 from harness.catalog import Catalog
 from harness.decision import Choice, DecisionRequest, Question
 from harness.evals._report import DIGITS, _estimate_json
-from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, UndefinedMetricError, bootstrap
+from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, UndefinedMetricError
+from harness.evals.metrics._intervals import bootstrap_grouped
 from harness.jobs import Dispatcher
 from harness.providers._internal import cyclic_orders
 from harness.runs import ModelChoice, seat_for
@@ -207,23 +208,20 @@ def summarize(
     resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> PositionBias:
     """The figures of :class:`PositionBias` from the re-asked questions, resampled by request."""
-    by_request: dict[int, list[QuestionBias]] = {}
-    for question in found:
-        by_request.setdefault(question.request, []).append(question)
-    groups = list(by_request.values())
 
-    def share(sample: Sequence[list[QuestionBias]]) -> float:
+    def request(question: QuestionBias) -> int:
+        return question.request
+
+    def share(questions: Sequence[QuestionBias]) -> float:
         position = content = 0.0
-        for group in sample:
-            for question in group:
-                p, c = question.sums_of_squares()
-                position, content = position + p, content + c
+        for question in questions:
+            p, c = question.sums_of_squares()
+            position, content = position + p, content + c
         if position + content == 0:
             raise UndefinedMetricError("the position share is undefined: every answer is even")
         return position / (position + content)
 
-    def stable(sample: Sequence[list[QuestionBias]]) -> float:
-        questions = [q for group in sample for q in group]
+    def stable(questions: Sequence[QuestionBias]) -> float:
         if not questions:
             raise UndefinedMetricError("no choice of two options or more was asked")
         return sum(q.stable() for q in questions) / len(questions)
@@ -236,12 +234,11 @@ def summarize(
         n: tuple(sum(column) / len(column) for column in zip(*rows, strict=True))
         for n, rows in means.items()
     }
-    kw = {"seed": seed, "resamples": resamples, "n": len(found)}
     return PositionBias(
         orderings=orderings,
         questions=tuple(found),
-        position_share=bootstrap(groups, share, **kw),
-        stable_top=bootstrap(groups, stable, **kw),
+        position_share=bootstrap_grouped(found, request, share, seed=seed, resamples=resamples),
+        stable_top=bootstrap_grouped(found, request, stable, seed=seed, resamples=resamples),
         place_means=place_means,
     )
 

@@ -46,6 +46,7 @@ from harness.evals.metrics import log_loss
 
 __all__ = [
     "best_threshold",
+    "by_calibration_role",
     "calibration_role",
     "fit_calibration",
     "fit_isotonic",
@@ -77,6 +78,14 @@ def calibration_role(decision: ScoredDecision) -> str:
     if decision.question.startswith("select_") and decision.kind == "noul":
         return "select"
     return decision.kind
+
+
+def by_calibration_role(decisions: Iterable[ScoredDecision]) -> dict[str, list[ScoredDecision]]:
+    """``decisions`` grouped by :func:`calibration_role`, each role in first-seen order."""
+    by_role: dict[str, list[ScoredDecision]] = {}
+    for decision in decisions:
+        by_role.setdefault(calibration_role(decision), []).append(decision)
+    return by_role
 
 
 def _p_yes(decision: ScoredDecision) -> float:
@@ -273,9 +282,7 @@ def fit_calibration(
     role, a Platt or isotonic map per noul role, each role with at least :data:`MIN_FIT`
     decisions (``roles`` limits which). With ``selection_threshold``, the ``select`` role's
     threshold of best F1 on its calibrated probabilities is fitted too."""
-    by_role: dict[str, list[ScoredDecision]] = {}
-    for decision in decisions:
-        by_role.setdefault(calibration_role(decision), []).append(decision)
+    by_role = by_calibration_role(decisions)
     fitted: dict[str, RoleMap] = {}
     for role in CALIBRATION_ROLES:
         found = by_role.get(role, [])

@@ -8,9 +8,10 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from harness.catalog import Calibration
-from harness.evals._calibration import calibration_role, mapped_distribution
+from harness.evals._calibration import by_calibration_role, mapped_distribution
 from harness.evals._report import ScoredDecision
-from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, bootstrap, ece, log_loss
+from harness.evals.metrics import BOOTSTRAP_RESAMPLES, Estimate, ece, log_loss
+from harness.evals.metrics._intervals import bootstrap_grouped
 
 __all__ = ["CalibrationReport", "RoleReport", "calibration_report"]
 
@@ -55,8 +56,8 @@ def _top(distribution: Sequence[float], label: int, kind: str) -> tuple[float, b
     return distribution[top], top == label
 
 
-_Mapped = tuple[list[float], int, float, bool]
-"""A decision after a calibration: its distribution, label, and the pair an ECE reads."""
+_Mapped = tuple[str, list[float], int, float, bool]
+"""A decision after a calibration: its case, distribution, label, and the pair an ECE reads."""
 
 
 def _figures(
@@ -65,25 +66,24 @@ def _figures(
     seed: int,
     resamples: int,
 ) -> tuple[Estimate, Estimate]:
-    cases: dict[str, list[_Mapped]] = {}
+    found: list[_Mapped] = []
     for decision in decisions:  # each decision mapped once, then resampled by case
         distribution = mapped_distribution(calibration, decision)
         top, outcome = _top(distribution, decision.label, decision.kind)
-        cases.setdefault(decision.case, []).append((distribution, decision.label, top, outcome))
-    groups = list(cases.values())
+        found.append((decision.case, distribution, decision.label, top, outcome))
 
-    def ece_of(sample: Sequence[list[_Mapped]]) -> float:
-        found = [d for group in sample for d in group]
-        return ece([d[2] for d in found], [d[3] for d in found], bins=10, strategy="mass")
+    def case(mapped: _Mapped) -> str:
+        return mapped[0]
 
-    def loss_of(sample: Sequence[list[_Mapped]]) -> float:
-        found = [d for group in sample for d in group]
-        return log_loss([d[0] for d in found], [d[1] for d in found])
+    def ece_of(sample: Sequence[_Mapped]) -> float:
+        return ece([d[3] for d in sample], [d[4] for d in sample], bins=10, strategy="mass")
 
-    n = len(decisions)
+    def loss_of(sample: Sequence[_Mapped]) -> float:
+        return log_loss([d[1] for d in sample], [d[2] for d in sample])
+
     return (
-        bootstrap(groups, ece_of, n=n, seed=seed, resamples=resamples),
-        bootstrap(groups, loss_of, n=n, seed=seed, resamples=resamples),
+        bootstrap_grouped(found, case, ece_of, seed=seed, resamples=resamples),
+        bootstrap_grouped(found, case, loss_of, seed=seed, resamples=resamples),
     )
 
 
@@ -96,11 +96,8 @@ def calibration_report(
 ) -> CalibrationReport:
     """``calibration``'s held-out figures on ``decisions`` (the test split), per role it maps:
     ECE with equal-mass bins and log loss, before and after, each with its interval."""
-    by_role: dict[str, list[ScoredDecision]] = {}
-    for decision in decisions:
-        by_role.setdefault(calibration_role(decision), []).append(decision)
     reports: list[RoleReport] = []
-    for role, found in by_role.items():
+    for role, found in by_calibration_role(decisions).items():
         mapped = calibration.roles.get(role)
         ece_before, loss_before = _figures(found, None, seed, resamples)
         ece_after, loss_after = _figures(found, calibration, seed, resamples)

@@ -16,10 +16,7 @@ key that is no field of the case, its input or an item is refused by name unless
 from __future__ import annotations
 
 import hashlib
-
-# the stdlib's json: keys and case lines as json writes them (default separators, NaN), which
-# orjson cannot
-import json
+import json  # the stdlib: sorted compact keys and case lines that keep NaN, as json writes them
 import os
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from pathlib import Path

@@ -6,9 +6,7 @@ part of the dev split a ``search`` scores on).
 from __future__ import annotations
 
 import hashlib
-
-# the stdlib's json: a split's digest hashes json's default text (", "), not orjson's
-import json
+import json  # the stdlib: a split's digest hashes json's default text (", "), not orjson's
 import random
 from collections.abc import Iterable, Mapping, Sequence
 

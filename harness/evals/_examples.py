@@ -30,7 +30,6 @@ the decisions come from, so they stay side by side.
 
 from __future__ import annotations
 
-# the stdlib's json: a split's digest hashes json's default text (", "), not orjson's
 import os
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
@@ -50,6 +49,7 @@ from harness.catalog import (
 from harness.evals import metrics as m
 from harness.evals._calibration import (
     best_threshold,
+    by_calibration_role,
     calibration_role,
     fit_calibration,
     mapped_p_yes,
@@ -156,9 +156,7 @@ def _score(decisions: Sequence[ScoredDecision], metric: Metric) -> tuple[float |
     """The mean, over roles, of each role's AUC (yes/no roles, with ``discrimination``) or
     accuracy; ``(None, reason)`` when a role's figure is undefined (an AUC on a part whose
     yes/no decisions are all of one answer, no decision at all): never a stand-in value."""
-    by_role: dict[str, list[ScoredDecision]] = {}
-    for decision in decisions:
-        by_role.setdefault(calibration_role(decision), []).append(decision)
+    by_role = by_calibration_role(decisions)
     if not by_role:
         return None, "the scored part has no decision"
     total = 0.0

@@ -10,15 +10,14 @@ the default is the embedded entry, and a folder of another eval is refused namin
 from __future__ import annotations
 
 import hashlib
-
-# the stdlib's json: stamps and keys as json writes them (ASCII escapes, NaN), which orjson cannot
-import json
+import json  # the stdlib: the stamp and its digest as json writes them (ASCII escapes, ", ")
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from harness.artifacts import Artifact, to_json
 from harness.catalog import CatalogEntry
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 from harness.evals._dataset import Dataset, key_text, structure_item
 from harness.evals._report import Candidate, CaseResult, Placed, ScoredDecision
@@ -115,10 +114,11 @@ def prepare(
     stamp = out / "eval.json"
     if stamp.exists():
         try:
-            found = json.loads(stamp.read_text(encoding="utf-8"))
+            loaded = load_json(stamp.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            found = {}
-        what = _differs(found if isinstance(found, dict) else {}, identity, given)
+            loaded = {}
+        found = loaded if isinstance(loaded, dict) else {}
+        what = _differs(found, identity, given)
         if what:
             named = " and ".join(what) if len(what) < 3 else "thinker, model and dataset"
             verb = "differs" if len(what) == 1 else "differ"
@@ -163,7 +163,7 @@ def read_results(path: Path) -> dict[int, dict[str, object]]:
         return found
     for raw in path.read_text(encoding="utf-8").splitlines():
         if raw.strip():
-            line = json.loads(raw)
+            line = cast("dict[str, Any]", load_json(raw))  # Any: a results line harness wrote
             found[int(line["line"])] = line
     return found
 
@@ -189,7 +189,7 @@ def case_result(
         try:
             item = structure_item(value, dataset.output_type, "item")
         except _RowError:
-            return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            return key_text(value)  # a JSON value's sorted JSON
         return key_text(dataset.key_of(item))
 
     raw_candidates = line.get("candidates") or []
@@ -251,8 +251,10 @@ def _placed_in(record: str) -> tuple[Placed, ...]:
     place of what was chosen; none when the record cannot be read."""
     try:
         with open(record, encoding="utf-8") as file:
-            data = json.load(file)
+            data = load_json(file.read())
     except (OSError, ValueError):
+        return ()
+    if not isinstance(data, dict):
         return ()
     found: list[Placed] = []
     for turn in data.get("turns") or []:

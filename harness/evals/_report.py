@@ -11,7 +11,6 @@ field is written and read back in one place.
 
 from __future__ import annotations
 
-import json  # the stdlib: a report's one-space indent, which orjson cannot write
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Final, Literal
 
 import attrs
 
-from harness.decision._internal import load_json
+from harness.decision._internal import indented_json, load_json
 from harness.evals._rows import DatasetError
 from harness.evals.metrics import Bin, Estimate
 
@@ -33,6 +32,7 @@ __all__ = [
     "ScoredDecision",
     "load_report",
     "report_role_of",
+    "report_text",
 ]
 
 REPORT_FORMAT: Final = "harness-eval"
@@ -289,16 +289,7 @@ class EvalReport:
 
     def dumps(self, *, timings: bool = False) -> str:
         """The JSON text: sorted keys, numbers rounded, one trailing newline (stable bytes)."""
-        return (
-            json.dumps(
-                self.to_json(timings=timings),
-                sort_keys=True,
-                indent=1,
-                ensure_ascii=False,
-                allow_nan=False,
-            )
-            + "\n"
-        )
+        return report_text(self.to_json(timings=timings))
 
     def write_json(self, path: str | os.PathLike[str], *, timings: bool = True) -> Path:
         """Write the report (with its timings field unless ``timings=False``); the path."""
@@ -306,6 +297,12 @@ class EvalReport:
         written.parent.mkdir(parents=True, exist_ok=True)
         written.write_text(self.dumps(timings=timings), encoding="utf-8")
         return written
+
+
+def report_text(data: Mapping[str, object]) -> str:
+    """A report's JSON text as ``report.json`` holds it: sorted keys, one-space indents,
+    non-ASCII kept, NaN refused, one trailing newline (stable bytes)."""
+    return indented_json(data, indent=1, sort_keys=True) + "\n"
 
 
 def _round(value: float | None) -> float | None:
@@ -349,7 +346,7 @@ def load_report(path: str | os.PathLike[str]) -> EvalReport:
         raise DatasetError(
             f"no eval report {source}: give a report.json or the --out folder"
         ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8, not JSON
         raise DatasetError(f"{source} is not an eval report ({type(error).__name__})") from None
     try:
         return report_from_json(data)

@@ -5,14 +5,12 @@ refused by name (the wording every command shares), a JSON array told the format
 from __future__ import annotations
 
 import importlib
-
-# the stdlib's json: a bad line is named with its column and json's message (JSONDecodeError),
-# which orjson does not give
-import json
 from collections.abc import Callable, Iterable, Mapping
+from json import JSONDecodeError  # what load_json raises: a bad line named by column and message
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.decision._internal import load_json
 from harness.errors import HarnessError
 
 __all__ = [
@@ -121,8 +119,8 @@ def _json_array(source: Path, noun: str) -> None:
     if not head.startswith(b"["):
         return
     try:
-        whole = json.loads(source.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        whole = load_json(source.read_bytes())
+    except ValueError:  # not JSON, not UTF-8: no array to tell of
         return
     if isinstance(whole, list):
         raise DatasetError(
@@ -156,8 +154,8 @@ def _read_rows(source: Path, noun: str) -> list[tuple[int, object]]:
             if not text:
                 continue
             try:
-                rows.append((number, json.loads(text)))
-            except json.JSONDecodeError as error:
+                rows.append((number, load_json(text)))
+            except JSONDecodeError as error:
                 problems.append(f"line {number}: not JSON (column {error.colno}: {error.msg})")
     if problems:
         raise DatasetError(

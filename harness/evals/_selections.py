@@ -27,8 +27,7 @@ with its case's tags (its split).
 
 from __future__ import annotations
 
-# the stdlib's json: the folder's lines as json writes them
-import json
+import json  # the stdlib: selection lines with json's default separators, as the folder holds
 import os
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ import attrs
 from harness.catalog import CatalogEntry, state_key
 from harness.decision import DecisionRequest, DecisionResponse, JsonValue, RequestValidationError
 from harness.decision import systemone as _systemone
+from harness.decision._internal import load_json
 from harness.evals._folder import EvalError, read_results
 from harness.evals._pack import DecisionPack, LabelledDecision
 from harness.evals._report import load_report
@@ -104,7 +104,7 @@ def _first_artifact(state: JsonValue) -> str | None:
 def _record_facts(path: Path) -> tuple[str, frozenset[str]] | None:
     """The input's line and the refs the finishing turn selected, from a case's record."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     artifacts = data.get("artifacts") if isinstance(data, dict) else None

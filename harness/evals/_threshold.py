@@ -9,9 +9,7 @@ never reported on the cases it was fitted on.
 
 from __future__ import annotations
 
-# the stdlib's json: a value shown with json's default separators and escapes, which orjson cannot
-# write
-import json
+import json  # the stdlib: TOML strings as json writes them (a key's ASCII escapes)
 import os
 import tomllib
 from collections.abc import Sequence

@@ -14,10 +14,11 @@ import pytest
 from harness.catalog import calibration_from_table, default_catalog
 from harness.decision import Choice, Noul, Score
 from harness.evals import Dataset, DecisionPack
-from harness.evals.data import DATA_FILES, DOMAINS, data_path, generate
+from harness.evals.data import DATA_FILES, DOMAINS, data_path
 from harness.evals.data import domains as d
-from harness.evals.data.fit import FITTED, calibration_toml
 from harness.tools import Workflow
+from scripts import shipped_data
+from scripts.embedded_calibration import FITTED, calibration_toml
 
 TYPES: dict[str, tuple[type[Any], type[Any], type[Any]]] = {  # Any: each domain's own types
     "support": (d.Inbox, d.Ticket, d.ReadTickets),
@@ -27,8 +28,8 @@ TYPES: dict[str, tuple[type[Any], type[Any], type[Any]]] = {  # Any: each domain
 
 
 def test_the_files_are_what_the_templates_give() -> None:
-    assert generate.main(["--check"]) == 0
-    assert generate.files() == generate.files()  # seeded: the same bytes every time
+    assert shipped_data.main(["--check"]) == 0
+    assert shipped_data.files() == shipped_data.files()  # seeded: the same bytes every time
 
 
 def test_at_least_300_labelled_decisions_over_three_domains_and_two_splits() -> None:
@@ -161,9 +162,9 @@ def test_the_docs_quote_the_fitted_figures() -> None:
 def test_the_triage_selections_are_the_thinkers_own_requests_labelled_by_the_tools_rule() -> None:
     from harness import run_sync
     from harness.demo.triage import Note, Triage, Verdict
-    from harness.evals.data.triage import needs_action
-    from harness.evals.data.triage_selections import right_moves
     from harness.providers import FakeDecisionModel
+    from scripts.triage_notes import needs_action
+    from scripts.triage_selections import right_moves
 
     pack = DecisionPack.load(data_path("selections-triage.jsonl"))
     notes = Dataset.load(data_path("runs-triage.jsonl"), Note, Verdict)

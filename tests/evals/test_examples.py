@@ -554,7 +554,7 @@ def test_the_calibration_is_fitted_with_the_examples_and_applied_per_role(
 def test_a_calibration_mapped_offline_scores_as_the_calibrated_entry_answers(
     tmp_path: Path,
 ) -> None:
-    from harness.evals.data.local import mapped
+    from scripts.local_examples import mapped
 
     pack = pack_of(rows(60), tmp_path)
     with override(model=Skewed()):

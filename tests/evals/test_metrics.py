@@ -175,6 +175,25 @@ def test_bootstrap_resamples_cases_and_is_seeded() -> None:
     assert one.low == pytest.approx(low)
 
 
+def test_bootstrap_grouped_resamples_the_groups_and_counts_the_items() -> None:
+    from harness.evals.metrics._intervals import bootstrap_grouped
+
+    items = [(f"run{i % 7}", p, y) for i, (p, y) in enumerate(zip(P, Y, strict=True))]
+
+    def share(sample: Sequence[tuple[str, float, bool]]) -> float:
+        return sum(y for _, _, y in sample) / len(sample)
+
+    found = bootstrap_grouped(items, lambda item: item[0], share, seed=3, resamples=300)
+    assert found.n == len(items)
+    assert found.cases == 7
+    # the same as the bootstrap of the groups, read flattened in first-seen group order
+    groups = [[item for item in items if item[0] == f"run{g}"] for g in range(7)]
+    by_hand = m.bootstrap(
+        groups, lambda s: share([i for g in s for i in g]), seed=3, resamples=300, n=len(items)
+    )
+    assert found == by_hand
+
+
 def test_bootstrap_of_an_undefined_figure_says_why() -> None:
     found = m.bootstrap([[(0.3, True)], [(0.6, True)]], lambda s: m.auc([0.3], [True]))
     assert found.value is None

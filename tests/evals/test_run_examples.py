@@ -24,7 +24,7 @@ from harness.evals import (
 )
 from harness.evals._selections import SELECTIONS_FILE, runs_pack
 from harness.evals.data import data_path
-from harness.evals.data.triage import NOTES, needs_action
+from scripts.triage_notes import NOTES, needs_action
 
 TRIAGE = "harness.demo.triage:Triage"
 
@@ -243,7 +243,7 @@ def test_a_folder_without_kept_selections_is_refused_naming_the_fix(
 
 
 def test_the_triage_figures_script_reports_every_eval_and_pair_held_out(tmp_path: Path) -> None:
-    from harness.evals.data.triage_figures import markdown, triage_figures
+    from scripts.triage_figures import markdown, triage_figures
 
     catalog = load_catalog(embedded_catalog(tmp_path))
     found = triage_figures(catalog, "local", tmp_path / "figures", resamples=50)

@@ -1,13 +1,14 @@
-"""Labelled data shipped with harness, written for it (see :mod:`harness.evals.data.generate`).
+"""Labelled data shipped with harness, written for it (made from templates by the repository's
+``scripts/shipped_data.py``, which also checks that these files are what the templates give).
 
 * ``decisions.jsonl``: 396 labelled decisions (support tickets, recipes, server logs), each one
   request with one question and its label;
 * ``runs-support.jsonl``, ``runs-recipes.jsonl``, ``runs-logs.jsonl``: 60 labelled runs of the
   thinkers in :mod:`harness.evals.data.domains`;
 * ``runs-triage.jsonl``: 48 labelled notes of the guide's triage example
-  (:class:`harness.demo.triage.Triage`, :mod:`harness.evals.data.triage`);
+  (:class:`harness.demo.triage.Triage`, ``scripts/triage_notes.py``);
 * ``selections-triage.jsonl``: the same notes' selections as labelled decisions, the requests the
-  triage thinker asks when its moves are right (:mod:`harness.evals.data.triage_selections`).
+  triage thinker asks when its moves are right (``scripts/triage_selections.py``).
 
 Both are split ``dev`` / ``test``: fit on ``dev``, report on ``test``.
 """

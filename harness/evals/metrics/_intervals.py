@@ -1,16 +1,24 @@
-"""Intervals and tests: the Wilson bounds of a proportion, the bootstrap by case, the exact
-McNemar test of paired correctness."""
+"""Intervals and tests: the Wilson bounds of a proportion, the bootstrap by case (or by group of
+items), the exact McNemar test of paired correctness."""
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Final, TypeVar
 
 from harness.evals.metrics._estimate import Estimate, UndefinedMetricError
 
-__all__ = ["BOOTSTRAP_RESAMPLES", "Z95", "bootstrap", "mcnemar", "quantile", "wilson"]
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "Z95",
+    "bootstrap",
+    "bootstrap_grouped",
+    "mcnemar",
+    "quantile",
+    "wilson",
+]
 
 T = TypeVar("T")
 
@@ -94,6 +102,28 @@ def bootstrap(
     low, high = quantile(draws, tail), quantile(draws, 1 - tail)
     bias = sum(draws) / len(draws) - value
     return Estimate(value, low, high, count, len(cases), None, bias)
+
+
+def bootstrap_grouped(
+    items: Sequence[T],
+    group: Callable[[T], Hashable],
+    statistic: Callable[[Sequence[T]], float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> Estimate:
+    """:func:`bootstrap` of ``statistic`` over ``items`` resampled by the group each belongs to
+    (``group(item)``: its case, its request), since the items of one group are correlated; the
+    statistic reads a resample's items flattened, group by group in first-seen order, and ``n``
+    counts the items."""
+    groups: dict[Hashable, list[T]] = {}
+    for item in items:
+        groups.setdefault(group(item), []).append(item)
+
+    def flattened(sample: Sequence[list[T]]) -> float:
+        return statistic([item for members in sample for item in members])
+
+    return bootstrap(list(groups.values()), flattened, resamples=resamples, seed=seed, n=len(items))
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:

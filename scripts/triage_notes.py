@@ -15,7 +15,7 @@ it answers a note the objective asked to split. A note whose parts are all calm 
 
 The notes are split ``dev`` / ``test`` (the first half / the second): draw examples, fit a
 calibration or a threshold on ``dev``, report on ``test``. Written by hand for harness and released
-with it under the project's license; ``python -m harness.evals.data.generate --check`` holds the
+with it under the project's license; ``python -m scripts.shipped_data --check`` holds the
 file to what this module gives.
 """
 

@@ -5,7 +5,7 @@ the embedded model (as shipped, calibrated),
 the local entry zero-shot (its own answers) and k-shot calibrated, each figure with its 95 %
 interval, and McNemar between each pair (:func:`harness.evals.compare`).
 
-Run ``python -m harness.evals.data.local --catalog gemma.toml --model gemma`` (any entry: a
+Run ``python -m scripts.local_examples --catalog gemma.toml --model gemma`` (any entry: a
 ``llama`` entry, or any other) to print the figures as JSON; ``--write DIR`` also stores each
 domain's examples (``examples-<domain>.json``) and calibration (``calibration-<domain>.toml``)
 and the figures (``figures.json``). Deterministic for a deterministic model: the splits are
@@ -196,7 +196,7 @@ async def domain_figures(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit and report every domain (or ``--domain``); print the figures as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m harness.evals.data.local")
+    parser = argparse.ArgumentParser(prog="python -m scripts.local_examples")
     parser.add_argument("--model", required=True, help="the local entry id (or a model string)")
     parser.add_argument("--catalog", help="the catalog holding the entry")
     parser.add_argument(

@@ -1,7 +1,7 @@
 """The triage example's selection on a local entry against the embedded model, held out.
 
 Runs the guide's triage thinker (:class:`harness.demo.triage.Triage`) over the shipped labelled
-notes (``runs-triage.jsonl``, :mod:`harness.evals.data.triage`), each eval in a folder of its own
+notes (``runs-triage.jsonl``, :mod:`scripts.triage_notes`), each eval in a folder of its own
 under ``--out`` (so a run cut short resumes, and ``harness eval compare`` reads any pair):
 
 * ``embedded``: the embedded model as shipped (calibrated, its fitted threshold), on ``test``;
@@ -18,7 +18,7 @@ under ``--out`` (so a run cut short resumes, and ``harness eval compare`` reads 
 and prints, as JSON, every eval's figures with their 95 % intervals and, for each pair, the
 McNemar test of :func:`harness.evals.compare` (exact answers, paired by case) and one on the
 selections both evals asked (right at each eval's threshold, paired by case and candidate).
-Nothing is fitted on ``test``. ``python -m harness.evals.data.triage_figures --catalog
+Nothing is fitted on ``test``. ``python -m scripts.triage_figures --catalog
 gemma.toml --model gemma --out triage-figures``.
 """
 
@@ -44,8 +44,8 @@ from harness.evals._report import EvalReport
 from harness.evals._run import at_threshold, evaluate, rescored
 from harness.evals._threshold import fit_threshold
 from harness.evals.data import data_path
-from harness.evals.data.local import _estimate
 from harness.evals.metrics import mcnemar
+from scripts.local_examples import _estimate
 
 __all__ = [
     "calibrated",
@@ -271,7 +271,7 @@ def markdown(found: dict[str, object]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the figures as JSON, or with ``--markdown`` as tables (``--out`` keeps every
     eval's folder)."""
-    parser = argparse.ArgumentParser(prog="python -m harness.evals.data.triage_figures")
+    parser = argparse.ArgumentParser(prog="python -m scripts.triage_figures")
     parser.add_argument("--catalog", required=True, help="the catalog holding the local entry")
     parser.add_argument("--model", required=True, help="the local entry's id")
     parser.add_argument("--out", default="triage-figures", help="the evals' folder")

@@ -7,13 +7,13 @@ cannot show by itself, because the moves decide which verdicts exist to be selec
 whose moves never judge a part is never asked about one). Here the moves are scripted, the ones
 the objective asks for (split the note, judge every part, finish), and each note's finishing
 request is cut into one decision per verdict: the run's whole state and the question, labelled
-``true`` when the part needs action (:func:`harness.evals.data.triage.needs_action`, the
+``true`` when the part needs action (:func:`scripts.triage_notes.needs_action`, the
 tool's own rule, which the verdict's ``urgent`` field shows), tagged with the note's split.
 
 The requests are the thinker's own under its default question scheme, so
 ``selections-triage.jsonl`` changes when what the thinker asks changes (``python -m
-harness.evals.data.generate --check`` fails until it is written again). Any entry answers the
-pack with ``harness eval pack``; ``python -m harness.evals.data.local --domain triage`` fits a
+scripts.shipped_data --check`` fails until it is written again). Any entry answers the
+pack with ``harness eval pack``; ``python -m scripts.local_examples --domain triage`` fits a
 local entry's examples and calibration on its ``dev`` split and reports on ``test``.
 """
 
@@ -26,8 +26,8 @@ import json
 from collections.abc import Mapping
 
 from harness.decision import Answer, Choice, DecisionRequest, NoulAnswer, systemone
-from harness.evals.data.triage import needs_action, triage_lines
 from harness.providers import FakeDecisionModel, choose
+from scripts.triage_notes import needs_action, triage_lines
 
 __all__ = ["right_moves", "selection_lines"]
 

@@ -1,7 +1,7 @@
 """Fits the embedded model's calibration and selection threshold on the shipped data's ``dev``
 split, reports them on its ``test`` split, and chooses the default question scheme.
 
-Run ``python -m harness.evals.data.fit`` to print the figures, ``--write`` to also store the
+Run ``python -m scripts.embedded_calibration`` to print the figures, ``--write`` to also store the
 fitted calibration in the shipped catalog (``harness/catalog.toml``, the ``embedded`` entry's
 ``[entries.calibration]``) and the figures in ``harness/evals/data/fitted.json`` (what
 ``harness demo`` prints as "fitted on"). Deterministic: the model is, the splits are fixed and
@@ -20,7 +20,6 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,7 +41,9 @@ from harness.evals.metrics import Estimate, auc, bootstrap
 
 __all__ = ["FITTED", "ask_pack", "fit", "main", "run_reports"]
 
-FITTED: Final = Path(__file__).resolve().parent / "fitted.json"
+PACKAGE: Final = Path(__file__).resolve().parent.parent / "harness"
+"""The package in this checkout (what ``--write`` rewrites)."""
+FITTED: Final = PACKAGE / "evals" / "data" / "fitted.json"
 """The figures of the last fit, as ``harness demo`` reads them."""
 FITTED_ENTRY: Final = "embedded"
 """The shipped catalog entry the calibration is fitted for."""
@@ -232,7 +233,7 @@ async def fit() -> dict[str, object]:
 
 
 CALIBRATION_BLOCK: Final = re.compile(
-    r"\n# Calibration fitted by python -m harness.evals.data.fit.*?\n(?=\n)", re.DOTALL
+    r"\n# Calibration fitted by python -m scripts.embedded_calibration.*?\n(?=\n)", re.DOTALL
 )
 """The fitted block in the catalog: from its first comment line to the blank line after it."""
 
@@ -240,9 +241,9 @@ CALIBRATION_BLOCK: Final = re.compile(
 def calibration_toml(table: dict[str, object]) -> str:
     """The ``[entries.calibration]`` block of the embedded entry, as the catalog holds it."""
     lines = [
-        "# Calibration fitted by python -m harness.evals.data.fit on the shipped data's dev",
-        "# split (docs/shipped-data.md shows what it does on the test split); remove it for raw",
-        "# answers.",
+        "# Calibration fitted by python -m scripts.embedded_calibration on the shipped data's",
+        "# dev split (docs/shipped-data.md shows what it does on the test split); remove it for",
+        "# raw answers.",
         "[entries.calibration]",
     ]
     roles: list[str] = []
@@ -267,7 +268,7 @@ def _toml(value: object) -> str:
 
 def write_catalog(table: dict[str, object]) -> Path:
     """Put the fitted calibration under the embedded entry of ``harness/catalog.toml``."""
-    path = Path(str(resources.files("harness").joinpath("catalog.toml")))
+    path = PACKAGE / "catalog.toml"
     text = path.read_text(encoding="utf-8")
     text = CALIBRATION_BLOCK.sub("", text, count=1)
     anchor = "max_levels = 10\n"
@@ -279,7 +280,7 @@ def write_catalog(table: dict[str, object]) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit, print the figures, and with ``--write`` store them."""
-    parser = argparse.ArgumentParser(prog="python -m harness.evals.data.fit")
+    parser = argparse.ArgumentParser(prog="python -m scripts.embedded_calibration")
     parser.add_argument("--write", action="store_true", help="store the calibration and figures")
     args = parser.parse_args(argv)
     figures = asyncio.run(fit())

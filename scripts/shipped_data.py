@@ -1,6 +1,6 @@
 """Writes the shipped labelled data from the hand-written templates below (seeded, offline).
 
-Run ``python -m harness.evals.data.generate --write`` to rewrite the files beside this module,
+Run ``python -m scripts.shipped_data --write`` to rewrite the files in ``harness/evals/data/``,
 or with ``--check`` to fail when they differ from what the templates give (a test does).
 
 Three domains, none the demo's: ``support`` (support tickets), ``recipes`` (recipes), ``logs``
@@ -38,8 +38,8 @@ from typing import Final
 
 import attrs
 
-from harness.evals.data.triage import triage_lines
-from harness.evals.data.triage_selections import selection_lines
+from scripts.triage_notes import triage_lines
+from scripts.triage_selections import selection_lines
 
 __all__ = [
     "DATA",
@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 SEED: Final = 20261201
-DATA: Final = Path(__file__).resolve().parent
+DATA: Final = Path(__file__).resolve().parent.parent / "harness" / "evals" / "data"
+"""The shipped data's folder in this checkout."""
 ITEMS_PER_DOMAIN: Final = 44
 """Items per domain in the decision packs (three questions each)."""
 RUNS_PER_DOMAIN: Final = 20
@@ -382,7 +383,7 @@ def files(seed: int = SEED) -> dict[str, bytes]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``--write`` the files, or ``--check`` that they are what the templates give."""
-    parser = argparse.ArgumentParser(prog="python -m harness.evals.data.generate")
+    parser = argparse.ArgumentParser(prog="python -m scripts.shipped_data")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="rewrite the data files")
     mode.add_argument("--check", action="store_true", help="fail when a file differs")
@@ -396,8 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stale.append(name)
     if stale:
         print(
-            f"stale data file(s): {', '.join(stale)}: run python -m harness.evals.data.generate "
-            "--write",
+            f"stale data file(s): {', '.join(stale)}: run python -m scripts.shipped_data --write",
             file=sys.stderr,
         )
         return 1
