@@ -3,8 +3,9 @@ and its count at resolution (the longest sequence a context must hold, in the mo
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from harness.decision._internal import json_bytes, load_json
 
 from ._client import local_answers
 from ._llama_gguf import model_for
@@ -56,7 +57,7 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
         "prompt_format": entry.prompt_format,
         "prompts": prompts,
     }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json_bytes(body, allow_nan=True)
 
 
 def context_tokens(entry: CatalogEntry, body: bytes) -> int:
@@ -64,7 +65,7 @@ def context_tokens(entry: CatalogEntry, body: bytes) -> int:
     of its sequences: a prompt, an option, the delimiter), counted with the model's own
     tokenizer; what the dispatcher checks against ``max_context_tokens`` at resolution."""
     model = model_for(entry)
-    document = json.loads(body)
+    document: Any = load_json(body)  # the body wire_body wrote
     longest = 0
     for found in document.get("prompts", {}).values():
         for item in found if isinstance(found, list) else [found]:
