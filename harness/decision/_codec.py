@@ -28,12 +28,12 @@ from ._wire import (
     PredicateWire,
     ScoreWire,
     WireReply,
-    choice_answer,
+    choice_from_wire,
     decoded_reply,
     load_reply,
     not_an_answer,
     read_usage,
-    score_answer,
+    score_from_wire,
     served_model,
     shown_type,
     structure,
@@ -252,10 +252,10 @@ def distribution_answer(
     if isinstance(question, Choice):
         choice = structure(shaped, ChoiceWire, where)
         values = [choice.probabilities[key] for key in keys]
-        return choice_answer(question_id, question, choice.choice, values, choice.confidence)
+        return choice_from_wire(question_id, question, choice.choice, values, choice.confidence)
     score = structure(shaped, ScoreWire, where)
     values = [score.probabilities[key] for key in keys]
-    return score_answer(question_id, question, score.score, values, score.confidence)
+    return score_from_wire(question_id, question, score.score, values, score.confidence)
 
 
 def picked(answer: ChoiceAnswer | ScoreAnswer) -> tuple[str, JsonValue]:

@@ -1,6 +1,7 @@
 """What the packages above use of the wire's machinery and is not part of the vocabulary users
 see: JSON written and read through orjson with the standard library's bytes (the canonical
-body among them), the bounded reply reader and its byte limit,
+body among them), the bounded reply reader and its byte limit, :func:`served_model` (the model
+a reply names, when sensible),
 :func:`checked_answers` (answers already checked against their request, for the calibration),
 the answers' trusted constructors (values their caller has checked; see ``_answers.py``), and
 :func:`wire_questions` (a request's System One questions, made once and shared).
@@ -16,6 +17,7 @@ from harness.decision._json import load_json as load_json
 from harness.decision._response import checked_answers as checked_answers
 from harness.decision._wire import MAX_REPLY_BYTES as MAX_REPLY_BYTES
 from harness.decision._wire import load_reply as load_reply
+from harness.decision._wire import served_model as served_model
 from harness.decision.systemone import wire_questions as wire_questions
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "json_bytes",
     "load_json",
     "load_reply",
+    "served_model",
     "trusted_choice",
     "trusted_noul",
     "trusted_score",

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
     from harness.decision import DecisionRequest
 
-__all__ = ["context_tokens", "template_if_chat", "wire_body"]
+__all__ = ["context_tokens", "llama_body", "template_if_chat"]
 
 
 def template_if_chat(entry: CatalogEntry) -> ChatTemplate | None:
@@ -27,7 +27,7 @@ def template_if_chat(entry: CatalogEntry) -> ChatTemplate | None:
     return chat_template(entry, model_for(entry))
 
 
-def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
+def llama_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The prompts a call of ``entry`` evaluates, as compact JSON: each question's prompt (its
     text; a chat prompt as its pieces, each with whether it is template markup), its options'
     continuations and the closing delimiter. What ``--bodies`` keeps in the record."""
@@ -65,7 +65,7 @@ def context_tokens(entry: CatalogEntry, body: bytes) -> int:
     of its sequences: a prompt, an option, the delimiter), counted with the model's own
     tokenizer; what the dispatcher checks against ``max_context_tokens`` at resolution."""
     model = model_for(entry)
-    document: Any = load_json(body)  # the body wire_body wrote
+    document: Any = load_json(body)  # the body llama_body wrote
     longest = 0
     for found in document.get("prompts", {}).values():
         for item in found if isinstance(found, list) else [found]:

@@ -276,9 +276,3 @@ def usage_tokens(payload: Mapping[str, object]) -> int | None:
         if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
             return tokens
     return None
-
-
-def served_model(payload: Mapping[str, object]) -> str | None:
-    """The reply's ``model``, when a string."""
-    model = payload.get("model")
-    return model if isinstance(model, str) and model else None
