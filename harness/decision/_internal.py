@@ -3,10 +3,14 @@ see: JSON written and read through orjson with the standard library's bytes (the
 body among them), the bounded reply reader and its byte limit, :func:`served_model` (the model
 a reply names, when sensible),
 :func:`checked_answers` (answers already checked against their request, for the calibration),
-the answers' trusted constructors (values their caller has checked; see ``_answers.py``), and
+the answers' trusted constructors (values their caller has checked; see ``_answers.py``) and
+the answers a model's distribution makes (:func:`most_probable_answer`,
+:func:`expected_level_answer`), and
 :func:`wire_questions` (a request's System One questions, made once and shared).
 The one module of this package that other harness packages may import besides its public face."""
 
+from harness.decision._answers import expected_level_answer as expected_level_answer
+from harness.decision._answers import most_probable_answer as most_probable_answer
 from harness.decision._answers import trusted_choice as trusted_choice
 from harness.decision._answers import trusted_noul as trusted_noul
 from harness.decision._answers import trusted_score as trusted_score
@@ -24,10 +28,12 @@ __all__ = [
     "MAX_REPLY_BYTES",
     "checked_answers",
     "compact_json",
+    "expected_level_answer",
     "indented_json",
     "json_bytes",
     "load_json",
     "load_reply",
+    "most_probable_answer",
     "served_model",
     "trusted_choice",
     "trusted_noul",
