@@ -17,7 +17,7 @@ from harness.demo.triage import JudgeNote as JudgeNote
 from harness.demo.triage import Note as Note
 from harness.demo.triage import SplitNote as SplitNote
 from harness.demo.triage import Triage as Triage
-from harness.demo.triage import Verdict as Verdict
+from harness.demo.triage import TriageVerdict as TriageVerdict
 
 
 def main(text: str) -> None:

@@ -22,7 +22,7 @@ depends on it).
 
 from __future__ import annotations
 
-import json
+import json  # the stdlib: the plugin imports only the palette rules of harness, not its JSON
 from collections.abc import Iterable
 
 from mypy.checker import TypeChecker

@@ -35,7 +35,7 @@ from pathlib import Path
 import attrs
 
 from harness.catalog import Calibration, Catalog, load_catalog, write_examples
-from harness.demo.triage import Note, Triage, Verdict
+from harness.demo.triage import Note, Triage, TriageVerdict
 from harness.evals._calibration import mapped_p_yes, write_calibration
 from harness.evals._compare import compare
 from harness.evals._dataset import Dataset
@@ -177,11 +177,11 @@ def triage_figures(
     catalog: Catalog, model: str, out: Path, *, k: int = 2, seed: int = 0, resamples: int = 1000
 ) -> dict[str, object]:
     """Run (or resume) every eval under ``out`` and return the figures (see the module)."""
-    notes = Dataset.load(data_path("runs-triage.jsonl"), Note, Verdict)
+    notes = Dataset.load(data_path("runs-triage.jsonl"), Note, TriageVerdict)
     dev, test = notes.tagged("dev"), notes.tagged("test")
     out.mkdir(parents=True, exist_ok=True)
 
-    def run(name: str, cases: Dataset[Note, Verdict], **how: object) -> EvalReport:
+    def run(name: str, cases: Dataset[Note, TriageVerdict], **how: object) -> EvalReport:
         return evaluate(
             Triage,
             cases,

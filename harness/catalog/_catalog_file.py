@@ -47,7 +47,6 @@ by ``harness.evals``) are a sub-table as well, usually naming the JSON file they
 from __future__ import annotations
 
 import importlib.resources
-import json
 import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -56,6 +55,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
+from harness.decision._internal import load_json
 
 from ._calibration import calibration_from_table
 from ._catalog import DECISION, Catalog
@@ -229,7 +230,7 @@ _SUB_FILES: tuple[_TableOrFile, ...] = (
         holds="the examples",
         else_fix="or fit them again (harness examples fit)",
         language="JSON",
-        loads=json.loads,
+        loads=load_json,
         build=examples_from_table,
     ),
 )

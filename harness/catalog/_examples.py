@@ -35,9 +35,6 @@ request's.
 from __future__ import annotations
 
 import hashlib
-
-# the stdlib's json: the examples file is written with one-space indents, which orjson cannot
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -55,6 +52,7 @@ from harness.decision import (
     Score,
 )
 from harness.decision import systemone as _systemone
+from harness.decision._internal import compact_json, indented_json
 
 from ._calibration import CALIBRATION_ROLES, role_kind, role_of
 from ._errors import CatalogError
@@ -82,7 +80,7 @@ def state_text(state: JsonValue) -> str:
     compact JSON in its own key order (non-ASCII kept)."""
     if isinstance(state, str):
         return state
-    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(state, allow_nan=True)
 
 
 def state_key(state: JsonValue | str) -> str:
@@ -216,7 +214,7 @@ def write_examples(examples: ExampleSet, path: str | os.PathLike[str]) -> Path:
     """Write ``examples`` as the JSON file an ``[entries.examples]`` table names with
     ``file = "..."`` (stable bytes: the same set writes the same file)."""
     target = Path(path)
-    text = json.dumps(examples.to_json(), indent=1, ensure_ascii=False, allow_nan=False)
+    text = indented_json(examples.to_json(), indent=1)
     target.write_text(text + "\n", encoding="utf-8")
     return target
 

@@ -13,7 +13,7 @@ import argparse
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Final
 
@@ -159,6 +159,29 @@ def _say_answer(record: RunRecord, folder: str) -> None:
         say(f"  {probability}  {source}: {value.get('text', '')}")
 
 
+def _run(
+    folder: str,
+    args: argparse.Namespace,
+    catalog: Catalog,
+    *,
+    entry_id: str | None = None,
+    on_progress: Callable[[str], None] | None = None,
+    keep_bodies: bool = False,
+) -> DemoRun:
+    """The demo run on ``folder`` with the command's objective and turns, under ``catalog``."""
+    return asyncio.run(
+        run_demo(
+            folder,
+            objective=args.objective,
+            max_turns=args.max_turns,
+            catalog=catalog,
+            entry_id=entry_id,
+            on_progress=on_progress,
+            keep_bodies=keep_bodies,
+        )
+    )
+
+
 def _say_score(run: DemoRun, args: argparse.Namespace, fitted_on: str | None) -> str | None:
     """Print the answer's score against the folder's key (and before and after calibration);
     return the score line (``None``: no key) for the record, whose page shows it."""
@@ -197,15 +220,7 @@ def _say_beside_embedded(
     entry = catalog.pinned()
     say("the embedded model on the same folder, for comparison ...")
     try:
-        embedded = asyncio.run(
-            run_demo(
-                folder,
-                objective=args.objective,
-                max_turns=args.max_turns,
-                catalog=catalog,
-                entry_id=EMBEDDED,
-            )
-        )
+        embedded = _run(folder, args, catalog, entry_id=EMBEDDED)
     except RunFailedError as failed:
         say(f"  the embedded model's run failed: {failed}")
         return
@@ -259,16 +274,7 @@ def demo(args: argparse.Namespace) -> int:
     if entry.provider == EMBEDDED:
         say("loading the embedded model ...")
     try:
-        run = asyncio.run(
-            run_demo(
-                folder,
-                objective=args.objective,
-                max_turns=args.max_turns,
-                catalog=catalog,
-                on_progress=say,
-                keep_bodies=args.bodies,
-            )
-        )
+        run = _run(folder, args, catalog, on_progress=say, keep_bodies=args.bodies)
     except RunFailedError as failed:
         return report_failed_run("demo", failed, args.record)
     record = run.record

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-
-# the stdlib's json: a value shown with json's default separators and escapes, which orjson cannot
-# write
-import json
+import json  # the stdlib: a value shown with json's default separators and escapes
 from collections.abc import Sequence
 from typing import Final
 

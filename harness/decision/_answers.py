@@ -17,6 +17,8 @@ __all__ = [
     "RefusedAnswer",
     "ScoreAnswer",
     "choice_confidence",
+    "expected_level_answer",
+    "most_probable_answer",
     "score_confidence",
     "trusted_choice",
     "trusted_noul",
@@ -227,6 +229,23 @@ Answer: TypeAlias = ChoiceAnswer | NoulAnswer | ScoreAnswer | RefusedAnswer
 # ``tests/decision/test_trusted_answers.py`` holds each one equal to its public constructor.
 
 _set = object.__setattr__
+
+
+def most_probable_answer(probabilities: Mapping[str, float]) -> ChoiceAnswer:
+    """The answer a model's distribution over a choice's options makes (one probability per
+    option, in option order): its first most probable option, at the reference confidence."""
+    top = max(probabilities, key=probabilities.__getitem__)
+    return ChoiceAnswer(top, probabilities, choice_confidence(list(probabilities.values())))
+
+
+def expected_level_answer(levels: Sequence[str], probabilities: Sequence[float]) -> ScoreAnswer:
+    """The answer a model's distribution over a score's levels makes (one probability per level,
+    lowest first): the expected level, kept on the scale against rounding, at the reference
+    confidence."""
+    shares = tuple(probabilities)
+    expected = math.fsum(i * p for i, p in enumerate(shares))
+    score = min(float(len(shares) - 1), max(0.0, expected))
+    return ScoreAnswer(score, tuple(levels), shares, score_confidence(shares))
 
 
 def trusted_choice(choice: str, probabilities: dict[str, float], confidence: float) -> ChoiceAnswer:

@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer
+from ._answers import (
+    Answer,
+    ChoiceAnswer,
+    NoulAnswer,
+    ScoreAnswer,
+    choice_confidence,
+    score_confidence,
+    trusted_choice,
+    trusted_score,
+)
 from ._frozen_map import FrozenMap
 from ._json import JsonValue, json_bytes, json_kind
 from ._questions import Choice, Score
@@ -28,12 +37,12 @@ from ._wire import (
     PredicateWire,
     ScoreWire,
     WireReply,
-    choice_answer,
+    choice_from_wire,
     decoded_reply,
     load_reply,
     not_an_answer,
     read_usage,
-    score_answer,
+    score_from_wire,
     served_model,
     shown_type,
     structure,
@@ -49,6 +58,8 @@ __all__ = [
     "check_type",
     "distribution_answer",
     "distribution_keys",
+    "fast_choice",
+    "fast_score",
     "noul_answer",
     "picked",
     "request_body",
@@ -193,6 +204,33 @@ def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -
     return decoded_reply(answers, model, input_tokens, output_tokens)
 
 
+def fast_choice(
+    choice: object, probabilities: dict[str, float], confidence: float | None
+) -> ChoiceAnswer | None:
+    """A fast path's choice answer from values it has checked (``probabilities`` one float in
+    [0, 1] per option, ``confidence`` one or None): ``choice`` must be one of the options, a
+    missing confidence is the reference one; None sends the answer the careful way."""
+    if type(choice) is not str or choice not in probabilities:
+        return None
+    if confidence is None:
+        confidence = choice_confidence(list(probabilities.values()))
+    return trusted_choice(choice, probabilities, confidence)
+
+
+def fast_score(
+    score: float, levels: tuple[str, ...], numbers: list[float], confidence: float | None
+) -> ScoreAnswer | None:
+    """A fast path's score answer from values it has checked (``score`` a number, ``numbers``
+    one float in [0, 1] per level, ``confidence`` one or None): ``score`` must lie on the scale
+    (no rounding slack: the careful way clamps), a missing confidence is the reference one;
+    None sends the answer the careful way."""
+    if not 0.0 <= score <= len(levels) - 1:
+        return None
+    if confidence is None:
+        confidence = score_confidence(numbers)
+    return trusted_score(float(score), levels, tuple(numbers), confidence)
+
+
 def answer_object(raw: object, where: str) -> Mapping[object, object]:
     """One answer as an object, or NotAnAnswerError naming what it is instead."""
     if not isinstance(raw, Mapping):
@@ -252,10 +290,10 @@ def distribution_answer(
     if isinstance(question, Choice):
         choice = structure(shaped, ChoiceWire, where)
         values = [choice.probabilities[key] for key in keys]
-        return choice_answer(question_id, question, choice.choice, values, choice.confidence)
+        return choice_from_wire(question_id, question, choice.choice, values, choice.confidence)
     score = structure(shaped, ScoreWire, where)
     values = [score.probabilities[key] for key in keys]
-    return score_answer(question_id, question, score.score, values, score.confidence)
+    return score_from_wire(question_id, question, score.score, values, score.confidence)
 
 
 def picked(answer: ChoiceAnswer | ScoreAnswer) -> tuple[str, JsonValue]:

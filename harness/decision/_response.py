@@ -46,7 +46,7 @@ def checked_answers(request: DecisionRequest, answers: dict[str, Answer]) -> Fro
     made it for these answers and never touches it again. Two callers only: the wire codecs,
     after they checked every answer against ``request`` as :class:`DecisionResponse` would (each
     question answered in order and in its shape, or refused); and the calibration
-    (``harness.providers.calibrated``), whose answers are a checked response's answers put
+    (``harness.providers.calibrated_client``), whose answers are a checked response's answers put
     through maps that keep each one's kind, options and levels (each answer's own constructor
     checks its new probabilities; ``tests/evals/test_calibration_client.py`` holds the maps to
     it). A changed or other request, or answers from anywhere else, are checked as usual."""

@@ -41,14 +41,14 @@ __all__ = [
     "ScoreWire",
     "WireNumber",
     "WireReply",
-    "choice_answer",
+    "choice_from_wire",
     "decoded_reply",
     "is_probability",
     "load_reply",
     "not_an_answer",
     "read_usage",
     "reply_object",
-    "score_answer",
+    "score_from_wire",
     "served_model",
     "shown_type",
     "structure",
@@ -317,7 +317,7 @@ def reply_object(payload: object) -> Mapping[object, object]:
     return payload
 
 
-def choice_answer(
+def choice_from_wire(
     question_id: str,
     question: Choice,
     choice: str,
@@ -338,7 +338,7 @@ def choice_answer(
     return ChoiceAnswer(choice, dict(zip(options, probabilities, strict=True)), confidence)
 
 
-def score_answer(
+def score_from_wire(
     question_id: str,
     question: Score,
     score: float,

@@ -28,18 +28,7 @@ import re
 from collections.abc import Mapping
 
 from . import _codec, _server, _wire
-from ._answers import (
-    Answer,
-    ChoiceAnswer,
-    NoulAnswer,
-    RefusedAnswer,
-    ScoreAnswer,
-    choice_confidence,
-    score_confidence,
-    trusted_choice,
-    trusted_noul,
-    trusted_score,
-)
+from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer, trusted_noul
 from ._json import JsonValue, compact_json
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
@@ -241,12 +230,7 @@ def _plain_answer(question: Question, raw: Mapping[str, object]) -> Answer | Non
             probabilities[option] = value
             if best is None or value > probabilities[best]:  # the first most probable
                 best = option
-        choice = raw.get("choice", best)
-        if type(choice) is not str or choice not in probabilities:
-            return None
-        if confidence is None:
-            confidence = choice_confidence(list(probabilities.values()))
-        return trusted_choice(choice, probabilities, confidence)
+        return _codec.fast_choice(raw.get("choice", best), probabilities, confidence)
     levels = question.levels
     numbers: list[float] = []
     for level in range(len(levels)):
@@ -260,11 +244,7 @@ def _plain_answer(question: Question, raw: Mapping[str, object]) -> Answer | Non
             return None
     else:  # the expected level, as the careful way fills it in
         score = sum(i * p for i, p in enumerate(numbers))
-    if not 0.0 <= score <= len(levels) - 1:
-        return None
-    if confidence is None:
-        confidence = score_confidence(numbers)
-    return trusted_score(float(score), levels, tuple(numbers), confidence)
+    return _codec.fast_score(score, levels, numbers, confidence)
 
 
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:

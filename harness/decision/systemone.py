@@ -18,17 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from . import _codec, _server, _wire
-from ._answers import (
-    Answer,
-    ChoiceAnswer,
-    NoulAnswer,
-    ScoreAnswer,
-    choice_confidence,
-    score_confidence,
-    trusted_choice,
-    trusted_noul,
-    trusted_score,
-)
+from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer, trusted_noul
 from ._json import JsonValue, json_bytes
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
@@ -171,12 +161,7 @@ def _plain_answer(question: Question, raw: object) -> Answer | None:
                     return None
                 value = float(value)  # type: ignore[arg-type]  # an int 0 or 1
             probabilities[option] = value
-        choice = raw.get("choice")
-        if type(choice) is not str or choice not in probabilities:
-            return None
-        if confidence is None:
-            confidence = choice_confidence(list(probabilities.values()))
-        return trusted_choice(choice, probabilities, confidence)
+        return _codec.fast_choice(raw.get("choice"), probabilities, confidence)
     levels = question.levels
     numbers: list[float] = []
     for key in _level_keys(len(levels)):
@@ -187,11 +172,9 @@ def _plain_answer(question: Question, raw: object) -> Answer | None:
             value = float(value)  # type: ignore[arg-type]  # an int 0 or 1
         numbers.append(value)
     score = raw.get("score")
-    if type(score) not in (int, float) or not 0.0 <= score <= len(levels) - 1:  # type: ignore[operator]
+    if type(score) is not int and type(score) is not float:
         return None
-    if confidence is None:
-        confidence = score_confidence(numbers)
-    return trusted_score(float(score), levels, tuple(numbers), confidence)  # type: ignore[arg-type]
+    return _codec.fast_score(score, levels, numbers, confidence)
 
 
 _LEVEL_KEYS = tuple(str(index) for index in range(64))

@@ -17,7 +17,7 @@ from harness.scope import Identifiable
 from harness.thinker import DecisionThinker
 from harness.tools import DecisionTool, tool_name
 
-__all__ = ["JudgeNote", "Note", "SplitNote", "Triage", "Verdict"]
+__all__ = ["JudgeNote", "Note", "SplitNote", "Triage", "TriageVerdict"]
 
 
 @attrs.frozen
@@ -28,10 +28,9 @@ class Note(Artifact, alias="note"):
 
 
 @attrs.frozen
-class Verdict(Artifact, alias="verdict"):
-    """Whether a note needs action. The guide's artifact keeps the name the guide builds it
-    under; :class:`harness.palette.Verdict` (a broken palette rule) is another thing on another
-    face, and no module uses both."""
+class TriageVerdict(Artifact, alias="verdict"):
+    """Whether a note needs action (the guide builds it under this name): a triage's verdict, not
+    a palette rule's (:class:`harness.palette.Verdict`)."""
 
     note: str
     urgent: bool
@@ -49,22 +48,22 @@ class SplitNote(DecisionTool[Note, ListArtifact[Note]]):
 
 
 @tool_name("judge_note")
-class JudgeNote(DecisionTool[Note, ListArtifact[Verdict]]):
+class JudgeNote(DecisionTool[Note, ListArtifact[TriageVerdict]]):
     """Judges whether a note needs action soon."""
 
-    async def execute(self, input: Note, context: JobContext) -> ListArtifact[Verdict]:
+    async def execute(self, input: Note, context: JobContext) -> ListArtifact[TriageVerdict]:
         urgent = any(word in input.text.lower() for word in ("due", "today", "urgent", "now"))
-        return ListArtifact.of(Verdict, [Verdict(input.text, urgent)])
+        return ListArtifact.of(TriageVerdict, [TriageVerdict(input.text, urgent)])
 
 
 @tool_name("triage")
-class Triage(DecisionThinker[Note, Verdict]):
+class Triage(DecisionThinker[Note, TriageVerdict]):
     """Triages a note into the verdicts that need action."""
 
     def __init__(self, parent: Identifiable) -> None:
         super().__init__(
             parent,
-            output_type=Verdict,
+            output_type=TriageVerdict,
             key_tool=JudgeNote,
             palette=(SplitNote,),
             objective="Split the note, judge every part, and keep the parts that need action",

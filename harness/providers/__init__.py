@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from harness.providers._calibrated import CalibratedDecisionClient as CalibratedDecisionClient
 from harness.providers._calibrated import CalibratedResponse as CalibratedResponse
 from harness.providers._calibrated import calibrate as calibrate
-from harness.providers._calibrated import calibrated as calibrated
+from harness.providers._calibrated import calibrated_client as calibrated_client
 from harness.providers._chat_logprobs import ChatLogprobsClient as ChatLogprobsClient
 from harness.providers._client import DecisionClient as DecisionClient
 from harness.providers._client import check_limits as check_limits

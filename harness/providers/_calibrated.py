@@ -21,7 +21,7 @@ from harness.decision import Answer, DecisionRequest, DecisionResponse
 from harness.decision._internal import checked_answers
 from harness.providers._client import DecisionClient
 
-__all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrate", "calibrated"]
+__all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrate", "calibrated_client"]
 
 
 def _frozen(answers: Mapping[str, Answer]) -> Mapping[str, Answer]:
@@ -115,7 +115,7 @@ class CalibratedDecisionClient:
         """The inner client belongs to whoever made it: nothing to close here."""
 
 
-def calibrated(client: DecisionClient, entry: CatalogEntry) -> DecisionClient:
+def calibrated_client(client: DecisionClient, entry: CatalogEntry) -> DecisionClient:
     """``client`` wrapped to apply ``entry``'s calibration, or ``client`` itself when the entry
     has none."""
     return client if entry.calibration is None else CalibratedDecisionClient(client)

@@ -35,6 +35,7 @@ import attrs
 
 from harness.catalog import CatalogEntry
 from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
+from harness.decision._internal import served_model
 from harness.errors import NotAnAnswerError
 
 from . import _logprob_reading
@@ -191,7 +192,7 @@ class ChatLogprobsClient(LogprobClient):
         reply, http = await self.post(entry, endpoint, payload, deadline=deadline)
         tally.calls += 1
         tally.tokens += _logprob_reading.usage_tokens(reply) or 0
-        tally.model = tally.model or _logprob_reading.served_model(reply)
+        tally.model = tally.model or served_model(reply.get("model"))
         tally.request_id = tally.request_id or http.request_id
         shown = self._top_logprobs(reply, endpoint, entry)
         wanted = {label.casefold(): index for index, label in enumerate(labels)}
@@ -297,10 +298,10 @@ class ChatLogprobsClient(LogprobClient):
         payload = self.body(entry, "1 + 1 = 2", asked, [(0,), (1,)], ["yes", "no"])
         reply, _ = await self.post(entry, endpoint, payload, deadline=time.monotonic() + 30)
         self._top_logprobs(reply, endpoint, entry)
-        return _logprob_reading.served_model(reply) or entry.wire_model_id
+        return served_model(reply.get("model")) or entry.wire_model_id
 
 
-def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
+def chat_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The body of the longest first round of ``request``'s questions: what must fit in the
     model's context (``max_context_tokens``) and what admission counts. A decision takes one such
     call a question at least: see docs/providers.md for the cost."""

@@ -31,6 +31,7 @@ import attrs
 
 from harness.catalog import CatalogEntry
 from harness.decision import Answer, DecisionRequest, Noul, RefusedAnswer
+from harness.decision._internal import served_model
 from harness.errors import NotAnAnswerError, StatusError
 
 from . import _logprob_reading
@@ -216,7 +217,7 @@ class CompletionLogprobsClient(LogprobClient):
         return (
             scored,
             _logprob_reading.usage_tokens(reply),
-            _logprob_reading.served_model(reply),
+            served_model(reply.get("model")),
             http.request_id,
         )
 
@@ -241,7 +242,7 @@ class CompletionLogprobsClient(LogprobClient):
             logprobs.get("token_logprobs"), list
         ):
             raise self.no_logprobs(endpoint, entry, "the prompt's token logprobs (echo)")
-        return _logprob_reading.served_model(reply) or entry.wire_model_id
+        return served_model(reply.get("model")) or entry.wire_model_id
 
 
 def _groups(
@@ -344,7 +345,7 @@ def _distribution(
     return [w / total for w in weights], min(1.0, mass)
 
 
-def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
+def completion_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The completions body of ``request``'s longest prompt: what must fit in the model's context
     (``max_context_tokens``) and what admission counts. The call carries every prompt (about
     one per option and ordering), each billed: see docs/providers.md for the cost."""

@@ -34,9 +34,9 @@ from harness.decision import (
     Score,
     ScoreAnswer,
     choice_confidence,
-    score_confidence,
 )
 from harness.decision import systemone as systemone_codec
+from harness.decision._internal import expected_level_answer
 from harness.errors import HarnessError, NotAnAnswerError
 
 from ._client import CheckedClient
@@ -114,14 +114,8 @@ def rate(question: Score, level: int, *, probability: float = 0.9) -> ScoreAnswe
     if not 0.0 <= probability <= 1.0:
         raise ValueError(f"rate: probability {probability} is outside [0, 1]")
     rest = (1.0 - probability) / (count - 1)
-    probabilities = tuple(probability if index == level else rest for index in range(count))
-    score = min(float(count - 1), sum(index * p for index, p in enumerate(probabilities)))
-    return ScoreAnswer(
-        score=score,
-        levels=question.levels,
-        probabilities=probabilities,
-        confidence=score_confidence(probabilities),
-    )
+    probabilities = [probability if index == level else rest for index in range(count)]
+    return expected_level_answer(question.levels, probabilities)
 
 
 def answer_by_kind(

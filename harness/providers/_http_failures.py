@@ -21,9 +21,7 @@ transport that makes the round trip is ``_http.py``.
 
 from __future__ import annotations
 
-# the stdlib's json: an error body read with NaN refused (parse_constant, which orjson has no hook
-# for)
-import json
+import json  # the stdlib: NaN refused in an error body (parse_constant; orjson has no hook)
 import socket
 from collections.abc import Mapping
 from datetime import UTC, datetime

@@ -3,8 +3,9 @@ and its count at resolution (the longest sequence a context must hold, in the mo
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from harness.decision._internal import json_bytes, load_json
 
 from ._client import local_answers
 from ._llama_gguf import model_for
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
     from harness.decision import DecisionRequest
 
-__all__ = ["context_tokens", "template_if_chat", "wire_body"]
+__all__ = ["context_tokens", "llama_body", "template_if_chat"]
 
 
 def template_if_chat(entry: CatalogEntry) -> ChatTemplate | None:
@@ -26,7 +27,7 @@ def template_if_chat(entry: CatalogEntry) -> ChatTemplate | None:
     return chat_template(entry, model_for(entry))
 
 
-def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
+def llama_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     """The prompts a call of ``entry`` evaluates, as compact JSON: each question's prompt (its
     text; a chat prompt as its pieces, each with whether it is template markup), its options'
     continuations and the closing delimiter. What ``--bodies`` keeps in the record."""
@@ -56,7 +57,7 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
         "prompt_format": entry.prompt_format,
         "prompts": prompts,
     }
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json_bytes(body, allow_nan=True)
 
 
 def context_tokens(entry: CatalogEntry, body: bytes) -> int:
@@ -64,7 +65,7 @@ def context_tokens(entry: CatalogEntry, body: bytes) -> int:
     of its sequences: a prompt, an option, the delimiter), counted with the model's own
     tokenizer; what the dispatcher checks against ``max_context_tokens`` at resolution."""
     model = model_for(entry)
-    document = json.loads(body)
+    document: Any = load_json(body)  # the body llama_body wrote
     longest = 0
     for found in document.get("prompts", {}).values():
         for item in found if isinstance(found, list) else [found]:

@@ -23,7 +23,6 @@ from harness.catalog import CatalogEntry
 from harness.decision import (
     Answer,
     Choice,
-    ChoiceAnswer,
     DecisionRequest,
     DecisionResponse,
     Noul,
@@ -31,11 +30,14 @@ from harness.decision import (
     Question,
     RefusedAnswer,
     Score,
-    ScoreAnswer,
-    choice_confidence,
-    score_confidence,
 )
-from harness.decision._internal import compact_json, json_bytes, load_json
+from harness.decision._internal import (
+    compact_json,
+    expected_level_answer,
+    json_bytes,
+    load_json,
+    most_probable_answer,
+)
 from harness.errors import ExternalServiceError, NotAnAnswerError
 
 from ._client import CheckedClient
@@ -114,24 +116,11 @@ def answer_for(question: Question, probabilities: Sequence[float]) -> Answer:
         return RefusedAnswer("the model put no probability on any option")
     shares = [min(1.0, max(0.0, p / total)) for p in probabilities]
     if isinstance(question, Choice):
-        options = list(question.options)
-        best = max(range(len(shares)), key=shares.__getitem__)
-        return ChoiceAnswer(
-            choice=options[best],
-            probabilities=dict(zip(options, shares, strict=True)),
-            confidence=choice_confidence(shares),
-        )
+        return most_probable_answer(dict(zip(question.options, shares, strict=True)))
     if isinstance(question, Noul):
         return NoulAnswer(shares[0])
     assert isinstance(question, Score)
-    top = len(shares) - 1
-    score = min(float(top), max(0.0, math.fsum(i * p for i, p in enumerate(shares))))
-    return ScoreAnswer(
-        score=score,
-        levels=question.levels,
-        probabilities=tuple(shares),
-        confidence=score_confidence(shares),
-    )
+    return expected_level_answer(question.levels, shares)
 
 
 @attrs.frozen
@@ -276,9 +265,3 @@ def usage_tokens(payload: Mapping[str, object]) -> int | None:
         if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
             return tokens
     return None
-
-
-def served_model(payload: Mapping[str, object]) -> str | None:
-    """The reply's ``model``, when a string."""
-    model = payload.get("model")
-    return model if isinstance(model, str) and model else None

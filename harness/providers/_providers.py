@@ -57,15 +57,15 @@ def wire_body(request: DecisionRequest, entry: CatalogEntry) -> bytes:
     if entry.provider == "openai":
         return openai.encode_body(request, entry.wire_model_id)
     if entry.provider == "openai-chat":
-        from harness.providers._chat_logprobs import wire_body as chat_body
+        from harness.providers._chat_logprobs import chat_body
 
         return chat_body(request, entry)
     if entry.provider == "openai-completions":
-        from harness.providers._completion_logprobs import wire_body as completion_body
+        from harness.providers._completion_logprobs import completion_body
 
         return completion_body(request, entry)
     if entry.provider == "llama":
-        from harness.providers._llama_body import wire_body as llama_body
+        from harness.providers._llama_body import llama_body
 
         return llama_body(request, entry)
     return systemone.encode_body(request, entry.wire_model_id)

@@ -25,9 +25,7 @@ runs first all the same, and :func:`shown` cuts only what it already redacted.
 
 from __future__ import annotations
 
-# the stdlib's json: the text escaped as json.dumps escapes it, ASCII too (orjson writes no \u
-# escapes)
-import json
+import json  # the stdlib: text escaped as json.dumps escapes it, ASCII too (orjson cannot)
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 
 if TYPE_CHECKING:
@@ -74,7 +75,6 @@ class StandIn:
         self, request: DecisionRequest, entry: CatalogEntry, *, timeout: float | None = None
     ) -> DecisionResponse:
         """The stand-in's answers to a request the cassette does not hold, marked as such."""
-        from harness.decision import DecisionResponse
 
         response = await self.client.decide(request, self.entry, timeout=timeout)
         self.answered += 1
@@ -82,15 +82,7 @@ class StandIn:
             **(response.reading or {}),
             "stand_in": f"not in the cassette: answered by the stand-in {self.spec}",
         }
-        return DecisionResponse(
-            response.request,
-            response.answers,
-            input_tokens=response.input_tokens,
-            model=response.model,
-            request_id=response.request_id,
-            latency=response.latency,
-            reading=reading,
-        )
+        return attrs.evolve(response, reading=reading)
 
     async def aclose(self) -> None:
         """The stand-in stays open for the session (closed when it ends)."""

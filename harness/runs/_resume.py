@@ -9,9 +9,7 @@ before ``at``, forces ``move`` at ``at`` and goes on live, without touching the 
 
 from __future__ import annotations
 
-# the stdlib's json: an input's text as json.dumps writes it (separators, escapes), which orjson
-# cannot
-import json
+import json  # the stdlib: an input's text as json.dumps writes it (separators, escapes)
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path

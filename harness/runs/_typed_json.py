@@ -8,9 +8,7 @@ reads back; one concern, the shapes of the data, apart from the file that holds 
 from __future__ import annotations
 
 import hashlib
-
-# the stdlib's json: the state digest hashes json's default text (", "), not orjson's
-import json
+import json  # the stdlib: the state digest hashes json.dumps's exact text (", " separators)
 from collections.abc import Mapping, Sequence
 from typing import Any, get_args, get_origin
 

@@ -18,7 +18,7 @@ import attrs
 
 from harness.catalog import Tokenizer, tokenizer
 
-__all__ = ["TRAINING_TEXT", "BigramModel", "chat_prompt"]
+__all__ = ["TRAINING_TEXT", "BigramModel", "bigram_chat_text"]
 
 TRAINING_TEXT: Final = """\
 <|user|> Which team handles the invoice? Options: A. billing B. tech. Answer with the letter.
@@ -142,7 +142,7 @@ class BigramModel:
         return sum(self.logprob(ids[i - 1 : i], ids[i]) for i in range(1, len(ids)))
 
 
-def chat_prompt(messages: Sequence[object]) -> str:
+def bigram_chat_text(messages: Sequence[object]) -> str:
     """The text the server's model continues for ``messages``: each message rendered
     ``"<|{role}|> {content}\\n"``, then ``"<|assistant|>"``."""
     lines = []

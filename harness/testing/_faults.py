@@ -7,9 +7,7 @@ serves them is ``_fake_server.py``.
 
 from __future__ import annotations
 
-# the stdlib's json: replies as the reference server writes them (json's separators), which orjson
-# cannot
-import json
+import json  # the stdlib: replies with json's default separators, as the reference writes them
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime

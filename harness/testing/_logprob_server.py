@@ -35,7 +35,7 @@ from aiohttp import web
 
 from harness.decision._internal import load_json
 from harness.serve import ServerShell
-from harness.testing._bigram import BigramModel, chat_prompt
+from harness.testing._bigram import BigramModel, bigram_chat_text
 
 __all__ = ["LogprobServer"]
 
@@ -176,7 +176,7 @@ class LogprobServer(ServerShell):
         except _BadRequest as error:
             return _error(400, str(error))
         wanted = body.get("logprobs") is True and self.logprobs
-        context = self.model.encode(chat_prompt(messages))
+        context = self.model.encode(bigram_chat_text(messages))
         prompt_tokens = len(context)
         content: list[dict[str, object]] = []
         generated: list[int] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.triage import Note, Triage, Verdict
+from examples.triage import Note, Triage, TriageVerdict
 from harness import (
     Budget,
     BudgetExceededError,
@@ -41,7 +41,7 @@ async def _run(budget: Budget | None, *, price: float = 1_000.0) -> tuple[object
         return outcome, server.requests
 
 
-def _unbounded() -> RunResult[Verdict]:
+def _unbounded() -> RunResult[TriageVerdict]:
     result, requests = asyncio.run(_run(None))
     assert isinstance(result, RunResult)
     assert requests == result.usage.decisions == 4
@@ -115,7 +115,7 @@ def test_an_entry_without_a_price_costs_nothing_against_a_cost_budget() -> None:
 def test_a_workflow_budget_spans_runs() -> None:
     workflow = Workflow(budget=Budget(max_decisions=6))
 
-    async def scenario() -> tuple[RunResult[Verdict], RunFailedError, int]:
+    async def scenario() -> tuple[RunResult[TriageVerdict], RunFailedError, int]:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
             first = await run(Triage, Note(TEXT), catalog=catalog, workflow=workflow)

@@ -10,7 +10,7 @@ from typing import assert_type
 import pytest
 
 import harness
-from examples.triage import JudgeNote, Note, SplitNote, Triage, Verdict
+from examples.triage import JudgeNote, Note, SplitNote, Triage, TriageVerdict
 from harness import (
     Budget,
     Catalog,
@@ -39,10 +39,10 @@ TEXT = "alpha is due today; beta can wait"
 def test_run_sync_answers_with_typed_items_refs_turns_and_usage(model: str) -> None:
     chosen = FakeDecisionModel(triage_policy) if model == "fake" else "embedded"
     result = run_sync(Triage, Note(TEXT), model=chosen)
-    assert_type(result, RunResult[Verdict])
-    assert_type(result.answer, ListArtifact[Verdict])
-    assert_type(result.items, tuple[Verdict, ...])
-    assert all(isinstance(item, Verdict) for item in result.items)
+    assert_type(result, RunResult[TriageVerdict])
+    assert_type(result.answer, ListArtifact[TriageVerdict])
+    assert_type(result.items, tuple[TriageVerdict, ...])
+    assert all(isinstance(item, TriageVerdict) for item in result.items)
     assert result.refs == tuple(result.ref(item) for item in result.items)
     assert all(ref.startswith("verdict#") for ref in result.refs)
     assert result.turns
@@ -72,22 +72,22 @@ async def test_await_run_in_async_code_and_run_sync_there_fails_by_name() -> Non
 
 
 def test_module_functions_take_any_factory_with_the_parent_constructor() -> None:
-    def factory(parent: Identifiable) -> DecisionThinker[Note, Verdict]:
-        return DecisionThinker[Note, Verdict](
+    def factory(parent: Identifiable) -> DecisionThinker[Note, TriageVerdict]:
+        return DecisionThinker[Note, TriageVerdict](
             parent,
-            output_type=Verdict,
+            output_type=TriageVerdict,
             key_tool=JudgeNote,
             palette=(SplitNote,),
             objective="Judge every part of the note",
         )
 
     result = harness.run_sync(factory, Note(TEXT), model=FakeDecisionModel(triage_policy))
-    assert_type(result, RunResult[Verdict])
+    assert_type(result, RunResult[TriageVerdict])
     assert [v.note for v in result.items] == ["alpha is due today"]
 
 
 def test_the_same_thinker_class_runs_concurrently_each_run_its_own_result() -> None:
-    async def both() -> list[RunResult[Verdict]]:
+    async def both() -> list[RunResult[TriageVerdict]]:
         return list(
             await asyncio.gather(
                 run(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy)),
@@ -106,7 +106,7 @@ def test_the_same_thinker_class_runs_concurrently_each_run_its_own_result() -> N
 
 
 def test_an_entry_id_of_a_given_catalog_pins_it_and_the_catalog_is_unchanged() -> None:
-    async def scenario() -> tuple[RunResult[Verdict], int, Catalog]:
+    async def scenario() -> tuple[RunResult[TriageVerdict], int, Catalog]:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             priced = server.entry(id="priced", input_price_per_million=2.0)
             catalog = Catalog([priced], {})
@@ -125,7 +125,7 @@ def test_an_entry_id_of_a_given_catalog_pins_it_and_the_catalog_is_unchanged() -
 
 
 def test_retries_are_counted_in_the_usage() -> None:
-    async def scenario() -> tuple[RunResult[Verdict], int]:
+    async def scenario() -> tuple[RunResult[TriageVerdict], int]:
         async with FakeSystemOneServer(policy=triage_policy) as server:
             server.fail_next(Fault.rate_limited(retry_after=None, retry_after_ms=1))
             catalog = Catalog([server.entry()], {"decision": "fake-systemone"})
@@ -152,8 +152,8 @@ def test_an_unknown_model_is_refused_naming_the_forms() -> None:
 
 
 def test_a_wrong_input_type_is_a_type_error_for_mypy_and_at_run_time() -> None:
-    with pytest.raises(TypeError, match="takes a Note, not a Verdict"):
-        run_sync(Triage, Verdict("x", True), model=FakeDecisionModel())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="takes a Note, not a TriageVerdict"):
+        run_sync(Triage, TriageVerdict("x", True), model=FakeDecisionModel())  # type: ignore[arg-type]
 
 
 def test_the_record_is_written_where_asked_and_reads_back(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_the_record_is_written_where_asked_and_reads_back(tmp_path: Path) -> Non
 def test_ref_of_an_artifact_the_run_never_saw_is_refused() -> None:
     result = run_sync(Triage, Note(TEXT), model=FakeDecisionModel(triage_policy))
     with pytest.raises(KeyError, match="not an artifact of this run"):
-        result.ref(Verdict("never", False))
+        result.ref(TriageVerdict("never", False))
     assert result.selection
     assert all(ref.startswith("verdict#") for ref in result.selection)
     assert next(iter(result.artifacts)) == "note#1"

@@ -161,13 +161,13 @@ def test_the_docs_quote_the_fitted_figures() -> None:
 
 def test_the_triage_selections_are_the_thinkers_own_requests_labelled_by_the_tools_rule() -> None:
     from harness import run_sync
-    from harness.demo.triage import Note, Triage, Verdict
+    from harness.demo.triage import Note, Triage, TriageVerdict
     from harness.providers import FakeDecisionModel
     from scripts.triage_notes import needs_action
     from scripts.triage_selections import right_moves
 
     pack = DecisionPack.load(data_path("selections-triage.jsonl"))
-    notes = Dataset.load(data_path("runs-triage.jsonl"), Note, Verdict)
+    notes = Dataset.load(data_path("runs-triage.jsonl"), Note, TriageVerdict)
     by_name = {case.name: case for case in notes}
     seen: Counter[tuple[str, bool]] = Counter()
     for decision in pack:

@@ -463,7 +463,7 @@ def test_a_thinker_eval_counts_where_its_choices_sat_and_warns_when_always_first
     tmp_path: Path,
 ) -> None:
     from harness.demo.triage import Note as TriageNote
-    from harness.demo.triage import Triage, Verdict
+    from harness.demo.triage import Triage, TriageVerdict
     from harness.evals import render_report_text
 
     rows = [
@@ -472,7 +472,7 @@ def test_a_thinker_eval_counts_where_its_choices_sat_and_warns_when_always_first
     ]
     path = tmp_path / "notes.jsonl"
     path.write_text("".join(json.dumps({**r, "expected": []}) + "\n" for r in rows), "utf-8")
-    notes = Dataset.load(path, TriageNote, Verdict)
+    notes = Dataset.load(path, TriageNote, TriageVerdict)
     # the fake model's default answer to a choice is its first option
     report = evaluate(Triage, notes, model=FakeDecisionModel(), out=tmp_path / "e", resamples=20)
     placed = [p for case in report.cases for p in case.placed]

@@ -108,7 +108,7 @@ def test_select_examples_drawn_from_a_thinkers_runs_reach_gemmas_selections(
     when it is shown them (a few seconds a selection)."""
     if _MISSING:
         pytest.fail(f"not installed: {', '.join(_MISSING)} (HARNESS_LLAMA=required)", pytrace=False)
-    from harness.demo.triage import Note, Triage, Verdict
+    from harness.demo.triage import Note, Triage, TriageVerdict
     from harness.evals import Dataset, evaluate, fit_run_examples
     from harness.evals.data import data_path
 
@@ -117,7 +117,7 @@ def test_select_examples_drawn_from_a_thinkers_runs_reach_gemmas_selections(
         line for line in lines if '"test"' in line
     ][:2]
     (tmp_path / "notes.jsonl").write_text("\n".join(chosen) + "\n", encoding="utf-8")
-    notes = Dataset.load(tmp_path / "notes.jsonl", Note, Verdict)
+    notes = Dataset.load(tmp_path / "notes.jsonl", Note, TriageVerdict)
     evaluate(Triage, notes, model="embedded", out=tmp_path / "runs", resamples=20)
     catalog = _gemma_catalog(max_context_tokens=4096)
     fitted = fit_run_examples(

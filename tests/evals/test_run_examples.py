@@ -15,7 +15,7 @@ import pytest
 from harness.catalog import load_catalog, state_key, state_text
 from harness.cli import main
 from harness.decision import systemone
-from harness.demo.triage import JudgeNote, Note, Triage, Verdict
+from harness.demo.triage import JudgeNote, Note, Triage, TriageVerdict
 from harness.evals import (
     Dataset,
     DrawnSplitError,
@@ -55,7 +55,7 @@ def embedded_catalog(tmp_path: Path, examples: str | None = None) -> Path:
 
 
 def test_the_triage_notes_expect_the_urgent_parts_as_the_tool_judges_them() -> None:
-    dataset = Dataset.load(data_path("runs-triage.jsonl"), Note, Verdict)
+    dataset = Dataset.load(data_path("runs-triage.jsonl"), Note, TriageVerdict)
     assert len(dataset) == NOTES
     assert sum("dev" in c.tags for c in dataset) == sum("test" in c.tags for c in dataset) == 24
     tool = cast("Any", JudgeNote)  # the tool's rule, run as the thinker runs it
@@ -67,7 +67,7 @@ def test_the_triage_notes_expect_the_urgent_parts_as_the_tool_judges_them() -> N
         assert [v.urgent for v in judged] == [needs_action(part) for part in parts]
         # the expected answer is the verdict of every urgent part, never the whole note's
         assert list(case.expected) == [v for v in judged if v.urgent]
-        assert Verdict(case.input.text, True) not in case.expected
+        assert TriageVerdict(case.input.text, True) not in case.expected
         urgent_parts += sum(v.urgent for v in judged)
         calm_parts += sum(not v.urgent for v in judged)
     assert urgent_parts > 40
@@ -78,7 +78,7 @@ def test_the_triage_notes_expect_the_urgent_parts_as_the_tool_judges_them() -> N
 
 
 def test_an_eval_keeps_each_finishing_selection_request(tmp_path: Path) -> None:
-    dataset = Dataset.load(notes(tmp_path), Note, Verdict)
+    dataset = Dataset.load(notes(tmp_path), Note, TriageVerdict)
     report = evaluate(Triage, dataset, model="embedded", out=tmp_path / "runs", resamples=20)
     kept = [
         json.loads(line)
@@ -99,7 +99,7 @@ def test_an_eval_keeps_each_finishing_selection_request(tmp_path: Path) -> None:
 
 
 def test_examples_are_drawn_from_the_named_split_of_the_runs_only(tmp_path: Path) -> None:
-    dataset = Dataset.load(notes(tmp_path), Note, Verdict)
+    dataset = Dataset.load(notes(tmp_path), Note, TriageVerdict)
     evaluate(Triage, dataset, model="embedded", out=tmp_path / "runs", resamples=20)
     source = runs_pack(tmp_path / "runs")
     dev_states = {state_text(d.request.state) for d in source.pack if "dev" in d.tags}
@@ -123,7 +123,7 @@ def test_examples_are_drawn_from_the_named_split_of_the_runs_only(tmp_path: Path
 
 
 def test_an_eval_of_the_cases_the_examples_came_from_is_refused(tmp_path: Path) -> None:
-    dataset = Dataset.load(notes(tmp_path), Note, Verdict)
+    dataset = Dataset.load(notes(tmp_path), Note, TriageVerdict)
     evaluate(Triage, dataset, model="embedded", out=tmp_path / "runs", resamples=20)
     fitted = fit_run_examples(tmp_path / "runs", model="embedded", k=2, resamples=20)
     from harness.catalog import write_examples
@@ -144,7 +144,7 @@ def test_no_selection_is_kept_under_a_client_the_eval_does_not_hold(tmp_path: Pa
     from harness import override
     from harness.providers import EmbeddedDecisionClient
 
-    dataset = Dataset.load(notes(tmp_path, dev=2, test=0), Note, Verdict)
+    dataset = Dataset.load(notes(tmp_path, dev=2, test=0), Note, TriageVerdict)
     with override(model=EmbeddedDecisionClient()):
         evaluate(Triage, dataset, model="embedded", out=tmp_path / "runs", resamples=20)
     assert not (tmp_path / "runs" / SELECTIONS_FILE).exists()

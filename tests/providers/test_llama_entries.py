@@ -21,7 +21,7 @@ from harness.decision import Choice, DecisionRequest, Noul, Score
 from harness.errors import ExternalServiceError
 from harness.providers import client_for
 from harness.providers._llama import LlamaDecisionClient
-from harness.providers._llama_body import wire_body
+from harness.providers._llama_body import llama_body
 from harness.providers._llama_engine import _groups, _needed_tokens, _summed, _trie
 from harness.providers._llama_gguf import gguf_path
 from harness.providers._llama_prompt import (
@@ -288,7 +288,7 @@ def test_the_wire_body_holds_every_prompt_for_the_record() -> None:
         STATE, {"team": TEAM, "refund": REFUND, "only": Choice("Only?", {"one": None})}
     )
     entry = llama()
-    body = wire_body(request, entry)
+    body = llama_body(request, entry)
     import json
 
     document = json.loads(body)

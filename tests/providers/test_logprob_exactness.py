@@ -18,7 +18,7 @@ from harness.providers._chat_logprobs import label_of
 from harness.providers._completion_logprobs import question_prompt
 from harness.providers._logprob_reading import asked_questions, cyclic_orders
 from harness.testing import BigramModel, LogprobServer
-from harness.testing._bigram import chat_prompt
+from harness.testing._bigram import bigram_chat_text
 
 MODEL = BigramModel()
 
@@ -127,7 +127,7 @@ def test_completion_distributions_equal_brute_force_enumeration(
 def brute_force_labels(content: str, labels: list[str], top: int | None) -> list[float]:
     """P(label) summed over every token that spells it (among the model's ``top`` most likely
     tokens, or the whole vocabulary when ``top`` is None), normalised over the labels."""
-    context = MODEL.encode(chat_prompt([{"role": "user", "content": content}]))
+    context = MODEL.encode(bigram_chat_text([{"role": "user", "content": content}]))
     wanted = {label.casefold(): i for i, label in enumerate(labels)}
     mass = [0.0] * len(labels)
     tokens = (
@@ -179,7 +179,7 @@ def test_chat_label_distributions_equal_enumeration_over_the_whole_vocabulary(
         # Exactly the label mass among the 20 tokens the server shows, variants summed ...
         assert got == pytest.approx(brute_force_labels(content, labels, 20), abs=1e-12)
         # ... and within what the unshown variants can hold of the whole vocabulary's.
-        context = MODEL.encode(chat_prompt([{"role": "user", "content": content}]))
+        context = MODEL.encode(bigram_chat_text([{"role": "user", "content": content}]))
         least = math.exp(MODEL.top(context, 20)[-1][1])
         whole = brute_force_labels(content, labels, None)
         assert got == pytest.approx(whole, abs=20 * least)

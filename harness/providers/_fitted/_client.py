@@ -35,9 +35,8 @@ from harness.decision import (
     Question,
     Score,
     ScoreAnswer,
-    choice_confidence,
-    score_confidence,
 )
+from harness.decision._internal import expected_level_answer, most_probable_answer
 from harness.errors import ExternalServiceError
 
 from .._client import CheckedClient, DecisionClient, local_answers
@@ -265,13 +264,8 @@ def _rows(features: Matrix) -> Callable[[int, int], Matrix]:
 
 def _choice(keys: list[str], probabilities: np.ndarray) -> ChoiceAnswer:
     shares = {key: float(p) for key, p in zip(keys, probabilities, strict=True)}
-    top = max(keys, key=lambda k: (shares[k], -keys.index(k)))
-    return ChoiceAnswer(top, shares, confidence=choice_confidence(list(shares.values())))
+    return most_probable_answer(shares)
 
 
 def _score(question: Score, probabilities: np.ndarray) -> ScoreAnswer:
-    shares = [float(p) for p in probabilities]
-    expected = min(float(sum(i * p for i, p in enumerate(shares))), len(shares) - 1.0)
-    return ScoreAnswer(
-        max(0.0, expected), tuple(question.levels), tuple(shares), score_confidence(shares)
-    )
+    return expected_level_answer(question.levels, [float(p) for p in probabilities])

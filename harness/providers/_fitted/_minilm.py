@@ -34,17 +34,18 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import math
 import threading
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, final
 
 import numpy as np
 import numpy.typing as npt
+
+from harness.decision._internal import load_json
 
 from ._errors import FittedError
 
@@ -317,7 +318,7 @@ def _tensors(data: bytearray) -> dict[str, Floats]:
     header (JSON: each tensor's dtype, shape and data offsets after the header), the data."""
     try:
         length = int.from_bytes(data[:8], "little")
-        header = json.loads(data[8 : 8 + length])
+        header: Any = load_json(data[8 : 8 + length])  # its shape checked as it is read
         start = 8 + length
         tensors: dict[str, Floats] = {}
         for name, entry in header.items():
@@ -340,7 +341,7 @@ def _tensors(data: bytearray) -> dict[str, Floats]:
 def _json(files: Mapping[str, bytes], name: str) -> dict[str, object]:
     """One of the zip's JSON configs, as an object."""
     try:
-        value = json.loads(files[name])
+        value = load_json(files[name])
     except ValueError:
         value = None
     if not isinstance(value, dict):
