@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -56,17 +57,21 @@ def test_a_loaded_machine_never_gives_met_but_still_gives_missed() -> None:
     assert _campaign.verdict((0.21, 0.30), 0.2, "<=", loaded=True) == "missed"
 
 
-def test_the_machine_is_idle_only_when_the_rest_of_it_was() -> None:
+def _machine(before: float, after: float, seconds: float) -> _campaign.Machine:
     machine = _campaign.Machine(busy=1.0)
-    machine.before, machine.after, machine.seconds = 0.3, 0.95, 120.0
-    assert machine.own == pytest.approx(1 - 2.718281828 ** -2, rel=1e-6)  # 0.865
-    assert machine.others_after == pytest.approx(0.95 - machine.own)
-    assert not machine.loaded  # a run of its own drove the load average up, nothing else
-    machine.after = 2.2  # a second process beside it for the whole run
-    assert machine.loaded
-    machine.before, machine.after = 1.4, 0.95
-    assert machine.loaded  # busy before it started
-    assert "loaded: no figure is 'met'" in machine.line()
+    machine.before, machine.after, machine.seconds = before, after, seconds
+    return machine
+
+
+def test_the_machine_is_idle_only_when_the_rest_of_it_was() -> None:
+    alone = _machine(0.3, 0.95, 120.0)
+    assert alone.own == pytest.approx(1 - math.exp(-2), rel=1e-9)  # 0.865
+    assert alone.others_after == pytest.approx(0.95 - alone.own)
+    assert not alone.loaded  # a run of its own drove the load average up, nothing else
+    assert _machine(0.3, 2.2, 120.0).loaded  # a second process beside it for the whole run
+    busy_before = _machine(1.4, 0.95, 120.0)
+    assert busy_before.loaded
+    assert "loaded: no figure is 'met'" in busy_before.line()
 
 
 def test_a_load_is_restarted_when_it_ends_and_stopped_with_its_children() -> None:
