@@ -48,7 +48,7 @@ from mypy.nodes import (
     TypeInfo,
 )
 from mypy.options import Options
-from mypy.plugin import FunctionContext, MethodContext
+from mypy.plugin import FunctionContext
 from mypy.types import (
     AnyType,
     Instance,
@@ -400,8 +400,9 @@ def _check_in_thinker_class(ctx: CallContext) -> None:
     _check(Site(ctx, args, info))
 
 
-def check_super_init(ctx: FunctionContext) -> Type:
-    """``super().__init__(...)`` in a thinker subclass: ``I`` and ``O`` come from its bases."""
+def check_super_init(ctx: CallContext) -> Type:
+    """``super().__init__(...)`` in a thinker subclass, or ``DecisionThinker.__init__(self,
+    parent, ...)`` (a method call, the same check): ``I`` and ``O`` come from its bases."""
     try:
         _check_in_thinker_class(ctx)
     except Exception as error:  # any bug of ours must not crash the user's type check
@@ -409,10 +410,4 @@ def check_super_init(ctx: FunctionContext) -> Type:
     return ctx.default_return_type
 
 
-def check_explicit_init(ctx: MethodContext) -> Type:
-    """``DecisionThinker.__init__(self, parent, ...)`` in a thinker subclass: as ``super()``."""
-    try:
-        _check_in_thinker_class(ctx)
-    except Exception as error:  # any bug of ours must not crash the user's type check
-        _surprise(ctx, error)
-    return ctx.default_return_type
+check_explicit_init = check_super_init

@@ -395,7 +395,6 @@ def score(
     baselines = baseline_figures(
         completed, runs=runs, threshold=threshold, seed=seed, resamples=resamples, resampler=drawn
     )
-    bins = reliability_bins(completed)
     return EvalReport(
         subject=subject,
         dataset=dataset,
@@ -405,7 +404,7 @@ def score(
         cases=tuple(cases),
         metrics=found,
         baselines=baselines,
-        reliability=bins,
+        reliability=reliability_bins(completed),
         seed=seed,
         resamples=resamples,
         timings={"metric_seconds": time.perf_counter() - began},

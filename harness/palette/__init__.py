@@ -31,18 +31,6 @@ __all__ = [
     "validate_palette",
 ]
 
-_RUNTIME = frozenset(
-    {
-        "PaletteError",
-        "PaletteReport",
-        "RuntimeType",
-        "palette_report",
-        "runtime_facts",
-        "thinker_input_of",
-        "validate_palette",
-    }
-)
-
 if TYPE_CHECKING:
     from harness.palette._rules import CODES as CODES
     from harness.palette._rules import Open as Open
@@ -61,12 +49,15 @@ if TYPE_CHECKING:
 else:
 
     def __getattr__(name: str) -> object:
-        if name in _RUNTIME:
-            from harness.palette import _runtime as found
-        elif name in __all__:
-            from harness.palette import _rules as found
-        else:
+        if name not in __all__:
             raise AttributeError(f"module 'harness.palette' has no attribute {name!r}")
-        value = getattr(found, name)
+        from harness.palette import _rules  # the runtime validator loads the rules too
+
+        if name in _rules.__all__:
+            value = getattr(_rules, name)
+        else:
+            from harness.palette import _runtime
+
+            value = getattr(_runtime, name)
         globals()[name] = value
         return value

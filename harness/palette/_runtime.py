@@ -450,9 +450,10 @@ def palette_report(
     start = _side(thinker_input) if thinker_input is not None and not members else None
     start_node = start if isinstance(start, RuntimeType) else None
     out = _side(output_type)
+    out_node = out if isinstance(out, RuntimeType) else None
     verdicts = palette_verdicts(
         thinker_input=start_node,
-        output_type=out if isinstance(out, RuntimeType) else None,
+        output_type=out_node,
         key_tool=key,
         palette=entries,
         objective=objective,

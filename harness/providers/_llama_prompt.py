@@ -51,9 +51,7 @@ from harness.catalog import SolvedExample
 from harness.decision import Choice, Noul, Question, Score
 
 __all__ = [
-    "CHOICE_OPTIONS",
     "INSTRUCTIONS",
-    "PROMPT_FORMATS",
     "ChatTemplate",
     "ChoiceOptions",
     "Prompt",
@@ -66,8 +64,6 @@ __all__ = [
 
 PromptFormat = Literal["base", "chat"]
 ChoiceOptions = Literal["labels", "texts"]
-PROMPT_FORMATS: Final = ("base", "chat")
-CHOICE_OPTIONS: Final = ("labels", "texts")
 
 INSTRUCTIONS: Final = "Answer each question about the state with one of its options."
 """The first line of a ``base`` prompt (and of a ``chat`` prompt's first user turn)."""

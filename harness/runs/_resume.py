@@ -13,7 +13,7 @@ import json  # the stdlib: an input's text as json.dumps writes it (separators, 
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, cast
 
 import attrs
 
@@ -27,7 +27,7 @@ from harness.runs._fingerprint import changes, classes_of, fingerprint_of
 from harness.runs._journal import JournalError, JournalledRun, read_journal
 from harness.runs._model import ModelChoice, Seat, seat_for
 from harness.runs._result import RunResult
-from harness.runs._run import Durable, ThinkerFactory, blocking, execute
+from harness.runs._run import Durable, I, O, ThinkerFactory, blocking, execute
 from harness.runs._target import TargetError
 from harness.runs._typed_json import product_json, product_of
 from harness.scope import Budget, Workflow
@@ -44,8 +44,6 @@ __all__ = [
     "run_journalled",
 ]
 
-I = TypeVar("I", bound=Artifact)  # noqa: E741 - the seed's name for the input type
-O = TypeVar("O", bound=Artifact)  # noqa: E741 - the seed's name for the answer's item type
 
 ACCEPT_FLAG = "accept_model_change=True (--accept-model-change)"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import abc
 import logging
-from types import TracebackType
 from typing import ClassVar, Self
 
 from aiohttp import web
@@ -126,10 +125,5 @@ class ServerShell(abc.ABC):
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()

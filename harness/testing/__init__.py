@@ -65,8 +65,7 @@ if TYPE_CHECKING:
     from harness.testing.invariants import run_digest as run_digest
     from harness.testing.strategies import RandomPolicy as RandomPolicy
     from harness.testing.strategies import Scenario as Scenario
-
-if not TYPE_CHECKING:  # type checkers read the imports above; unknown names stay errors
+else:  # type checkers read the imports above; unknown names stay errors
 
     def __getattr__(name: str) -> object:
         module = _NEEDS_HYPOTHESIS.get(name)

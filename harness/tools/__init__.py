@@ -31,17 +31,7 @@ __all__ = [
 ]
 
 _SCOPE = frozenset({"Identifiable", "Identity", "Workflow", "new_job_id"})
-# ``_provider.__all__`` written out again: reading it would load the module this face defers.
-_PROVIDER = frozenset(
-    {
-        "ClassToolProvider",
-        "declared_tool_types",
-        "list_iterand",
-        "open_type_part",
-        "runtime_class",
-        "tool_types",
-    }
-)
+_TOOL = frozenset({"NAME_ATTR", "DecisionTool", "tool_description", "tool_name"})
 _NAMES = frozenset({"RESERVED_TOOL_NAMES", "validate_tool_name"})
 
 if TYPE_CHECKING:
@@ -68,10 +58,10 @@ else:
             from harness import scope as found
         elif name in _NAMES:
             from harness.tools import _names as found
-        elif name in _PROVIDER:
-            from harness.tools import _provider as found
-        elif name in __all__ or name == "NAME_ATTR":
+        elif name in _TOOL:
             from harness.tools import _tool as found
+        elif name in __all__:
+            from harness.tools import _provider as found
         else:
             raise AttributeError(f"module 'harness.tools' has no attribute {name!r}")
         value = getattr(found, name)
