@@ -213,6 +213,7 @@ class Environment:
             found.append(Setting(name, "set" if given else "not set", f"${name}"))
         return tuple(found)
 
+    # same shape as _logprob_entry's CatalogEntry: another provider, its own limits
     def _systemone(self, entry_id: str, wire: str) -> CatalogEntry:
         base = self.get(TYPESAFE_BASE_URL) or TYPESAFE_DEFAULT_BASE_URL
         hosted = base.rstrip("/") == TYPESAFE_DEFAULT_BASE_URL

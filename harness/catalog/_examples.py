@@ -228,6 +228,7 @@ def _question_json(question: Question) -> dict[str, JsonValue]:
     return inner
 
 
+# same shape as _calibration.py's _map_from_table check: another table and example
 def _question_from(raw: object, where: str) -> Question:
     if not isinstance(raw, Mapping):
         raise ValueError(

@@ -81,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--candidates", type=int, default=4, metavar="N", help="sets a search scores (default 4)"
     )
+    # same shape as --method: other choices, default and help
     parser.add_argument(
         "--metric",
         choices=("discrimination", "accuracy"),

@@ -38,6 +38,7 @@ DESCRIPTION: Final = (
 )
 
 
+# same shape as every command's DESCRIPTION and add_arguments: the options differ
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``harness fit``'s arguments."""
     parser.add_argument(

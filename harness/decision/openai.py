@@ -35,6 +35,7 @@ from ._request import DecisionRequest
 from ._response import checked_answers
 from ._wire import Loc, RequestValidationError, WireReply
 
+# the codec interface, as in systemone.py: mypy reads only a literal __all__
 __all__ = [
     "MAX_CHOICES",
     "MAX_LEVELS",

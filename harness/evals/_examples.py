@@ -393,6 +393,7 @@ async def _calibrate(
 fit_examples = _sync_form(fit_examples_async, "fit_examples")
 
 
+# fit_examples_async's keywords written out, not **kwargs: a public signature readers see
 async def fit_run_examples_async(
     runs: str | os.PathLike[str],
     *,

@@ -467,6 +467,7 @@ def palette_report(
     return PaletteReport(tuple(verdicts), reachable, unproved)
 
 
+# palette_report's keywords written out, not **kwargs: a public signature readers see
 def validate_palette(
     *,
     thinker_input: object | None,

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
-from harness.decision import (
+from harness.decision import (  # the vocabulary as other clients import it: no logic
     Answer,
     Choice,
     ChoiceAnswer,

@@ -62,6 +62,7 @@ __all__ = [
     "option_names",
 ]
 
+# same shape as evals/_examples.py's Method and Metric: other Literal types
 PromptFormat = Literal["base", "chat"]
 ChoiceOptions = Literal["labels", "texts"]
 

@@ -45,6 +45,7 @@ class JournalError(HarnessError, ValueError):
     """A journal that cannot be read or written: names the file, the line and what is wrong."""
 
 
+# same shape as record/_format.py's RECORD_FILE: each file format has its own error
 JOURNAL_FILE: Final = FileFormat(
     "journal",
     JournalError,

@@ -136,6 +136,7 @@ def call_json(call: ModelCall, body: object, reply: object = None) -> UncheckedJ
         "output_tokens": call.output_tokens,
         "counted_by": call.counted_by,
     }
+    # same shape as the record's call JSON (record/_format.py): another format, its own keys
     if call.reading is not None:
         data["reading"] = dict(call.reading)
     if body is not None:

@@ -71,6 +71,7 @@ class FakeSystemOneServer(ServerShell):
         super().__init__(
             port=port, max_in_flight=max_in_flight, queue_limit=queue_limit, api_key=api_key
         )
+        # same shape as RedisAdmission's settings: plain attributes, other settings
         self.policy = policy
         self.model = model
         self.service_time = service_time

@@ -204,6 +204,7 @@ async def report_run(
     if hang is None:
         reruns = await rerun_moves(thinker, turns, world, timeout=run_timeout)
         moved = await _where_moves_ran(thinker, turns, world, reruns, run_timeout)
+    # same shape as EvalReport(...) in evals/_run.py: keyword arguments, other fields
     return RunReport(
         thinker=thinker,
         input=input,

@@ -86,6 +86,7 @@ def _check_input(name: str, tool: DecisionTool[Any, Artifact], input: Artifact) 
         )
 
 
+# __init__ as ToolRun's, but the name comes from @tool_name and turn_hooks is added
 class ThinkerRun(ToolRun[O]):
     """A thinker (or any tool) run as the top job of a piece of work: no timeout by default,
     the name its ``@tool_name`` gives, else its class name."""

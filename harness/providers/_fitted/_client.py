@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from harness.catalog._internal import OncePerProcess
-from harness.decision import (
+from harness.decision import (  # the vocabulary as other clients import it: no logic
     Answer,
     Choice,
     ChoiceAnswer,
