@@ -51,6 +51,7 @@ __all__ = [
     "distribution_keys",
     "noul_answer",
     "picked",
+    "reply_model",
     "request_body",
     "wire_reply",
 ]
@@ -191,6 +192,20 @@ def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -
         else served_model(given)
     )
     return decoded_reply(answers, model, input_tokens, output_tokens)
+
+
+def reply_model(body: Mapping[object, object]) -> str | None:
+    """The model ``body`` names, as :func:`wire_reply` reads it (for a client that needs no
+    more of a reply than its answers and its model)."""
+    given = body.get("model")
+    if (
+        type(given) is str
+        and 0 < len(given) <= MODEL_CHARS
+        and given.isascii()
+        and given.isprintable()
+    ):
+        return given
+    return served_model(given)
 
 
 def answer_object(raw: object, where: str) -> Mapping[object, object]:
