@@ -1,6 +1,7 @@
 """The answers' trusted constructors make what the public constructors make: for any
 values their callers owe, the two are equal, hash alike, print alike and read alike; so does
-the response made of checked answers (``answered_response``)."""
+the response made of checked answers (``answered_response``) and the decoded reply
+(``decoded_reply``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.decision import (
+    Answer,
     ChoiceAnswer,
     DecisionRequest,
     DecisionResponse,
@@ -17,6 +19,7 @@ from harness.decision import (
     NoulAnswer,
     ScoreAnswer,
 )
+from harness.decision._frozen_map import FrozenMap
 from harness.decision._internal import (
     answered_response,
     checked_answers,
@@ -24,6 +27,7 @@ from harness.decision._internal import (
     trusted_noul,
     trusted_score,
 )
+from harness.decision._wire import WireReply, decoded_reply
 
 from .strategies import probabilities, texts
 
@@ -101,3 +105,17 @@ def test_an_answered_response_of_unchecked_values_is_checked_by_the_constructor(
         answered_response(request, checked_answers(request, {}), None, -1.0)
     with pytest.raises(ValueError, match="answers no question asked"):
         answered_response(request, checked_answers(other, {"x": NoulAnswer(0.5)}), None, 0.5)
+
+
+@given(st.sampled_from([None, "m-1"]), st.sampled_from([None, 0, 812]), st.sampled_from([None, 3]))
+def test_a_decoded_reply_is_the_constructors(
+    model: str | None, input_tokens: int | None, output_tokens: int | None
+) -> None:
+    answers: FrozenMap[str, Answer] = FrozenMap([("refund", NoulAnswer(0.25))])
+    made = decoded_reply(answers, model, input_tokens, output_tokens)
+    public = WireReply(answers, model, input_tokens, output_tokens)
+    assert made == public
+    assert repr(made) == repr(public)
+    assert made.answers is answers
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.model = "other"  # type: ignore[misc]  # frozen, as the public one
