@@ -99,6 +99,16 @@ class Demand:
             return Permit(self.kind, self.name, self.amount, None)
         return None
 
+    def take_gate_now(self) -> Gate | None:
+        """:meth:`take_now` for a gate's demand, without a permit: the gate itself, one permit
+        taken from it, when one is free and nobody waits (the caller gives it back with the
+        gate's own ``release``, once); ``None``, holding nothing, for any other demand or when
+        the gate's permits are out (then :meth:`take_now` answers)."""
+        gate = self._gate
+        if gate is not None and gate.take_now():
+            return gate
+        return None
+
     async def acquire(self) -> Permit:
         """Wait in line and take the whole demand; a cancelled wait holds nothing."""
         if self._gate is not None:

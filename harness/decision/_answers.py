@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, Literal, TypeAlias
 
 import attrs
@@ -228,7 +228,24 @@ Answer: TypeAlias = ChoiceAnswer | NoulAnswer | ScoreAnswer | RefusedAnswer
 # ``harness.decision._internal`` and owes what each one's docstring says.
 # ``tests/decision/test_trusted_answers.py`` holds each one equal to its public constructor.
 
-_set = object.__setattr__
+_new = object.__new__
+
+
+def _setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of slot ``name`` that ``cls`` itself declares: it sets the value as the
+    class's ``__init__`` does, without the name's lookup ``object.__setattr__`` makes."""
+    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
+    return setter
+
+
+_CHOICE = _setter(ChoiceAnswer, "choice")
+_CHOICE_PROBABILITIES = _setter(ChoiceAnswer, "probabilities")
+_CHOICE_CONFIDENCE = _setter(ChoiceAnswer, "confidence")
+_NOUL_PROBABILITY = _setter(NoulAnswer, "probability")
+_SCORE = _setter(ScoreAnswer, "score")
+_SCORE_LEVELS = _setter(ScoreAnswer, "levels")
+_SCORE_PROBABILITIES = _setter(ScoreAnswer, "probabilities")
+_SCORE_CONFIDENCE = _setter(ScoreAnswer, "confidence")
 
 
 def most_probable_answer(probabilities: Mapping[str, float]) -> ChoiceAnswer:
@@ -253,17 +270,19 @@ def trusted_choice(choice: str, probabilities: dict[str, float], confidence: flo
     of ``str`` options to ``float`` values in [0, 1] (at least one), made for this answer and
     never changed after (it is kept, not copied); ``choice`` one of its keys; ``confidence`` a
     ``float`` in [0, 1]."""
-    answer = ChoiceAnswer.__new__(ChoiceAnswer)
-    _set(answer, "choice", choice)
-    _set(answer, "probabilities", FrozenMap.adopt(probabilities))
-    _set(answer, "confidence", confidence)
+    answer: ChoiceAnswer = _new(ChoiceAnswer)
+    table: FrozenMap[str, float] = _new(FrozenMap)  # FrozenMap.adopt(probabilities), inlined
+    table._lookup = probabilities
+    _CHOICE(answer, choice)
+    _CHOICE_PROBABILITIES(answer, table)
+    _CHOICE_CONFIDENCE(answer, confidence)
     return answer
 
 
 def trusted_noul(probability: float) -> NoulAnswer:
     """A :class:`NoulAnswer` made without checks: ``probability`` a ``float`` in [0, 1]."""
-    answer = NoulAnswer.__new__(NoulAnswer)
-    _set(answer, "probability", probability)
+    answer: NoulAnswer = _new(NoulAnswer)
+    _NOUL_PROBABILITY(answer, probability)
     return answer
 
 
@@ -274,9 +293,9 @@ def trusted_score(
     tuple of ``str``; ``probabilities`` a tuple of as many ``float`` values in [0, 1];
     ``score`` a finite ``float`` in [0, len(levels) - 1]; ``confidence`` a ``float`` in
     [0, 1]."""
-    answer = ScoreAnswer.__new__(ScoreAnswer)
-    _set(answer, "score", score)
-    _set(answer, "levels", levels)
-    _set(answer, "probabilities", probabilities)
-    _set(answer, "confidence", confidence)
+    answer: ScoreAnswer = _new(ScoreAnswer)
+    _SCORE(answer, score)
+    _SCORE_LEVELS(answer, levels)
+    _SCORE_PROBABILITIES(answer, probabilities)
+    _SCORE_CONFIDENCE(answer, confidence)
     return answer

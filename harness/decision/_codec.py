@@ -62,6 +62,7 @@ __all__ = [
     "fast_score",
     "noul_answer",
     "picked",
+    "reply_model",
     "request_body",
     "wire_reply",
 ]
@@ -229,6 +230,20 @@ def fast_score(
     if confidence is None:
         confidence = score_confidence(numbers)
     return trusted_score(float(score), levels, tuple(numbers), confidence)
+
+
+def reply_model(body: Mapping[object, object]) -> str | None:
+    """The model ``body`` names, as :func:`wire_reply` reads it (for a client that needs no
+    more of a reply than its answers and its model)."""
+    given = body.get("model")
+    if (
+        type(given) is str
+        and 0 < len(given) <= MODEL_CHARS
+        and given.isascii()
+        and given.isprintable()
+    ):
+        return given
+    return served_model(given)
 
 
 def answer_object(raw: object, where: str) -> Mapping[object, object]:

@@ -302,3 +302,44 @@ _SETTERS = tuple(
     getattr(DecisionResponse, field.name).__set__ for field in attrs.fields(DecisionResponse)
 )
 """Each field's slot setter, in the order of ``DecisionResponse.__init__``'s parameters."""
+
+
+def answered_response(
+    request: DecisionRequest, answers: FrozenMap[str, Answer], model: str | None, latency: float
+) -> DecisionResponse:
+    """``DecisionResponse(request, answers, model=model, latency=latency)`` (no billed count, no
+    request id): for a client whose ``answers`` a codec checked against this very ``request``
+    (:func:`checked_answers`) and whose ``latency`` is a clock's difference, so the constructor
+    would check nothing; the same response, made without its call. Anything else goes through
+    the constructor."""
+    if (
+        type(answers) is not _CheckedAnswers
+        or answers.request is not request
+        or type(request) is not DecisionRequest
+        or type(latency) is not float
+        or not 0.0 <= latency <= _LARGEST_FLOAT
+    ):
+        return DecisionResponse(request, answers, None, model, None, latency)
+    made: DecisionResponse = _new(DecisionResponse)
+    (
+        set_request,
+        set_answers,
+        set_tokens,
+        set_model,
+        set_id,
+        set_latency,
+        set_failure,
+        set_reading,
+    ) = _SETTERS
+    set_request(made, request)
+    set_answers(made, answers)
+    set_tokens(made, None)
+    set_model(made, model)
+    set_id(made, None)
+    set_latency(made, latency)
+    set_failure(made, None)
+    set_reading(made, None)
+    return made
+
+
+_new = object.__new__

@@ -96,7 +96,13 @@ class WireReply:
     output_tokens: int | None = None
 
 
-_set = object.__setattr__
+_new = object.__new__
+# Each field's own slot setter: it sets the value as the class's ``__init__`` does, without the
+# name's lookup ``object.__setattr__`` makes.
+_SET_ANSWERS = WireReply.__dict__["answers"].__set__
+_SET_MODEL = WireReply.__dict__["model"].__set__
+_SET_INPUT_TOKENS = WireReply.__dict__["input_tokens"].__set__
+_SET_OUTPUT_TOKENS = WireReply.__dict__["output_tokens"].__set__
 
 
 def decoded_reply(
@@ -109,11 +115,11 @@ def decoded_reply(
     frozen map (a codec's checked answers): the same object the constructor makes. (The
     answers' trusted constructors in ``_answers.py`` have this shape too: each sets its own
     class's fields, so none serves another.)"""
-    reply = WireReply.__new__(WireReply)
-    _set(reply, "answers", answers)
-    _set(reply, "model", model)
-    _set(reply, "input_tokens", input_tokens)
-    _set(reply, "output_tokens", output_tokens)
+    reply: WireReply = _new(WireReply)
+    _SET_ANSWERS(reply, answers)
+    _SET_MODEL(reply, model)
+    _SET_INPUT_TOKENS(reply, input_tokens)
+    _SET_OUTPUT_TOKENS(reply, output_tokens)
     return reply
 
 

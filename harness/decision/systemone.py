@@ -18,7 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from . import _codec, _server, _wire
-from ._answers import Answer, ChoiceAnswer, NoulAnswer, ScoreAnswer, trusted_noul
+from ._answers import (
+    Answer,
+    ChoiceAnswer,
+    NoulAnswer,
+    ScoreAnswer,
+    trusted_noul,
+)
+from ._frozen_map import FrozenMap
 from ._json import JsonValue, json_bytes
 from ._questions import Choice, Noul, Question, Score
 from ._request import DecisionRequest
@@ -205,6 +212,16 @@ def _checked_answer(question_id: str, question: Question, raw: object) -> Answer
 def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
     """The answers in a decoded reply ``payload`` to ``request``; raises
     :class:`harness.errors.NotAnAnswerError` naming what is missing or wrong (never the state)."""
+    body, answers = _reply_answers(request, payload)
+    return _codec.wire_reply(body, answers)
+
+
+def _reply_answers(
+    request: DecisionRequest, payload: object
+) -> tuple[Mapping[object, object], FrozenMap[str, Answer]]:
+    """The reply object and its answers to ``request``, checked as :func:`decode_reply` checks
+    them (its errors, its answers), without reading the reply's usage: for a client that needs
+    only the answers and the model (``_codec.reply_model``)."""
     body = payload if type(payload) is dict else _wire.reply_object(payload)  # a dict: no ABC
     answers = body.get("answers")
     if type(answers) is not dict and not isinstance(answers, Mapping):
@@ -220,7 +237,7 @@ def decode_reply(request: DecisionRequest, payload: object) -> WireReply:
         decoded[question_id] = _plain_answer(question, raw) or _checked_answer(
             question_id, question, raw
         )
-    return _codec.wire_reply(body, checked_answers(request, decoded))  # not checked again
+    return body, checked_answers(request, decoded)  # not checked again
 
 
 decode_body = _codec.body_decoder("System One", __name__, decode_reply)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Generic, TypeVar
 
-from harness.admission import Admission, Demand, Permit
+from harness.admission import Admission, Demand, Gate, Permit
 from harness.catalog import Catalog, CatalogEntry, load_catalog
 from harness.errors import JobTimeoutError, RetryableError, StatusError
 from harness.jobs._admit import admit, release, resolve_bindings
@@ -236,7 +236,7 @@ class Dispatcher:
                     if not intake.passes(loop):
                         await intake.wait(loop)
                     resolved = resolve_bindings(self.catalog, any_job)
-                    held: Permit | list[Permit] | None = None
+                    held: Gate | Permit | list[Permit] | None = None
                     if resolved:
                         if job._budgets():  # refused here, before admission
                             charge_budgets(job.identity, resolved)
@@ -245,7 +245,9 @@ class Dispatcher:
                             run.limit = any_job.timeout = any_job.limit_by(first)
                         if len(resolved) == 1:  # the common case: taken at once when free
                             demand = self.admission.demand(first, resolved[0].reservation)
-                            held = demand.take_now()
+                            held = demand.take_gate_now()  # a gate's permit: no object for it
+                            if held is None:
+                                held = demand.take_now()
                             if held is None:
                                 if demand.would_wait():
                                     self._publish_wait(any_job, demand)

@@ -81,31 +81,43 @@ class Job(Generic[R], abc.ABC):
         upstream_retries: int | None = DEFAULT_UPSTREAM_RETRIES,
         retry: RetryPolicy | None = None,
     ) -> None:
-        if upstream_retries is not None and upstream_retries < 0:
-            raise ValueError(f"upstream_retries must be >= 0, got {upstream_retries}")
-        if retry is not None and not isinstance(retry, RetryPolicy):
-            raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
+        # The common job (a decision call a thinker makes) passes every argument as its default:
+        # nothing of them to check, and the same fields as the general way below makes.
+        common = (
+            timeout is DEFAULT_TIMEOUT
+            and upstream_retries is DEFAULT_UPSTREAM_RETRIES
+            and retry is None
+            and not isinstance(parent, JobContext)
+        )
+        if not common:
+            if upstream_retries is not None and upstream_retries < 0:
+                raise ValueError(f"upstream_retries must be >= 0, got {upstream_retries}")
+            if retry is not None and not isinstance(retry, RetryPolicy):
+                raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
         # The identity is made on first read (events, errors, budgets, a child's parent); its
         # job id is drawn now, so ids follow the order jobs were made in.
         self._parent: Identity = parent.identity
         self._job_id = new_job_id(self.kind)
         self._identity: Identity | None = None
-        self.timeout: float | None = (
-            self.default_timeout if isinstance(timeout, DefaultTimeout) else timeout
-        )
-        self.limit_from_entry: bool = self.timeout_from_entry and isinstance(
-            timeout, DefaultTimeout
-        )
-        """Whether the dispatcher sets :attr:`timeout` from the entry (:meth:`limit_by`)."""
-        if self.timeout is not None and self.timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds or None, got {self.timeout}")
-        self._retries: int | None = (
-            None
-            if upstream_retries is None or type(upstream_retries) is _PolicyRetries
-            else int(upstream_retries)
-        )
-        if retry is None and isinstance(parent, JobContext):
-            retry = parent.job.retry
+        if common:
+            self.timeout: float | None = self.default_timeout
+            self.limit_from_entry: bool = self.timeout_from_entry
+            """Whether the dispatcher sets :attr:`timeout` from the entry (:meth:`limit_by`)."""
+            if self.timeout is not None and self.timeout <= 0:
+                raise ValueError(f"timeout must be > 0 seconds or None, got {self.timeout}")
+            self._retries: int | None = None
+        else:
+            self.timeout = self.default_timeout if isinstance(timeout, DefaultTimeout) else timeout
+            self.limit_from_entry = self.timeout_from_entry and isinstance(timeout, DefaultTimeout)
+            if self.timeout is not None and self.timeout <= 0:
+                raise ValueError(f"timeout must be > 0 seconds or None, got {self.timeout}")
+            self._retries = (
+                None
+                if upstream_retries is None or type(upstream_retries) is _PolicyRetries
+                else int(upstream_retries)
+            )
+            if retry is None and isinstance(parent, JobContext):
+                retry = parent.job.retry
         self.retry: RetryPolicy | None = retry
         """The job's own retry policy, ``None`` to take its catalog entry's."""
         self._metadata: dict[str, str] | None = None

@@ -48,7 +48,12 @@ from harness.decision import (
     Score,
     systemone,
 )
-from harness.decision._internal import wire_questions
+from harness.decision._internal import (
+    answered_response,
+    reply_answers,
+    reply_model,
+    wire_questions,
+)
 from harness.errors import ExternalServiceError, HarnessError, InvalidInputError, TransientError
 
 from ._client import CheckedClient, check_limits, local_answers
@@ -286,21 +291,18 @@ class EmbeddedDecisionClient(CheckedClient):
                 f"the embedded model of entry {entry.id!r} refused the request: {said}"
             ) from None
         latency = time.perf_counter() - started
-        wire = systemone.decode_reply(wire_request, reply)
-        if same:
-            answers: Mapping[str, Answer] = wire.answers
-        else:
-            answers = {
-                qid: settled[qid] if qid in settled else _answer(question, wire.answers[qid])
-                for qid, question in request.questions.items()
-            }
+        # the reply checked as systemone.decode_reply checks it; its usage is not read (sparrow
+        # reports zeros: the billed count is unknown, None)
+        reply_object, decoded = reply_answers(wire_request, reply)
+        model_name = reply_model(reply_object) or wire_model_id
+        if same:  # answers checked against the request itself: made without a second check
+            return answered_response(request, decoded, model_name, latency)
+        answers = {
+            qid: settled[qid] if qid in settled else _answer(question, decoded[qid])
+            for qid, question in request.questions.items()
+        }
         return DecisionResponse(
-            request,
-            answers,
-            input_tokens=None,  # sparrow reports zeros: the billed count is unknown
-            model=wire.model or wire_model_id,
-            request_id=None,
-            latency=latency,
+            request, answers, input_tokens=None, model=model_name, request_id=None, latency=latency
         )
 
     async def served_model(self, entry: CatalogEntry) -> str:

@@ -404,6 +404,30 @@ async def test_a_gate_demand_is_taken_at_once_only_while_its_gate_has_room_and_n
     again.release()
 
 
+async def test_a_gate_demand_taken_without_a_permit_holds_its_gate_as_a_permit_would() -> None:
+    admission = Admission()
+    entry = _gate_entry(capacity=1)
+    demand = admission.demand(entry, Reservation(1))
+    gate = admission.gate_for(entry)
+    assert demand.take_gate_now() is gate
+    assert gate.in_use == 1
+    assert demand.take_gate_now() is None  # full: nothing taken
+    assert demand.take_now() is None
+    waiter = asyncio.ensure_future(demand.acquire())
+    await _settle()
+    gate.release()  # the permit goes to the waiter, not to a newcomer
+    await _settle()
+    assert waiter.done()
+    assert demand.take_gate_now() is None
+    waiter.result().release()
+    assert (gate.in_use, gate.waiting) == (0, 0)
+    time = FakeTime()
+    buckets = Admission(clock=time.clock, sleep=time.sleep)
+    window = _window_entry(tpm=600, rpm=2)
+    assert buckets.demand(window, Reservation(400)).take_gate_now() is None  # a bucket's: none
+    assert buckets.bucket_for(window).level == 600  # nothing taken
+
+
 async def test_a_bucket_demand_is_taken_at_once_only_while_its_tokens_are_there() -> None:
     time = FakeTime()
     admission = Admission(clock=time.clock, sleep=time.sleep)
