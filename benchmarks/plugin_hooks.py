@@ -6,9 +6,15 @@ analysis, and the hook lookups mypy makes) are wrapped in a timer, and prints ea
 and seconds beside the run's CPU seconds (a fresh cache each run, ``--repeat`` runs, medians).
 Also counts how often mypy asks the plugin for a hook, by kind, and times one such question
 with and without the plugin in mypy's plugin chain (a hook the plugin does not define still
-costs a call through mypyc's glue into a Python subclass). A script, not a test::
+costs a call through mypyc's glue into a Python subclass).
+
+``--instructions`` counts instead the instructions of one plain and one plugin run per size
+under ``valgrind --tool=cachegrind`` (about 30 times slower than a run): a count another
+process on the machine does not change, where CPU seconds on a busy machine drift by more than
+the plugin costs. A script, not a test::
 
     python benchmarks/plugin_hooks.py [--sizes 160,640] [--repeat 3]
+    python benchmarks/plugin_hooks.py --sizes 160,640 --instructions
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -85,8 +92,9 @@ if status:
 print(json.dumps({"cpu": cpu, "seconds": seconds, "calls": calls, "asked": asked}))
 """
 
-#: Run in the child: one question about a hook the plugin does not define, in a chain with
-#: and without the plugin (nanoseconds per question, best of 5).
+#: Run in the child: one question about a hook the plugin does not define, asked of plain
+#: mypy's plugin (the default one alone: no chain) and of the chain the plugin puts it in
+#: (nanoseconds per question, best of 5).
 LOOKUP = r"""
 import json, time
 from mypy.options import Options
@@ -96,7 +104,7 @@ from mypy_plugin._plugin import HarnessPlugin
 
 options = Options()
 chains = {
-    "plain": ChainedPlugin(options, [DefaultPlugin(options)]),
+    "plain": DefaultPlugin(options),
     "plugin": ChainedPlugin(options, [HarnessPlugin(options), DefaultPlugin(options)]),
 }
 n = 200_000
@@ -129,6 +137,33 @@ def _child(project: Project, code: str, *args: str) -> dict[str, object]:
     return found
 
 
+def _instructions(project: Project, label: str) -> int:
+    """Instructions of one cold mypy run of ``label``'s config, counted by cachegrind."""
+    files = ["artifacts.py", *(f"mod{m}.py" for m in range(project.modules))]
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    command += [sys.executable, "-m", "mypy", "--config-file", f"{label}.ini"]
+    command += ["--cache-dir", f"cache-count-{label}", *files]
+    done = subprocess.run(
+        command, cwd=project.root, env=project.env(), capture_output=True, text=True, check=False
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"mypy ({label}) under cachegrind failed:\n{done.stdout}{done.stderr}")
+    return int(found.group(1).replace(",", ""))
+
+
+def _count_instructions(project: Project) -> None:
+    """Print the instructions of a plain and a plugin run of ``project`` and their ratio."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind: install it (apt-get install valgrind)")
+    _child(project, CHILD, "cache-warmup", "time")  # byte code written once
+    plain, plugin = (_instructions(project, label) for label in ("plain", "plugin"))
+    print(
+        f"{project.thinkers} thinkers, {project.tools} tools: plain mypy {plain / 1e9:.2f} G"
+        f" instructions, with the plugin {plugin / 1e9:.2f} G ({plugin / plain:.3f}x)"
+    )
+
+
 def _numbers(value: object) -> dict[str, float]:
     return {str(k): float(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
@@ -138,12 +173,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="160,640", help="thinkers per code base")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per size")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (valgrind) instead"
+    )
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="harness-plugin-hooks-"))
     load_before = os.getloadavg()[0]
     try:
         for size in (int(part) for part in args.sizes.split(",")):
             project = Project(root / f"thinkers-{size}", size)
+            if args.instructions:
+                _count_instructions(project)
+                continue
             _child(project, CHILD, "cache-warmup", "time")  # byte code written once
             runs = [_child(project, CHILD, f"cache-{n}", "time") for n in range(args.repeat)]
             cpu = statistics.median(float(str(run["cpu"])) for run in runs)
@@ -171,9 +212,11 @@ def main() -> None:
                 f"  questions about hooks it does not define: {int(sum(asked.values()))}"
                 f" ({shown}, ...)"
             )
+        if args.instructions:
+            return
         lookup = _numbers(_child(project, LOOKUP))
         print(
-            f"one such question: {lookup['plain']:.0f} ns in plain mypy's chain,"
+            f"one such question: {lookup['plain']:.0f} ns in plain mypy (no chain),"
             f" {lookup['plugin']:.0f} ns with the plugin in it"
         )
     finally:
