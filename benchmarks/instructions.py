@@ -20,7 +20,7 @@ valgrind does not follow):
 at this machine's sizes (32 KiB instruction and data caches, a 1 MiB second level, each per
 core), and prints the misses a call beside the instructions: ``real`` minus ``model`` is what
 harness adds to a real call, its code and data fetched again after the model's run evicted them
-(``embedded.py``'s "warmth" measures the same in time).
+(``embedded.py``'s canned way beside its real one measures the same in time).
 
 Run: ``python benchmarks/instructions.py stack`` (minutes: valgrind runs Python about 50 times
 slower). Needs valgrind (``apt-get install valgrind``). ``--profile`` instead runs the path

@@ -45,6 +45,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _campaign import Machine, verdict
+
 REPO = Path(__file__).resolve().parents[1]
 TOOLS_PER_MODULE = 16
 THINKERS_PER_MODULE = 2
@@ -338,13 +342,6 @@ def measure(
     return {mode: times[mode] for mode in modes if mode in times}
 
 
-def _load() -> float:
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return -1.0
-
-
 def _sizes(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(part) for part in text.split(","))
@@ -385,7 +382,9 @@ def main() -> None:
     sizes: tuple[int, ...] = (SMOKE_SIZE,) if args.smoke else args.sizes
     repeat = 1 if args.smoke else args.repeat
     root = Path(tempfile.mkdtemp(prefix="harness-plugin-bench-"))
-    load_before = _load()
+    machine = Machine(busy=1.0)  # mypy runs one process at a time
+    load_before = machine.before
+    found: list[tuple[str, float, tuple[float, float] | None]] = []
     results: dict[str, dict[str, object]] = {}
     seconds: dict[str, float] = {}
     targets: list[dict[str, object]] = []
@@ -413,21 +412,38 @@ def main() -> None:
                 ratio = statistics.median(cpu_plugin) / statistics.median(cpu_plain)
                 paired = [b / a for a, b in zip(cpu_plain, cpu_plugin, strict=True)]
                 interval = _interval(paired)
-                targets.append(
-                    {
-                        "name": f"{mode} at {project.thinkers} thinkers (CPU, ratio of medians)",
-                        "ratio": ratio,
-                        "interval_95": [interval[1], interval[2]] if interval else None,
-                        "direction": "<=",
-                        "limit": LIMIT,
-                        "met": ratio <= LIMIT,
-                    }
+                found.append(
+                    (
+                        f"{mode} at {project.thinkers} thinkers (CPU, ratio of medians)",
+                        ratio,
+                        (interval[1], interval[2]) if interval else None,
+                    )
                 )
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    load_after = _load()
-    print(f"load average {load_before:.1f} before, {load_after:.1f} after; target <= {LIMIT}x")
+    machine.stop()
+    load_after = machine.after
+    for name, ratio, bounds in found:
+        said = (
+            verdict(bounds, LIMIT, "<=", machine.loaded)
+            if bounds is not None
+            else "cannot tell: one round"
+        )
+        shown = "no interval" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+        print(f"{name}: {ratio:.3f}x, per-round interval {shown} (target <= {LIMIT}x): {said}")
+        targets.append(
+            {
+                "name": name,
+                "ratio": ratio,
+                "interval_95": list(bounds) if bounds else None,
+                "direction": "<=",
+                "limit": LIMIT,
+                "verdict": said,
+                "met": said == "met",
+            }
+        )
+    print(machine.line())
     if args.json is not None:
         from mypy.version import __version__ as mypy_version
 
