@@ -231,21 +231,22 @@ Answer: TypeAlias = ChoiceAnswer | NoulAnswer | ScoreAnswer | RefusedAnswer
 _new = object.__new__
 
 
-def _setter(cls: type, name: str) -> Callable[[object, object], None]:
-    """The setter of slot ``name`` that ``cls`` itself declares: it sets the value as the
-    class's ``__init__`` does, without the name's lookup ``object.__setattr__`` makes."""
+def slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The setter of slot ``name`` that ``cls`` itself declares (attrs makes a frozen class's
+    fields slots): it sets the value as the class's ``__init__`` does, without the name's lookup
+    through the class's bases that ``object.__setattr__`` makes each time."""
     setter: Callable[[object, object], None] = cls.__dict__[name].__set__
     return setter
 
 
-_CHOICE = _setter(ChoiceAnswer, "choice")
-_CHOICE_PROBABILITIES = _setter(ChoiceAnswer, "probabilities")
-_CHOICE_CONFIDENCE = _setter(ChoiceAnswer, "confidence")
-_NOUL_PROBABILITY = _setter(NoulAnswer, "probability")
-_SCORE = _setter(ScoreAnswer, "score")
-_SCORE_LEVELS = _setter(ScoreAnswer, "levels")
-_SCORE_PROBABILITIES = _setter(ScoreAnswer, "probabilities")
-_SCORE_CONFIDENCE = _setter(ScoreAnswer, "confidence")
+_CHOICE = slot_setter(ChoiceAnswer, "choice")
+_CHOICE_PROBABILITIES = slot_setter(ChoiceAnswer, "probabilities")
+_CHOICE_CONFIDENCE = slot_setter(ChoiceAnswer, "confidence")
+_NOUL_PROBABILITY = slot_setter(NoulAnswer, "probability")
+_SCORE = slot_setter(ScoreAnswer, "score")
+_SCORE_LEVELS = slot_setter(ScoreAnswer, "levels")
+_SCORE_PROBABILITIES = slot_setter(ScoreAnswer, "probabilities")
+_SCORE_CONFIDENCE = slot_setter(ScoreAnswer, "confidence")
 
 
 def most_probable_answer(probabilities: Mapping[str, float]) -> ChoiceAnswer:

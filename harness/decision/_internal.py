@@ -4,7 +4,8 @@ body among them), the bounded reply reader and its byte limit, :func:`served_mod
 a reply names, when sensible), :func:`checked_answers` (answers already checked against their
 request, for the calibration) and :func:`answered_response` (a response made of them without the
 constructor's call), the answers' trusted constructors (values their caller has checked; see
-``_answers.py``), the answers a model's distribution makes (:func:`most_probable_answer`,
+``_answers.py``) and :func:`slot_setter` (a frozen class's field set as its ``__init__`` does),
+the answers a model's distribution makes (:func:`most_probable_answer`,
 :func:`expected_level_answer`), :func:`wire_questions` (a request's System One questions, made
 once and shared), and :func:`reply_answers` with :func:`reply_model` (a System One reply's
 answers and model, for a client that reads nothing else of it).
@@ -12,6 +13,7 @@ The one module of this package that other harness packages may import besides it
 
 from harness.decision._answers import expected_level_answer as expected_level_answer
 from harness.decision._answers import most_probable_answer as most_probable_answer
+from harness.decision._answers import slot_setter as slot_setter
 from harness.decision._answers import trusted_choice as trusted_choice
 from harness.decision._answers import trusted_noul as trusted_noul
 from harness.decision._answers import trusted_score as trusted_score
@@ -42,6 +44,7 @@ __all__ = [
     "reply_answers",
     "reply_model",
     "served_model",
+    "slot_setter",
     "trusted_choice",
     "trusted_noul",
     "trusted_score",

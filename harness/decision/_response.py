@@ -321,6 +321,7 @@ def answered_response(
     ):
         return DecisionResponse(request, answers, None, model, None, latency)
     made: DecisionResponse = _new(DecisionResponse)
+    # the constructor's setters written out again: a shared call would cost what this path saves
     (
         set_request,
         set_answers,

@@ -11,14 +11,14 @@ applies the calibration again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import attrs
 
 from harness.catalog import CatalogEntry
 from harness.decision import Answer, DecisionRequest, DecisionResponse
-from harness.decision._internal import checked_answers
+from harness.decision._internal import checked_answers, slot_setter
 from harness.providers._client import DecisionClient
 
 __all__ = ["CalibratedDecisionClient", "CalibratedResponse", "calibrate", "calibrated_client"]
@@ -36,23 +36,11 @@ class CalibratedResponse(DecisionResponse):
     raw_answers: Mapping[str, Answer] = attrs.field(factory=dict, converter=_frozen)
 
 
-def _slot(cls: type, name: str) -> Callable[[object, object], None]:
-    """The setter of slot ``name`` that ``cls`` itself declares (attrs makes a frozen class's
-    fields slots): it sets the value as the class's ``__init__`` does, without looking the
-    name up through the class's bases each time as ``object.__setattr__`` does."""
-    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
-    return setter
-
-
-_REQUEST = _slot(DecisionResponse, "request")
-_ANSWERS = _slot(DecisionResponse, "answers")
-_INPUT_TOKENS = _slot(DecisionResponse, "input_tokens")
-_MODEL = _slot(DecisionResponse, "model")
-_REQUEST_ID = _slot(DecisionResponse, "request_id")
-_LATENCY = _slot(DecisionResponse, "latency")
-_FAILURE = _slot(DecisionResponse, "failure")
-_READING = _slot(DecisionResponse, "reading")
-_RAW_ANSWERS = _slot(CalibratedResponse, "raw_answers")
+# each field's setter, as DecisionResponse's own __init__ sets it
+_REQUEST, _ANSWERS, _INPUT_TOKENS, _MODEL, _REQUEST_ID, _LATENCY, _FAILURE, _READING = (
+    slot_setter(DecisionResponse, field.name) for field in attrs.fields(DecisionResponse)
+)
+_RAW_ANSWERS = slot_setter(CalibratedResponse, "raw_answers")
 
 
 def _calibrated_response(
