@@ -18,8 +18,8 @@ reference benchmark runs its measurement in several fresh processes and sums the
   what the rest of the machine did. Without that correction every idle run of a minute or more
   would read as loaded; with it, a second process running beside shows.
 
-Used by ``embedded.py`` (its own runs), ``targets.py`` (any reference benchmark run again) and
-``fitted.py``.
+Used by ``embedded.py`` (its own runs), ``targets.py`` (the pyperf benchmarks run again),
+``fitted.py`` and ``plugin.py``.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ __all__ = [
     "coverage",
     "median_interval",
     "row_text",
+    "spread",
     "summed",
     "verdict",
 ]
@@ -151,16 +152,12 @@ class Machine:
         }
 
 
-def summed(
-    name: str, ratios: Sequence[float], limit: float, direction: str, loaded: bool
-) -> dict[str, object]:
-    """One target's runs summed up: median, range, interval, coverage, verdict."""
+def spread(name: str, ratios: Sequence[float]) -> dict[str, object]:
+    """A ratio's runs summed up, with no target: median, range, interval, coverage."""
     interval = median_interval(ratios)
     covered = coverage(len(ratios))
     return {
-        "target": name,
-        "direction": direction,
-        "limit": limit,
+        "name": name,
         "runs": len(ratios),
         "median": round(statistics.median(ratios), 4),
         "low": round(min(ratios), 4),
@@ -168,8 +165,23 @@ def summed(
         "interval_low": None if interval is None else round(interval[0], 4),
         "interval_high": None if interval is None else round(interval[1], 4),
         "coverage": None if covered is None else round(covered, 4),
-        "verdict": verdict(interval, limit, direction, loaded),
         "ratios": [round(r, 4) for r in ratios],
+    }
+
+
+def summed(
+    name: str, ratios: Sequence[float], limit: float, direction: str, loaded: bool
+) -> dict[str, object]:
+    """One target's runs summed up (:func:`spread`) with its limit and the verdict."""
+    interval = median_interval(ratios)
+    found = spread(name, ratios)
+    del found["name"]
+    return {
+        "target": name,
+        "direction": direction,
+        "limit": limit,
+        **found,
+        "verdict": verdict(interval, limit, direction, loaded),
     }
 
 

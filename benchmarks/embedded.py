@@ -50,7 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _breakdown import breakdown, print_breakdown
-from _campaign import Machine, row_text, summed
+from _campaign import Machine, row_text, spread, summed
 from _floor import Floor, model, temperature
 from _results import measured, write
 
@@ -382,7 +382,7 @@ def report(
         {**summed(name, ratios[name], limit, direction, loaded), "baseline": baseline}
         for name, (limit, direction, baseline) in TARGETS.items()
     ]
-    beside = [summed(name, ratios[name], 0.0, "<=", loaded) for name in BESIDE if name in ratios]
+    beside = [spread(name, ratios[name]) for name in BESIDE if name in ratios]
     us = {way: statistics.median(values) for way, values in micros.items()}
     parts: dict[str, float] | None = None
     cpu_us = 0.0
@@ -405,7 +405,7 @@ def report(
     for row in beside:
         median, low, high = row["median"], row["interval_low"], row["interval_high"]
         interval = "" if low is None else f" [{low:.3f}, {high:.3f}]"
-        print(f"    {row['target']:<52} {median:.3f}{interval}")
+        print(f"    {row['name']:<52} {median:.3f}{interval}")
     if parts is not None:
         print_breakdown("harness calls, one after another", parts, cpu_us)
     figures: dict[str, object] = {

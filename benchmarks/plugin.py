@@ -409,12 +409,13 @@ def main() -> None:
                 cpu_plain, cpu_plugin = [r.cpu for r in plain], [r.cpu for r in plugin]
                 print(_line(mode, "cpu", cpu_plain, cpu_plugin))
                 print(_line("", "wall", [r.wall for r in plain], [r.wall for r in plugin]))
-                ratio = statistics.median(cpu_plugin) / statistics.median(cpu_plain)
                 paired = [b / a for a, b in zip(cpu_plain, cpu_plugin, strict=True)]
                 interval = _interval(paired)
+                # the estimate the interval is of: the per-round ratios' geometric mean
+                ratio = interval[0] if interval else paired[0]
                 found.append(
                     (
-                        f"{mode} at {project.thinkers} thinkers (CPU, ratio of medians)",
+                        f"{mode} at {project.thinkers} thinkers (CPU, per-round geometric mean)",
                         ratio,
                         (interval[1], interval[2]) if interval else None,
                     )
