@@ -37,7 +37,6 @@ from ._wire import (
     served_model,
     shown_type,
     structure,
-    token_count,
 )
 
 __all__ = [
@@ -166,24 +165,17 @@ def wire_reply(
     common shapes (a ``usage`` dict of ints, a short printable ASCII model name) are read
     directly; any other goes through :func:`read_usage` and :func:`served_model`, which give the
     same for these."""
+    input_tokens: int | None
+    output_tokens: int | None
     usage = body.get("usage")
-    if type(usage) is dict:  # both counts written out, not a helper called twice: every reply
-        given_in = usage.get("input_tokens")
-        given_out = usage.get("output_tokens")
-        input_tokens = (
-            given_in
-            if type(given_in) is int and 0 <= given_in <= MAX_TOKEN_COUNT
-            else None
-            if given_in is None
-            else token_count(given_in)
-        )
-        output_tokens = (
-            given_out
-            if type(given_out) is int and 0 <= given_out <= MAX_TOKEN_COUNT
-            else None
-            if given_out is None
-            else token_count(given_out)
-        )
+    if (
+        type(usage) is dict
+        and type(given_in := usage.get("input_tokens")) is int
+        and type(given_out := usage.get("output_tokens")) is int
+        and 0 <= given_in <= MAX_TOKEN_COUNT
+        and 0 <= given_out <= MAX_TOKEN_COUNT
+    ):
+        input_tokens, output_tokens = given_in, given_out
     else:
         input_tokens, output_tokens = read_usage(usage)
     given = body.get("model")
