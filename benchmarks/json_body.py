@@ -1,8 +1,8 @@
 """JSON through orjson against the standard library's ``json``: a big turn's body, both ways.
 
 The body is what a thinker sends on a turn over a world of ``--artifacts`` artifacts (default
-1,000; ``benchmarks/turn.py``'s world and thinker: its state's digest, the moves and candidates
-as questions). Four pyperf benchmarks of the same run (``benchmarks/_perf.py``):
+1,000; ``benchmarks/_turn_body.py``'s world and thinker: its state's digest, the moves and
+candidates as questions). Four pyperf benchmarks of the same run (``benchmarks/_perf.py``):
 
 * **harness encode**: ``json_bytes(body, finite=True)`` as the codecs call it (orjson, with the
   checks that keep the standard library's bytes: harness/decision/_json.py; a request's state is
@@ -24,7 +24,6 @@ A script, not a test: ``python benchmarks/json_body.py [--artifacts 1000] [--fas
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -46,11 +45,10 @@ TARGET = 3.0
 
 def body_for(artifacts: int) -> object:
     """The request body of a thinker's first turn over a world of ``artifacts`` artifacts
-    (``benchmarks/turn.py``'s: a list of items and a palette of five tools), as decoded."""
-    import turn
+    (``benchmarks/_turn_body.py``'s: a list of items and a palette of five tools), as decoded."""
+    from _turn_body import first_turn_body
 
-    _, body = asyncio.run(turn.one_turn(turn.make_thinker(5), turn.world_of(artifacts), 1))
-    return load_json(body)
+    return load_json(first_turn_body(artifacts))
 
 
 def encode(value: object) -> bytes:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, TypedDict, Unpack
 
 import attrs
 
@@ -78,6 +78,37 @@ TYPESAFE_ENTRY: Final = "typesafe"
 _HOSTED_PRICE: Final = 0.042  # TypeSafe's hosted Jev, per million input tokens
 
 
+class _Limits(TypedDict, total=False):
+    """A provider's own fields of a server's entry (see :class:`CatalogEntry`)."""
+
+    tokenizer: str
+    max_context_tokens: int
+    max_concurrent: int
+    tpm: int
+    rpm: int
+    input_price_per_million: float | None
+    max_options: int
+    max_levels: int
+
+
+_OPENAI_LIMITS: Final[_Limits] = {
+    "tokenizer": "o200k_base",
+    "max_context_tokens": 128_000,
+    "max_concurrent": 16,
+    "max_options": 255,
+}
+"""The limits of an ``openai:<model>`` entry (OpenAI's own API)."""
+
+_LOGPROB_LIMITS: Final[_Limits] = {
+    "tokenizer": "cl100k_base",
+    "max_context_tokens": 32_768,
+    "max_concurrent": 8,
+    "max_options": 255,
+    "max_levels": 26,
+}
+"""An OpenAI-compatible server read by logprobs (``openai-chat:`` / ``openai-completions:``)."""
+
+
 def _copy(variables: Mapping[str, str]) -> Mapping[str, str]:
     return dict(variables)
 
@@ -96,9 +127,10 @@ class Setting:
 class Environment:
     """The configuration variables as read once (see the module's docstring).
 
-    Each provider's entry (:meth:`_systemone`, :meth:`_logprob_entry`, the ``openai`` one in
-    :meth:`entry_for`) lists its fields in full: the limits are that provider's own, so the lists
-    share their keys and little else."""
+    Each server's entry (:meth:`_systemone`, :meth:`_logprob_entry`, the ``openai`` one in
+    :meth:`entry_for`) is made by :meth:`_remote` from what names the server and the provider's
+    own limits (:data:`_OPENAI_LIMITS`, :data:`_LOGPROB_LIMITS`; System One's price depends on
+    the base URL)."""
 
     variables: Mapping[str, str] = attrs.field(converter=_copy, repr=False)
 
@@ -151,17 +183,8 @@ class Environment:
             raise _no_model(model, provider, f"{provider}:{example}")
         if provider == "systemone":
             return self._systemone(model, wire)
-        return CatalogEntry(
-            id=model,
-            provider="openai",
-            wire_model_id=wire,
-            base_url=self.get(OPENAI_BASE_URL) or OPENAI_DEFAULT_BASE_URL,
-            api_key_env=self._key_env(OPENAI_API_KEY),
-            tokenizer="o200k_base",
-            max_context_tokens=128_000,
-            max_concurrent=16,
-            max_options=255,
-        )
+        base = self.get(OPENAI_BASE_URL) or OPENAI_DEFAULT_BASE_URL
+        return self._remote(model, "openai", wire, base, OPENAI_API_KEY, **_OPENAI_LIMITS)
 
     def _logprob_entry(self, model: str, provider: str, rest: str) -> CatalogEntry:
         """``openai-chat:<model>[@<base_url>]`` / ``openai-completions:...``: any
@@ -177,17 +200,26 @@ class Environment:
                 f"or https://, e.g. '{provider}:{wire}@http://127.0.0.1:8000'"
             )
         base = base.rstrip("/") if at else self.get(OPENAI_BASE_URL) or OPENAI_DEFAULT_BASE_URL
+        return self._remote(model, provider, wire, base, OPENAI_API_KEY, **_LOGPROB_LIMITS)
+
+    def _remote(
+        self,
+        entry_id: str,
+        provider: str,
+        wire: str,
+        base_url: str,
+        key: str,
+        **limits: Unpack[_Limits],
+    ) -> CatalogEntry:
+        """A server's entry: its id, provider, wire model and base URL, its API key's variable
+        when that is set, and the provider's own limits."""
         return CatalogEntry(
-            id=model,
+            id=entry_id,
             provider=provider,
             wire_model_id=wire,
-            base_url=base,
-            api_key_env=self._key_env(OPENAI_API_KEY),
-            tokenizer="cl100k_base",
-            max_context_tokens=32_768,
-            max_concurrent=8,
-            max_options=255,
-            max_levels=26,
+            base_url=base_url,
+            api_key_env=self._key_env(key),
+            **limits,
         )
 
     def settings(self) -> tuple[Setting, ...]:
@@ -213,16 +245,15 @@ class Environment:
             found.append(Setting(name, "set" if given else "not set", f"${name}"))
         return tuple(found)
 
-    # same shape as _logprob_entry's CatalogEntry: another provider, its own limits
     def _systemone(self, entry_id: str, wire: str) -> CatalogEntry:
         base = self.get(TYPESAFE_BASE_URL) or TYPESAFE_DEFAULT_BASE_URL
         hosted = base.rstrip("/") == TYPESAFE_DEFAULT_BASE_URL
-        return CatalogEntry(
-            id=entry_id,
-            provider="systemone",
-            wire_model_id=wire,
-            base_url=base,
-            api_key_env=self._key_env(TYPESAFE_API_KEY),
+        return self._remote(
+            entry_id,
+            "systemone",
+            wire,
+            base,
+            TYPESAFE_API_KEY,
             tokenizer="cl100k_base",
             max_context_tokens=65_536,
             tpm=15_000_000,

@@ -228,13 +228,19 @@ def _question_json(question: Question) -> dict[str, JsonValue]:
     return inner
 
 
-# same shape as _calibration.py's _map_from_table check: another table and example
-def _question_from(raw: object, where: str) -> Question:
+def _table(raw: object, wrong: str) -> Mapping[str, object]:
+    """``raw`` when it is a table (a mapping); else a ValueError saying ``wrong``."""
     if not isinstance(raw, Mapping):
-        raise ValueError(
-            f"{where}.question must be a question as a System One request writes it "
-            '({"type": "noul", "instructions": "..."})'
-        )
+        raise ValueError(wrong)
+    return raw
+
+
+def _question_from(raw: object, where: str) -> Question:
+    raw = _table(
+        raw,
+        f"{where}.question must be a question as a System One request writes it "
+        '({"type": "noul", "instructions": "..."})',
+    )
     try:
         request, _ = _systemone.decode_request(
             {"model": "-", "state": "-", "questions": {"q": raw}}
@@ -246,8 +252,7 @@ def _question_from(raw: object, where: str) -> Question:
 
 
 def _example_from(raw: object, where: str) -> SolvedExample:
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"{where} must be a table with state, question and answer")
+    raw = _table(raw, f"{where} must be a table with state, question and answer")
     unknown = sorted(set(raw) - {"state", "question", "answer"})
     if unknown:
         raise ValueError(
@@ -274,11 +279,11 @@ def _int(value: object, name: str) -> int:
 def _drawn_from(raw: object) -> DrawnFrom:
     if isinstance(raw, str) and raw.strip():
         return DrawnFrom(dataset=raw, split="")
-    if not isinstance(raw, Mapping):
-        raise ValueError(
-            "examples.drawn_from is required: a table naming the labelled data and its split "
-            '(drawn_from = { dataset = "decisions", split = "dev" })'
-        )
+    raw = _table(
+        raw,
+        "examples.drawn_from is required: a table naming the labelled data and its split "
+        '(drawn_from = { dataset = "decisions", split = "dev" })',
+    )
     known = {field.name for field in attrs.fields(DrawnFrom)}
     unknown = sorted(set(raw) - known)
     if unknown:

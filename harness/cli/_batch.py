@@ -9,6 +9,7 @@ from typing import Final
 from harness.cli._common import (
     CliError,
     add_allow_extra_option,
+    add_choice_option,
     add_model_options,
     add_scale_options,
     add_target_argument,
@@ -42,11 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="journal each input's run here: started again, a run cut short resumes mid-run",
     )
     add_scale_options(parser, "inputs")
-    parser.add_argument(
+    add_choice_option(
+        parser,
         "--on-bad-line",
-        choices=("skip", "fail"),
-        default="skip",
-        help="a line that is not an input: report it as an 'invalid' result and go on (skip, "
+        ("skip", "fail"),
+        "a line that is not an input: report it as an 'invalid' result and go on (skip, "
         "the default), or stop before running anything (fail)",
     )
     parser.add_argument(

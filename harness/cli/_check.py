@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Final, get_origin
 from xml.sax.saxutils import escape, quoteattr
 
-from harness.cli._common import CliError, say
+from harness.cli._common import CliError, add_choice_option, say
 
 if TYPE_CHECKING:
     from harness.palette import Verdict
@@ -88,11 +88,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PACKAGE_OR_PATH",
         help="a dotted module or package name, a .py file or a folder",
     )
-    parser.add_argument(
+    add_choice_option(
+        parser,
         "--format",
-        choices=("text", "github"),
-        default="text",
-        help="stdout as mypy-style text (default) or GitHub annotation lines",
+        ("text", "github"),
+        "stdout as mypy-style text (default) or GitHub annotation lines",
     )
     parser.add_argument("--sarif", metavar="FILE", help="also write the findings as SARIF 2.1")
     parser.add_argument("--junit", metavar="FILE", help="also write the findings as JUnit XML")

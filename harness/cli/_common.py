@@ -281,11 +281,28 @@ def add_concurrency_option(
     )
 
 
+def add_choice_option(
+    parser: argparse.ArgumentParser, flag: str, choices: tuple[str, ...], help: str
+) -> None:
+    """``flag`` taking one of ``choices``, the first of them its default."""
+    parser.add_argument(flag, choices=choices, default=choices[0], help=help)
+
+
 def add_resamples_option(parser: argparse.ArgumentParser) -> None:
     """``--resamples N``: the bootstrap's resamples (default 1000)."""
     parser.add_argument(
         "--resamples", type=int, default=1000, metavar="N", help="bootstrap resamples"
     )
+
+
+def add_measuring_options(parser: argparse.ArgumentParser, what: str, concurrency: int) -> None:
+    """The options of a command that asks a model and measures the answers held out: the model
+    (:func:`add_model_options`), ``--seed N``, ``--concurrency N`` (``what`` in flight, default
+    ``concurrency``) and ``--resamples N``."""
+    add_model_options(parser)
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
+    add_concurrency_option(parser, what, default=concurrency)
+    add_resamples_option(parser)
 
 
 def add_scale_options(parser: argparse.ArgumentParser, what: str) -> None:

@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from harness.cli._common import (
     CliError,
-    add_concurrency_option,
-    add_model_options,
-    add_resamples_option,
+    add_choice_option,
+    add_measuring_options,
     check_at_least,
     loaded_catalog,
     say,
@@ -57,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="labelled decisions (a pack, tagged dev / test), the folder of a `harness eval` "
         "of a thinker, or with --thinker its labelled cases",
     )
-    add_model_options(parser)
+    add_measuring_options(parser, "decisions", 1)
     parser.add_argument(
         "--thinker",
         metavar="MODULE:CLASS",
@@ -71,22 +70,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--split", default="dev", help="the split drawn from (default dev)")
     parser.add_argument("--k", type=int, default=2, metavar="K", help="examples per role")
-    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
-    parser.add_argument(
+    add_choice_option(
+        parser,
         "--method",
-        choices=("labeled", "search"),
-        default="labeled",
-        help="labeled: balanced, no model call; search: best of --candidates sets",
+        ("labeled", "search"),
+        "labeled: balanced, no model call; search: best of --candidates sets",
     )
     parser.add_argument(
         "--candidates", type=int, default=4, metavar="N", help="sets a search scores (default 4)"
     )
-    # same shape as --method: other choices, default and help
-    parser.add_argument(
+    add_choice_option(
+        parser,
         "--metric",
-        choices=("discrimination", "accuracy"),
-        default="discrimination",
-        help="what a search maximises (default: AUC of yes/no roles, accuracy of the others)",
+        ("discrimination", "accuracy"),
+        "what a search maximises (default: AUC of yes/no roles, accuracy of the others)",
     )
     parser.add_argument(
         "--held-out", metavar="SPLIT", help="report every choice on this split (e.g. test)"
@@ -106,8 +103,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", default="examples.json", metavar="FILE", help="where to write the examples"
     )
-    add_concurrency_option(parser, "decisions", default=1)
-    add_resamples_option(parser)
     parser.set_defaults(command=examples_command)
 
 

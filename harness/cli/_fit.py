@@ -18,9 +18,7 @@ from typing import Final
 
 from harness.cli._common import (
     CliError,
-    add_concurrency_option,
-    add_model_options,
-    add_resamples_option,
+    add_measuring_options,
     check_at_least,
     loaded_catalog,
     say,
@@ -75,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:CLASS",
         help="SOURCE is this thinker's labelled cases: run them, learn from its selections",
     )
-    add_model_options(parser)  # with --thinker: who answers the runs
+    add_measuring_options(parser, "held-out decisions", 8)  # its model answers --thinker's runs
     parser.add_argument(
         "--train-split", default="dev", metavar="TAG", help="the split fitted on (default dev)"
     )
@@ -88,9 +86,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also cross-validate on dev holding out whole groups: 'case', 'tag:PREFIX' or "
         "'state.KEY' (the figure for inputs unlike the training data)",
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the seed (default 0)")
-    add_concurrency_option(parser, "held-out decisions", default=8)
-    add_resamples_option(parser)
     parser.set_defaults(command=fit_command)
 
 

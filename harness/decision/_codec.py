@@ -13,16 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from ._answers import (
-    Answer,
-    ChoiceAnswer,
-    NoulAnswer,
-    ScoreAnswer,
-    choice_confidence,
-    score_confidence,
-    trusted_choice,
-    trusted_score,
-)
+from . import _answers
 from ._frozen_map import FrozenMap
 from ._json import JsonValue, json_bytes, json_kind
 from ._questions import Choice, Score
@@ -46,7 +37,6 @@ from ._wire import (
     served_model,
     shown_type,
     structure,
-    token_count,
 )
 
 __all__ = [
@@ -167,30 +157,25 @@ def body_decoder(wire_name: str, module: str, decode_reply: ReplyDecoder) -> Bod
     return decode_body
 
 
-def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -> WireReply:
+def wire_reply(
+    body: Mapping[object, object], answers: FrozenMap[str, _answers.Answer]
+) -> WireReply:
     """The decoded reply: ``answers`` (the codec's checked answers), and the model and token
     counts ``body`` reports (unknown where it reports them in a shape not understood). The
     common shapes (a ``usage`` dict of ints, a short printable ASCII model name) are read
     directly; any other goes through :func:`read_usage` and :func:`served_model`, which give the
     same for these."""
+    input_tokens: int | None
+    output_tokens: int | None
     usage = body.get("usage")
-    if type(usage) is dict:  # both counts written out, not a helper called twice: every reply
-        given_in = usage.get("input_tokens")
-        given_out = usage.get("output_tokens")
-        input_tokens = (
-            given_in
-            if type(given_in) is int and 0 <= given_in <= MAX_TOKEN_COUNT
-            else None
-            if given_in is None
-            else token_count(given_in)
-        )
-        output_tokens = (
-            given_out
-            if type(given_out) is int and 0 <= given_out <= MAX_TOKEN_COUNT
-            else None
-            if given_out is None
-            else token_count(given_out)
-        )
+    if (
+        type(usage) is dict
+        and type(given_in := usage.get("input_tokens")) is int
+        and type(given_out := usage.get("output_tokens")) is int
+        and 0 <= given_in <= MAX_TOKEN_COUNT
+        and 0 <= given_out <= MAX_TOKEN_COUNT
+    ):
+        input_tokens, output_tokens = given_in, given_out
     else:
         input_tokens, output_tokens = read_usage(usage)
     given = body.get("model")
@@ -207,20 +192,20 @@ def wire_reply(body: Mapping[object, object], answers: FrozenMap[str, Answer]) -
 
 def fast_choice(
     choice: object, probabilities: dict[str, float], confidence: float | None
-) -> ChoiceAnswer | None:
+) -> _answers.ChoiceAnswer | None:
     """A fast path's choice answer from values it has checked (``probabilities`` one float in
     [0, 1] per option, ``confidence`` one or None): ``choice`` must be one of the options, a
     missing confidence is the reference one; None sends the answer the careful way."""
     if type(choice) is not str or choice not in probabilities:
         return None
     if confidence is None:
-        confidence = choice_confidence(list(probabilities.values()))
-    return trusted_choice(choice, probabilities, confidence)
+        confidence = _answers.choice_confidence(list(probabilities.values()))
+    return _answers.trusted_choice(choice, probabilities, confidence)
 
 
 def fast_score(
     score: float, levels: tuple[str, ...], numbers: list[float], confidence: float | None
-) -> ScoreAnswer | None:
+) -> _answers.ScoreAnswer | None:
     """A fast path's score answer from values it has checked (``score`` a number, ``numbers``
     one float in [0, 1] per level, ``confidence`` one or None): ``score`` must lie on the scale
     (no rounding slack: the careful way clamps), a missing confidence is the reference one;
@@ -228,8 +213,8 @@ def fast_score(
     if not 0.0 <= score <= len(levels) - 1:
         return None
     if confidence is None:
-        confidence = score_confidence(numbers)
-    return trusted_score(float(score), levels, tuple(numbers), confidence)
+        confidence = _answers.score_confidence(numbers)
+    return _answers.trusted_score(float(score), levels, tuple(numbers), confidence)
 
 
 def reply_model(body: Mapping[object, object]) -> str | None:
@@ -265,10 +250,10 @@ def check_type(given: object, expected: str, question_id: str, where: str) -> No
 _NOUL_WIRES = {"noul": NoulWire, "probability": PredicateWire}
 
 
-def noul_answer(raw: Mapping[object, object], field: str, where: str) -> NoulAnswer:
+def noul_answer(raw: Mapping[object, object], field: str, where: str) -> _answers.NoulAnswer:
     """A noul's answer from its one probability field (``noul`` or ``probability``)."""
     shaped = {name: raw[name] for name in (field,) if name in raw}
-    return NoulAnswer(float(getattr(structure(shaped, _NOUL_WIRES[field], where), field)))
+    return _answers.NoulAnswer(float(getattr(structure(shaped, _NOUL_WIRES[field], where), field)))
 
 
 def distribution_keys(question: Choice | Score) -> list[str]:
@@ -286,7 +271,7 @@ def distribution_answer(
     wanted: Sequence[object],
     where: str,
     fill: PickFiller | None = None,
-) -> ChoiceAnswer | ScoreAnswer:
+) -> _answers.ChoiceAnswer | _answers.ScoreAnswer:
     """A choice's or score's answer from ``raw`` and its probabilities ``table``, which the wire
     keys by ``wanted`` (one value for each of :func:`distribution_keys`, in order): refuses a
     missing probability by its option or level, then structures the pick, the probabilities and
@@ -311,9 +296,9 @@ def distribution_answer(
     return score_from_wire(question_id, question, score.score, values, score.confidence)
 
 
-def picked(answer: ChoiceAnswer | ScoreAnswer) -> tuple[str, JsonValue]:
+def picked(answer: _answers.ChoiceAnswer | _answers.ScoreAnswer) -> tuple[str, JsonValue]:
     """A choice's or score's answer ``type`` on both wires, and what it picks (the field of that
     name: the option chosen, or the score)."""
-    if isinstance(answer, ChoiceAnswer):
+    if isinstance(answer, _answers.ChoiceAnswer):
         return "choice", answer.choice
     return "score", answer.score

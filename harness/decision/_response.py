@@ -11,7 +11,7 @@ import attrs
 
 from harness.errors import HarnessError
 
-from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer
+from ._answers import Answer, ChoiceAnswer, NoulAnswer, RefusedAnswer, ScoreAnswer, slot_setter
 from ._frozen_map import FrozenMap
 from ._questions import Choice, Score
 from ._request import DecisionRequest
@@ -121,24 +121,14 @@ class DecisionResponse:
         # descriptor (object.__setattr__ would look every name up again).
         if type(answers) is not _CheckedAnswers:
             answers = _answers(answers)
-        (
-            set_request,
-            set_answers,
-            set_tokens,
-            set_model,
-            set_id,
-            set_latency,
-            set_failure,
-            set_reading,
-        ) = _SETTERS
-        set_request(self, request)
-        set_answers(self, answers)
-        set_tokens(self, input_tokens)
-        set_model(self, model)
-        set_id(self, request_id)
-        set_latency(self, latency)
-        set_failure(self, failure)
-        set_reading(self, reading)
+        _SET_REQUEST(self, request)
+        _SET_ANSWERS(self, answers)
+        _SET_TOKENS(self, input_tokens)
+        _SET_MODEL(self, model)
+        _SET_ID(self, request_id)
+        _SET_LATENCY(self, latency)
+        _SET_FAILURE(self, failure)
+        _SET_READING(self, reading)
         if (
             failure is None
             and type(answers) is _CheckedAnswers
@@ -298,10 +288,19 @@ class DecisionResponse:
         return answer
 
 
-_SETTERS = tuple(
-    getattr(DecisionResponse, field.name).__set__ for field in attrs.fields(DecisionResponse)
-)
-"""Each field's slot setter, in the order of ``DecisionResponse.__init__``'s parameters."""
+(
+    _SET_REQUEST,
+    _SET_ANSWERS,
+    _SET_TOKENS,
+    _SET_MODEL,
+    _SET_ID,
+    _SET_LATENCY,
+    _SET_FAILURE,
+    _SET_READING,
+) = (slot_setter(DecisionResponse, field.name) for field in attrs.fields(DecisionResponse))
+"""Each field's slot setter, in the order of ``DecisionResponse.__init__``'s parameters, bound
+once for the constructor and :func:`answered_response` (read as globals, no tuple unpacked on
+each call)."""
 
 
 def answered_response(
@@ -321,25 +320,14 @@ def answered_response(
     ):
         return DecisionResponse(request, answers, None, model, None, latency)
     made: DecisionResponse = _new(DecisionResponse)
-    # the constructor's setters written out again: a shared call would cost what this path saves
-    (
-        set_request,
-        set_answers,
-        set_tokens,
-        set_model,
-        set_id,
-        set_latency,
-        set_failure,
-        set_reading,
-    ) = _SETTERS
-    set_request(made, request)
-    set_answers(made, answers)
-    set_tokens(made, None)
-    set_model(made, model)
-    set_id(made, None)
-    set_latency(made, latency)
-    set_failure(made, None)
-    set_reading(made, None)
+    _SET_REQUEST(made, request)
+    _SET_ANSWERS(made, answers)
+    _SET_TOKENS(made, None)
+    _SET_MODEL(made, model)
+    _SET_ID(made, None)
+    _SET_LATENCY(made, latency)
+    _SET_FAILURE(made, None)
+    _SET_READING(made, None)
     return made
 
 

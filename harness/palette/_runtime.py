@@ -10,15 +10,17 @@ output read through its generic bases, its name, its constructor), every one the
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType, UnionType
 from typing import (
     Any,
     NewType,
+    ParamSpec,
     TypeVar,
     Union,
     cast,
@@ -467,28 +469,29 @@ def palette_report(
     return PaletteReport(tuple(verdicts), reachable, unproved)
 
 
-# palette_report's keywords written out, not **kwargs: a public signature readers see
-def validate_palette(
-    *,
-    thinker_input: object | None,
-    output_type: type,
-    key_tool: object,
-    palette: tuple[object, ...],
-    objective: str | None = None,
-) -> PaletteReport:
-    """Check a thinker's palette; raise :class:`PaletteError` with every verdict if illegal.
+P = ParamSpec("P")
 
-    ``thinker_input`` is the thinker's ``I`` (:func:`thinker_input_of` on the thinker's class);
-    ``None`` leaves the reachability rules (``harness-graph``, ``harness-dead-tool``) unjudged:
-    nothing is raised for them, and the report lists them in ``unproved`` (not ``legal``).
-    """
-    report = palette_report(
-        thinker_input=thinker_input,
-        output_type=output_type,
-        key_tool=key_tool,
-        palette=palette,
-        objective=objective,
-    )
-    if report.verdicts:
-        raise PaletteError(report.verdicts)
-    return report
+
+def _raising(report: Callable[P, PaletteReport]) -> Callable[P, PaletteReport]:
+    """:func:`validate_palette`: ``report`` raising on a broken rule, with ``report``'s keywords
+    (a type checker reads them through ``P``; ``inspect.signature`` and ``help`` through
+    ``__wrapped__``)."""
+
+    def validate_palette(*args: P.args, **kwargs: P.kwargs) -> PaletteReport:
+        """Check a thinker's palette; raise :class:`PaletteError` with every verdict if illegal.
+
+        ``thinker_input`` is the thinker's ``I`` (:func:`thinker_input_of` on the thinker's
+        class); ``None`` leaves the reachability rules (``harness-graph``,
+        ``harness-dead-tool``) unjudged: nothing is raised for them, and the report lists them
+        in ``unproved`` (not ``legal``). The keywords are :func:`palette_report`'s.
+        """
+        found = report(*args, **kwargs)
+        if found.verdicts:
+            raise PaletteError(found.verdicts)
+        return found
+
+    validate_palette.__qualname__ = validate_palette.__name__  # a module-level name to readers
+    return functools.update_wrapper(validate_palette, report, assigned=(), updated=())
+
+
+validate_palette = _raising(palette_report)

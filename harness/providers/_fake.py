@@ -22,19 +22,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
-from harness.decision import (  # the vocabulary as other clients import it: no logic
-    Answer,
-    Choice,
-    ChoiceAnswer,
-    DecisionRequest,
-    DecisionResponse,
-    Noul,
-    NoulAnswer,
-    RefusedAnswer,
-    Score,
-    ScoreAnswer,
-    choice_confidence,
-)
+from harness import decision
 from harness.decision import systemone as systemone_codec
 from harness.decision._internal import expected_level_answer
 from harness.errors import HarnessError, NotAnAnswerError
@@ -56,15 +44,18 @@ __all__ = [
 ]
 
 Policy: TypeAlias = Callable[
-    [DecisionRequest], Mapping[str, Answer] | Awaitable[Mapping[str, Answer]]
+    [decision.DecisionRequest],
+    Mapping[str, decision.Answer] | Awaitable[Mapping[str, decision.Answer]],
 ]
 """Answers a request: a mapping question id -> answer (or an awaitable of one)."""
 
-ScriptStep: TypeAlias = Mapping[str, Answer] | BaseException
+ScriptStep: TypeAlias = Mapping[str, decision.Answer] | BaseException
 """One step of a script: the answers to the next request, or the exception it raises."""
 
 
-def choose(question: Choice, key: str, *, probability: float = 0.97) -> ChoiceAnswer:
+def choose(
+    question: decision.Choice, key: str, *, probability: float = 0.97
+) -> decision.ChoiceAnswer:
     """An answer picking ``key`` at ``probability``, the rest spread evenly over the others."""
     if key not in question.options:
         offered = ", ".join(repr(option) for option in question.options)
@@ -73,22 +64,24 @@ def choose(question: Choice, key: str, *, probability: float = 0.97) -> ChoiceAn
         raise ValueError(f"choose: probability {probability} is outside [0, 1]")
     count = len(question.options)
     if count == 1:
-        return ChoiceAnswer(choice=key, probabilities={key: 1.0}, confidence=1.0)
+        return decision.ChoiceAnswer(choice=key, probabilities={key: 1.0}, confidence=1.0)
     rest = (1.0 - probability) / (count - 1)
     probabilities = {option: probability if option == key else rest for option in question.options}
-    return ChoiceAnswer(
-        choice=key, probabilities=probabilities, confidence=choice_confidence(probabilities)
+    return decision.ChoiceAnswer(
+        choice=key,
+        probabilities=probabilities,
+        confidence=decision.choice_confidence(probabilities),
     )
 
 
-def yes(probability: float = 1.0) -> NoulAnswer:
+def yes(probability: float = 1.0) -> decision.NoulAnswer:
     """A noul answer: true with ``probability`` (``yes(0.0)`` is a firm no)."""
     if not 0.0 <= probability <= 1.0:
         raise ValueError(f"yes: probability {probability} is outside [0, 1]")
-    return NoulAnswer(probability=probability)
+    return decision.NoulAnswer(probability=probability)
 
 
-def digest_of(request: DecisionRequest, ref: str) -> str:
+def digest_of(request: decision.DecisionRequest, ref: str) -> str:
     """The digest line of ``ref`` in a thinker's request (``"<ref> (<alias>): <words>"``), read
     from the state's ``artifacts`` where every scheme puts it once; ``""`` when it is not there.
 
@@ -106,7 +99,7 @@ def digest_of(request: DecisionRequest, ref: str) -> str:
     return ""
 
 
-def rate(question: Score, level: int, *, probability: float = 0.9) -> ScoreAnswer:
+def rate(question: decision.Score, level: int, *, probability: float = 0.9) -> decision.ScoreAnswer:
     """A score answer putting ``probability`` on ``level`` (0 = lowest), the rest spread evenly."""
     count = len(question.levels)
     if not 0 <= level < count:
@@ -119,12 +112,12 @@ def rate(question: Score, level: int, *, probability: float = 0.9) -> ScoreAnswe
 
 
 def answer_by_kind(
-    request: DecisionRequest,
+    request: decision.DecisionRequest,
     *,
-    choice: Callable[[str, Choice], Answer],
-    noul: Callable[[str, Noul], Answer],
-    score: Callable[[str, Score], Answer],
-) -> dict[str, Answer]:
+    choice: Callable[[str, decision.Choice], decision.Answer],
+    noul: Callable[[str, decision.Noul], decision.Answer],
+    score: Callable[[str, decision.Score], decision.Answer],
+) -> dict[str, decision.Answer]:
     """Every question of ``request`` answered, in the order asked, by the function for its kind,
     called with the question's id and the question.
 
@@ -138,18 +131,18 @@ def answer_by_kind(
                 score=lambda qid, question: rate(question, 0),
             )
     """
-    answers: dict[str, Answer] = {}
+    answers: dict[str, decision.Answer] = {}
     for question_id, question in request.questions.items():
-        if isinstance(question, Choice):
+        if isinstance(question, decision.Choice):
             answers[question_id] = choice(question_id, question)
-        elif isinstance(question, Noul):
+        elif isinstance(question, decision.Noul):
             answers[question_id] = noul(question_id, question)
         else:
             answers[question_id] = score(question_id, question)
     return answers
 
 
-def default_answers(request: DecisionRequest) -> dict[str, Answer]:
+def default_answers(request: decision.DecisionRequest) -> dict[str, decision.Answer]:
     """The default policy: first option of every choice at 0.9, noul 0.5, score middle level.
 
     A policy that cares about some questions only can start from it:
@@ -172,7 +165,7 @@ class _Script:
         self.steps: deque[ScriptStep] = deque(steps)
         self.used = 0
 
-    def __call__(self, request: DecisionRequest) -> Mapping[str, Answer]:
+    def __call__(self, request: decision.DecisionRequest) -> Mapping[str, decision.Answer]:
         if not self.steps:
             raise ScriptExhaustedError(
                 f"the fake decision model's script ran out after {self.used} requests; add a step "
@@ -197,7 +190,7 @@ class FakeDecisionModel(CheckedClient):
     def __init__(self, policy: Policy = default_answers, *, model: str | None = None) -> None:
         self.policy: Policy = policy
         self.model = model
-        self.requests: list[DecisionRequest] = []
+        self.requests: list[decision.DecisionRequest] = []
         """Every request asked, in order."""
         self.bodies: list[bytes] = []
         """The System One wire body of every request, as a real client would send it."""
@@ -221,8 +214,8 @@ class FakeDecisionModel(CheckedClient):
         return len(self.policy.steps) if isinstance(self.policy, _Script) else None
 
     async def answer(
-        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
-    ) -> DecisionResponse:
+        self, request: decision.DecisionRequest, entry: CatalogEntry, timeout: float | None
+    ) -> decision.DecisionResponse:
         """Answer ``request`` with the policy; see :class:`harness.providers.DecisionClient`."""
         body = systemone_codec.encode_body(request, entry.wire_model_id)
         self.requests.append(request)
@@ -232,7 +225,7 @@ class FakeDecisionModel(CheckedClient):
         produced = self.policy(request)
         given = await produced if inspect.isawaitable(produced) else produced
         answers = _checked(request, given)
-        return DecisionResponse(
+        return decision.DecisionResponse(
             request=request,
             answers=answers,
             input_tokens=math.ceil(len(body) / 4),
@@ -247,7 +240,9 @@ class FakeDecisionModel(CheckedClient):
         self.closed = True
 
 
-def _checked(request: DecisionRequest, given: Mapping[str, Answer]) -> dict[str, Answer]:
+def _checked(
+    request: decision.DecisionRequest, given: Mapping[str, decision.Answer]
+) -> dict[str, decision.Answer]:
     """The policy's answers as a real server's reply would decode, refusals kept as given."""
     missing = [question_id for question_id in request.questions if question_id not in given]
     if missing:
@@ -255,11 +250,11 @@ def _checked(request: DecisionRequest, given: Mapping[str, Answer]) -> dict[str,
             f"the fake decision model's policy gave no answer for {', '.join(map(repr, missing))}"
             f" (asked: {', '.join(map(repr, request.questions))}); this is not an answer"
         )
-    refused = {qid: a for qid, a in given.items() if isinstance(a, RefusedAnswer)}
+    refused = {qid: a for qid, a in given.items() if isinstance(a, decision.RefusedAnswer)}
     sent = {qid: given[qid] for qid in request.questions if qid not in refused}
-    decoded: Mapping[str, Answer] = {}
+    decoded: Mapping[str, decision.Answer] = {}
     if sent:
-        asked = DecisionRequest(
+        asked = decision.DecisionRequest(
             request.state, {qid: request.questions[qid] for qid in request.questions if qid in sent}
         )
         payload = systemone_codec.encode_reply(sent, model="fake", input_tokens=0)

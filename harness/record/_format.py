@@ -66,7 +66,7 @@ from harness.artifacts import (
     digest_line,
 )
 from harness.errors import HarnessError
-from harness.replay._internal import FileFormat, UncheckedJson
+from harness.replay._internal import FileFormat, UncheckedJson, with_kept
 
 if TYPE_CHECKING:
     from harness.catalog import CatalogEntry
@@ -172,13 +172,7 @@ class RecordedCall:
             "cost": self.cost,
             "reason": self.reason,
         }
-        if self.reading is not None:
-            data["reading"] = dict(self.reading)
-        if self.body is not None:
-            data["body"] = self.body
-        if self.reply is not None:
-            data["reply"] = self.reply
-        return data
+        return with_kept(data, self.reading, self.body, self.reply)
 
 
 @attrs.frozen

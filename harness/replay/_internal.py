@@ -1,6 +1,7 @@
 """What other harness packages need of replay's machinery and users do not: :class:`FileFormat`,
-the one reader and checker of a harness file's header, and :data:`UncheckedJson`, the JSON
-object a run record and a journal write and read.
+the one reader and checker of a harness file's header, :data:`UncheckedJson`, the JSON
+object a run record and a journal write and read, and :func:`with_kept`, the parts of a model
+call's JSON that both write only when the run kept them.
 
 A cassette (here), a run record (:mod:`harness.record`) and a journal (:mod:`harness.runs`) each
 open with ``"format": "harness-<kind>"`` and ``"version": N``; each names its kind with one
@@ -24,7 +25,7 @@ import attrs
 from harness.decision._internal import load_json
 from harness.errors import HarnessError
 
-__all__ = ["FileFormat", "UncheckedJson"]
+__all__ = ["FileFormat", "UncheckedJson", "with_kept"]
 
 UncheckedJson = dict[str, object]
 """A JSON object whose values are not typed as JSON: what ``json.loads`` gives, or what a run
@@ -32,6 +33,21 @@ record or a journal builds from artifacts' JSON. A cassette's ``JsonObject`` dif
 wire JSON (:data:`harness.decision.JsonValue`), checked as it is built."""
 
 E = TypeVar("E", bound=HarnessError)
+
+
+def with_kept(
+    call: UncheckedJson, reading: Mapping[str, object] | None, body: object, reply: object
+) -> UncheckedJson:
+    """``call`` (a model call's JSON object, as a run record or a journal writes it) with what
+    the run kept of it added: the provider's ``reading``, the wire ``body`` and ``reply``; each
+    is left out when ``None``."""
+    if reading is not None:
+        call["reading"] = dict(reading)
+    if body is not None:
+        call["body"] = body
+    if reply is not None:
+        call["reply"] = reply
+    return call
 
 
 @attrs.frozen

@@ -23,7 +23,7 @@ from harness.decision import (
     ScoreAnswer,
 )
 from harness.jobs import ModelCall
-from harness.replay._internal import UncheckedJson
+from harness.replay._internal import UncheckedJson, with_kept
 from harness.runs._target import import_object
 
 __all__ = [
@@ -136,14 +136,7 @@ def call_json(call: ModelCall, body: object, reply: object = None) -> UncheckedJ
         "output_tokens": call.output_tokens,
         "counted_by": call.counted_by,
     }
-    # same shape as the record's call JSON (record/_format.py): another format, its own keys
-    if call.reading is not None:
-        data["reading"] = dict(call.reading)
-    if body is not None:
-        data["body"] = body
-    if reply is not None:
-        data["reply"] = reply
-    return data
+    return with_kept(data, call.reading, body, reply)
 
 
 def call_of(data: Mapping[str, object]) -> tuple[ModelCall, object, object]:

@@ -28,7 +28,11 @@ class DeclaresOutput(Protocol):
 
 
 class ToolRun(Job[O]):
-    """Runs one tool on one artifact; the product must be of the tool's output type."""
+    """Runs one tool on one artifact; the product must be of the tool's output type.
+
+    ``name`` defaults to the name the tool's ``@tool_name`` gives, else its class name;
+    ``turn_hooks`` are a durable run's hooks for a thinker's loop (the run API gives them to its
+    top job, a :class:`ThinkerRun`; a tool run as a turn's move has none)."""
 
     kind: ClassVar[str] = "tool"
 
@@ -38,18 +42,23 @@ class ToolRun(Job[O]):
         tool: DecisionTool[I, O],
         input: I,
         *,
-        name: str,
+        name: str | None = None,
         upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
         timeout: float | None = None,
         idempotency_key: IdempotencyKey | None = None,
+        turn_hooks: TurnHooks | None = None,
     ) -> None:
         super().__init__(parent, timeout=timeout, upstream_retries=upstream_retries)
+        if name is None:
+            name = str(type(tool).__dict__.get(NAME_ATTR, type(tool).__qualname__))
         _check_input(name, tool, input)
         self.tool: DecisionTool[Any, O] = tool  # the input type is checked just above
         self.input: Artifact = input
         self._name = name
         self.idempotency_key = idempotency_key
         """The same each time this turn's tool runs (see ``harness.idempotency_key``)."""
+        self.turn_hooks = turn_hooks
+        """A durable run's hooks for the thinker's loop (journal, replay, branch, approval)."""
 
     @property
     def tool_name(self) -> str | None:
@@ -86,31 +95,9 @@ def _check_input(name: str, tool: DecisionTool[Any, Artifact], input: Artifact) 
         )
 
 
-# __init__ as ToolRun's, but the name comes from @tool_name and turn_hooks is added
 class ThinkerRun(ToolRun[O]):
     """A thinker (or any tool) run as the top job of a piece of work: no timeout by default,
-    the name its ``@tool_name`` gives, else its class name."""
+    the name its ``@tool_name`` gives, else its class name; the run API gives it a durable run's
+    ``turn_hooks``."""
 
     kind: ClassVar[str] = "thinker"
-
-    def __init__(
-        self,
-        parent: Identifiable,
-        thinker: DecisionTool[I, O],
-        input: I,
-        *,
-        upstream_retries: int = DEFAULT_UPSTREAM_RETRIES,
-        timeout: float | None = None,
-        turn_hooks: TurnHooks | None = None,
-    ) -> None:
-        self.turn_hooks = turn_hooks
-        """A durable run's hooks for the thinker's loop (journal, replay, branch, approval)."""
-        name = type(thinker).__dict__.get(NAME_ATTR, type(thinker).__qualname__)
-        super().__init__(
-            parent,
-            thinker,
-            input,
-            name=str(name),
-            upstream_retries=upstream_retries,
-            timeout=timeout,
-        )

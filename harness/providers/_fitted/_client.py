@@ -23,19 +23,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from harness import decision
 from harness.catalog._internal import OncePerProcess
-from harness.decision import (  # the vocabulary as other clients import it: no logic
-    Answer,
-    Choice,
-    ChoiceAnswer,
-    DecisionRequest,
-    DecisionResponse,
-    Noul,
-    NoulAnswer,
-    Question,
-    Score,
-    ScoreAnswer,
-)
 from harness.decision._internal import expected_level_answer, most_probable_answer
 from harness.errors import ExternalServiceError
 
@@ -102,15 +91,17 @@ def base_entry(name: str, of: str) -> CatalogEntry:
         ) from None
 
 
-def _fits(head: Head, question: Question) -> bool:
+def _fits(head: Head, question: decision.Question) -> bool:
     """Whether ``head`` can answer ``question`` (its kind, its options or levels)."""
     if head.form == "binary":
-        return isinstance(question, Noul)
+        return isinstance(question, decision.Noul)
     if head.form == "pairwise":
-        return isinstance(question, Choice)
+        return isinstance(question, decision.Choice)
     if head.form == "classes":
-        return isinstance(question, Choice) and all(o in head.classes for o in question.options)
-    return isinstance(question, Score) and tuple(question.levels) == head.classes
+        return isinstance(question, decision.Choice) and all(
+            o in head.classes for o in question.options
+        )
+    return isinstance(question, decision.Score) and tuple(question.levels) == head.classes
 
 
 class FittedDecisionClient(CheckedClient):
@@ -125,11 +116,11 @@ class FittedDecisionClient(CheckedClient):
         self._bases: dict[str, tuple[CatalogEntry, DecisionClient]] = {}
 
     async def answer(
-        self, request: DecisionRequest, entry: CatalogEntry, timeout: float | None
-    ) -> DecisionResponse:
+        self, request: decision.DecisionRequest, entry: CatalogEntry, timeout: float | None
+    ) -> decision.DecisionResponse:
         started = time.perf_counter()
         model = fitted_model(entry)
-        settled: dict[str, Answer] = dict(local_answers(request))
+        settled: dict[str, decision.Answer] = dict(local_answers(request))
         by: dict[str, str] = dict.fromkeys(settled, "local (one option)")
         mine, rest = sort_questions(model.heads, request, settled)
         if mine:
@@ -144,7 +135,7 @@ class FittedDecisionClient(CheckedClient):
         if rest:
             base, client = self._base(model, entry)
             response = await client.decide(
-                DecisionRequest(request.state, rest), base, timeout=timeout
+                decision.DecisionRequest(request.state, rest), base, timeout=timeout
             )
             settled.update(response.answers)
             base_model = response.model or base.wire_model_id
@@ -159,7 +150,7 @@ class FittedDecisionClient(CheckedClient):
         }
         if base_model is not None:
             reading["base_model"] = base_model
-        return DecisionResponse(
+        return decision.DecisionResponse(
             request,
             {qid: settled[qid] for qid in request.questions},
             input_tokens=input_tokens,
@@ -191,17 +182,19 @@ class FittedDecisionClient(CheckedClient):
             await client.aclose()
 
 
-Asked = list[tuple[str, Question, Head]]
+Asked = list[tuple[str, decision.Question, Head]]
 """Questions a head answers: id, question, head."""
 
 
 def sort_questions(
-    heads: Mapping[str, Head], request: DecisionRequest, settled: Mapping[str, Answer]
-) -> tuple[Asked, dict[str, Question]]:
+    heads: Mapping[str, Head],
+    request: decision.DecisionRequest,
+    settled: Mapping[str, decision.Answer],
+) -> tuple[Asked, dict[str, decision.Question]]:
     """The questions of ``request`` (but the ``settled`` ones) a head of ``heads`` answers, and
     the rest (for the base model)."""
     mine: Asked = []
-    rest: dict[str, Question] = {}
+    rest: dict[str, decision.Question] = {}
     for qid, question in request.questions.items():
         if qid in settled:
             continue
@@ -213,14 +206,14 @@ def sort_questions(
     return mine, rest
 
 
-def heads_answer(encoder: Encoder, state: object, asked: Asked) -> dict[str, Answer]:
+def heads_answer(encoder: Encoder, state: object, asked: Asked) -> dict[str, decision.Answer]:
     """The heads' answers to ``asked`` over ``state``: every text encoded in one pass, then
     each head reads its rows."""
     texts: list[str] = []
     spans: list[tuple[int, int, Mapping[str, str] | None]] = []
     for qid, question, head in asked:
         if head.form == "pairwise":
-            assert isinstance(question, Choice)
+            assert isinstance(question, decision.Choice)
             made = option_texts(qid, question, state)
             spans.append((len(texts), len(texts) + len(made), made))
             texts.extend(made.values())
@@ -231,16 +224,16 @@ def heads_answer(encoder: Encoder, state: object, asked: Asked) -> dict[str, Ans
         return {}
     features = encoder.encode(texts)
     rows = _rows(features)
-    answers: dict[str, Answer] = {}
+    answers: dict[str, decision.Answer] = {}
     for (qid, question, head), (start, end, options) in zip(asked, spans, strict=True):
         part = rows(start, end)
         if head.form == "binary":
-            answers[qid] = NoulAnswer(float(head.yes(part)[0]))
+            answers[qid] = decision.NoulAnswer(float(head.yes(part)[0]))
         elif head.form == "ordinal":
-            assert isinstance(question, Score)
+            assert isinstance(question, decision.Score)
             answers[qid] = _score(question, head.over_levels(part))
         else:
-            assert isinstance(question, Choice)
+            assert isinstance(question, decision.Choice)
             keys = list(question.options)
             if head.form == "pairwise":
                 assert options is not None
@@ -262,10 +255,10 @@ def _rows(features: Matrix) -> Callable[[int, int], Matrix]:
     return rows
 
 
-def _choice(keys: list[str], probabilities: np.ndarray) -> ChoiceAnswer:
+def _choice(keys: list[str], probabilities: np.ndarray) -> decision.ChoiceAnswer:
     shares = {key: float(p) for key, p in zip(keys, probabilities, strict=True)}
     return most_probable_answer(shares)
 
 
-def _score(question: Score, probabilities: np.ndarray) -> ScoreAnswer:
+def _score(question: decision.Score, probabilities: np.ndarray) -> decision.ScoreAnswer:
     return expected_level_answer(question.levels, [float(p) for p in probabilities])
