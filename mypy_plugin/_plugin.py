@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from mypy.nodes import MypyFile
+from mypy.nodes import MypyFile, TypeInfo
 from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
@@ -109,6 +109,9 @@ class HarnessPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
         forget()
+        #: The daemon updates classes in place: a class that lost its decorators keeps their
+        #: records until the hook runs for it again, so there every class gets the hook.
+        self._every_class = options.fine_grained_incremental
 
     def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
         """``@tool_name(...)``: record the name (semantic analysis)."""
@@ -119,7 +122,25 @@ class HarnessPlugin(Plugin):
     ) -> Callable[[ClassDefContext], None] | None:
         """Any decorated class: record its decorators other than ``@tool_name`` (a library's
         wrapper may name a tool at run time). Not a decorator hook: mypy keeps the first
-        plugin's hook per decorator, and this one must not shadow ``dataclass`` or ``attrs``."""
+        plugin's hook per decorator, and this one must not shadow ``dataclass`` or ``attrs``.
+
+        mypy asks about every class it analyses and builds a context for every hook it gets: a
+        class of typeshed's stubs, or a module-level class with no decorators (most classes),
+        gets none, as the hook has nothing to record there (outside the daemon, a class
+        analysed here is new: no record of earlier decorators to take back). A class not
+        found that way (nested, local) gets the hook."""
+        if self._every_class or self._modules is None:
+            return record_other_decorator
+        module, _, name = fullname.rpartition(".")
+        tree = self._modules.get(module)
+        if tree is None:
+            return record_other_decorator
+        if tree.is_typeshed_file(self.options):
+            return None  # the hook records nothing in typeshed's stubs (no tool is defined there)
+        symbol = tree.names.get(name)
+        info = symbol.node if symbol is not None else None
+        if isinstance(info, TypeInfo) and info.fullname == fullname and not info.defn.decorators:
+            return None
         return record_other_decorator
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:

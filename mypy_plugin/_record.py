@@ -321,13 +321,19 @@ def _record(ctx: ClassDefContext) -> bool:
     if calls and ctx.reason is not calls[0]:
         return True  # an inner @tool_name: the outermost one's name wins at run time
     literal = _literal_name(ctx.reason)
-    ctx.cls.info.metadata[METADATA_KEY] = {
-        "name": literal,
-        "dynamic": literal is None,
-        "line": ctx.cls.line,  # a class read from the cache has no line of its own
-        "lines": _report_lines(ctx.cls, calls),
-        "disabled": _disabled_codes(ctx.api.options),
-    }
+    # What every palette naming the class reads, in mypy's cache: "name" always; the rest only
+    # when it says something ("dynamic" when the name is computed, "lines" where they differ
+    # from "line", "disabled" when a code is off), as most tools have none of them.
+    record: dict[str, object] = {"name": literal, "line": ctx.cls.line}  # cached: no own line
+    if literal is None:
+        record["dynamic"] = True
+    lines = _report_lines(ctx.cls, calls)
+    if lines:
+        record["lines"] = lines
+    disabled = _disabled_codes(ctx.api.options)
+    if disabled:
+        record["disabled"] = disabled
+    ctx.cls.info.metadata[METADATA_KEY] = record
     _declare_name(ctx.api, ctx.cls, literal)
     return True
 
