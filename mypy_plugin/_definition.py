@@ -59,8 +59,13 @@ __all__ = ["check_tool_definition"]
 def _quotes_a_type(expr: Expression) -> bool:
     if not isinstance(expr, IndexExpr):
         return False
-    args = expr.index.items if isinstance(expr.index, TupleExpr) else [expr.index]
-    return any(isinstance(arg, StrExpr) for arg in args)
+    index = expr.index
+    if isinstance(index, TupleExpr):
+        for arg in index.items:  # noqa: SIM110  (a loop: no generator made for every tool)
+            if isinstance(arg, StrExpr):
+                return True
+        return False
+    return isinstance(index, StrExpr)
 
 
 def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:

@@ -54,14 +54,11 @@ from mypy_plugin._names import (
 __all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "own_verdicts", "tool_base"]
 
 
-_UNKNOWN: object = object()
-
-
 class MypyType:
     """A type node over a mypy ``Instance`` (a plain class with slots: reachability builds and
     compares many, and a frozen dataclass's constructor is several times dearer)."""
 
-    __slots__ = ("_iterand", "nominal", "options", "typ")
+    __slots__ = ("_bases", "_iterand", "_iterand_found", "nominal", "options", "typ")
 
     typ: Instance
     options: Options
@@ -72,13 +69,22 @@ class MypyType:
     #: with no arguments to compare), which most artifact classes are: reachability asks it for
     #: every pair of types a palette can hold.
     nominal: str | None
-    _iterand: object  # the iterand once found (``MypyType`` or ``None``), else ``_UNKNOWN``
+    #: The full names of the class's MRO and ``builtins.object``, when :attr:`nominal`.
+    _bases: frozenset[str]
+    _iterand: MypyType | None  # the iterand, once ``_iterand_found``
+    _iterand_found: bool
 
     def __init__(self, typ: Instance, options: Options) -> None:
         self.typ = typ
         self.options = options
-        self.nominal = _nominal(typ)
-        self._iterand = _UNKNOWN
+        self.nominal = nominal = _nominal(typ)
+        self._bases = (
+            frozenset([*(base.fullname for base in typ.type.mro), "builtins.object"])
+            if nominal is not None
+            else frozenset()
+        )
+        self._iterand = None
+        self._iterand_found = False
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -99,16 +105,16 @@ class MypyType:
             return True
         theirs = other.nominal
         if theirs is not None and self.nominal is not None:
-            return self.typ.type.has_base(theirs) or theirs == "builtins.object"
+            return theirs in self._bases  # ``has_base``, or ``object``
         return is_subtype(self.typ, other.typ)
 
     def iterand(self) -> MypyType | None:
         """``X`` of ``ListArtifact[X]``, also through a subclass of a parameterised list (found
         once per node: reachability asks every node about it for every tool)."""
-        known = self._iterand
-        if known is _UNKNOWN:
-            known = self._iterand = self._find_iterand()
-        return known if isinstance(known, MypyType) else None
+        if not self._iterand_found:
+            self._iterand = self._find_iterand()
+            self._iterand_found = True
+        return self._iterand
 
     def _find_iterand(self) -> MypyType | None:
         for base in self.typ.type.mro:
@@ -182,7 +188,7 @@ def _plain_node(typ: Instance, options: Options) -> MypyType:
         or typ.extra_attrs is not None
     ):
         return MypyType(typ, options)
-    known = _NODES.get(typ.type)
+    known: MypyType | None = _NODES.get(typ.type)
     if known is not None and known.options is options:
         return known
     node = MypyType(typ, options)
