@@ -136,7 +136,7 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
     for verdict in verdicts:
         if verdict.definition:
             report(ctx.api.msg, verdict, _node_for(verdict, defn, outermost))
-    record = own_name_record(info)
+    record = own_name_record(info) if facts.name is None else None  # a literal: not dynamic
     if record is not None and record.get("dynamic"):
         argument = name_argument(calls[0]) if calls else None
         node = argument if argument is not None else outermost

@@ -303,17 +303,23 @@ def _report_lines(defn: ClassDef, calls: list[CallExpr]) -> dict[str, int]:
     """The line each definition-site error of the class is reported on, by code, where it is
     not the class line: a palette's pointer note names the line of the error it points to.
     (Only those: the record of every tool goes into mypy's cache.)"""
-    outermost: Context = calls[0] if calls else defn
-    argument = _name_argument(calls[0]) if calls else None
+    own = defn.line
+    lines: dict[str, int] = {}
+    if calls:  # else the decorator's codes are reported on the class line
+        outermost = calls[0].line
+        if outermost != own:
+            lines["harness-name"] = lines["harness-tool"] = outermost
+        argument = _name_argument(calls[0])
+        undecidable = argument.line if argument is not None else outermost
+        if undecidable != own:
+            lines["harness-undecidable"] = undecidable
     init = init_node(defn)
-    lines = {
-        "harness-name": outermost.line,
-        "harness-tool": outermost.line,
-        "harness-undecidable": (argument if argument is not None else outermost).line,
-        "harness-ctor": (init if init is not None else defn).line,
-        "harness-open-type": base_expression(defn, _is_tool_base).line,
-    }
-    return {code: line for code, line in lines.items() if line != defn.line}
+    if init is not None and init.line != own:
+        lines["harness-ctor"] = init.line
+    base = base_expression(defn, _is_tool_base).line
+    if base != own:
+        lines["harness-open-type"] = base
+    return lines
 
 
 def _record(ctx: ClassDefContext) -> bool:
