@@ -437,10 +437,10 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
     cls = ctx.cls
     if not cls.decorators:  # most classes (this hook sees every class mypy analyses): no work
-        if OTHER_DECORATORS_KEY in cls.info.metadata:
-            del cls.info.metadata[OTHER_DECORATORS_KEY]
-        if DATACLASS_INIT_KEY in cls.info.metadata:
-            del cls.info.metadata[DATACLASS_INIT_KEY]
+        metadata = cls.info.metadata
+        if metadata:  # the daemon's class that lost its decorators: take their records back
+            metadata.pop(OTHER_DECORATORS_KEY, None)
+            metadata.pop(DATACLASS_INIT_KEY, None)
         return
     if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
         return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
