@@ -291,15 +291,20 @@ def palette_entries(site: Site, typ: Type, expr: Expression) -> list[Entry] | No
         return None  # a variable-length tuple (reported by the caller) or mypy's own error
     items = proper.items
     literal = expr.items if isinstance(expr, TupleExpr) else None
+    if literal is not None and len(literal) != len(items):
+        literal = None
     entries = []
     for index, item in enumerate(items):
-        own = literal[index] if literal and len(literal) == len(items) else None
+        own = literal[index] if literal else None
         node: Context = own if own is not None else expr
         show = shown_later(item, options)  # rendered only for a message: format_type is not cheap
         info = class_of(item)
-        unknown = not_a_class(own, item, options)
-        if unknown is None and own is not None:
-            unknown = unprovable("Palette entry", own, show, site.ctx.api)
+        if isinstance(own, NameExpr) and isinstance(own.node, TypeInfo):
+            unknown = None  # a class named as written (most entries): it is that class itself
+        else:
+            unknown = not_a_class(own, item, options)
+            if unknown is None and own is not None:
+                unknown = unprovable("Palette entry", own, show, site.ctx.api)
         if unknown is None and info is not None and info.fullname == DECISION_TOOL:
             unknown = container_entry_verdict("Palette entry", show(), "a container or a join")
         shown = show() if unknown is None and info is None else ""  # read only in that case

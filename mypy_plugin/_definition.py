@@ -59,8 +59,13 @@ __all__ = ["check_tool_definition"]
 def _quotes_a_type(expr: Expression) -> bool:
     if not isinstance(expr, IndexExpr):
         return False
-    args = expr.index.items if isinstance(expr.index, TupleExpr) else [expr.index]
-    return any(isinstance(arg, StrExpr) for arg in args)
+    index = expr.index
+    if isinstance(index, TupleExpr):
+        for arg in index.items:  # noqa: SIM110  (a loop: no generator made for every tool)
+            if isinstance(arg, StrExpr):
+                return True
+        return False
+    return isinstance(index, StrExpr)
 
 
 def _type_checking_only(ctx: MethodContext, defn: ClassDef) -> list[Verdict]:
@@ -131,7 +136,7 @@ def _check(ctx: MethodContext, defn: ClassDef, calls: list[CallExpr]) -> None:
     for verdict in verdicts:
         if verdict.definition:
             report(ctx.api.msg, verdict, _node_for(verdict, defn, outermost))
-    record = own_name_record(info)
+    record = own_name_record(info) if facts.name is None else None  # a literal: not dynamic
     if record is not None and record.get("dynamic"):
         argument = name_argument(calls[0]) if calls else None
         node = argument if argument is not None else outermost

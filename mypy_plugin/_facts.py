@@ -4,12 +4,14 @@ Why the plugin needs this: mypy does not compare constructors for ``type[...]`` 
 not see decorators, and accepts ``Any`` or an open type variable in a tool's base. The facts the
 rules need (own name, constructor, bound ``I`` and ``O``) are read here from a class's
 ``TypeInfo`` the same way the runtime reads them from the live class.
+
+One concern, past 400 lines: a tool's facts and the type node the rules ask about, read from
+mypy's types as the runtime reads them from live classes (each fact beside how it is read).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from mypy.checkexpr import has_any_type
 from mypy.maptype import map_instance_to_supertype
@@ -42,6 +44,7 @@ from mypy.typevars import fill_typevars
 from harness.palette._rules import Open, ToolFacts, Verdict, tool_verdicts
 from mypy_plugin._memo import FACTS as _FACTS
 from mypy_plugin._memo import FACTS_LIMIT
+from mypy_plugin._memo import NODES as _NODES
 from mypy_plugin._memo import VERDICTS as _VERDICTS
 from mypy_plugin._names import (
     DATACLASS_INIT_KEY,
@@ -54,12 +57,11 @@ from mypy_plugin._names import (
 __all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "own_verdicts", "tool_base"]
 
 
-_UNKNOWN: object = object()
-
-
-@dataclass(frozen=True)
 class MypyType:
-    """A type node over a mypy ``Instance``."""
+    """A type node over a mypy ``Instance`` (a plain class with slots: reachability builds and
+    compares many, and a frozen dataclass's constructor is several times dearer)."""
+
+    __slots__ = ("_bases", "_iterand", "_iterand_found", "nominal", "options", "typ")
 
     typ: Instance
     options: Options
@@ -69,27 +71,53 @@ class MypyType:
     #: ``is_subtype`` is whether the right one is in the left one's MRO (its ``visit_instance``
     #: with no arguments to compare), which most artifact classes are: reachability asks it for
     #: every pair of types a palette can hold.
-    nominal: str | None = field(init=False, repr=False, compare=False)
+    nominal: str | None
+    #: The full names of the class's MRO and ``builtins.object``, when :attr:`nominal`.
+    _bases: frozenset[str]
+    _iterand: MypyType | None  # the iterand, once ``_iterand_found``
+    _iterand_found: bool
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "nominal", _nominal(self.typ))
+    def __init__(self, typ: Instance, options: Options) -> None:
+        self.typ = typ
+        self.options = options
+        self.nominal = nominal = _nominal(typ)
+        self._bases = (
+            frozenset([*(base.fullname for base in typ.type.mro), "builtins.object"])
+            if nominal is not None
+            else frozenset()
+        )
+        self._iterand = None
+        self._iterand_found = False
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MypyType) and self.typ == other.typ and self.options is other.options
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.typ, id(self.options)))
+
+    def __repr__(self) -> str:
+        return f"MypyType({self.typ!r})"
 
     def is_subtype_of(self, other: MypyType) -> bool:
         """mypy's own subtype check (``ListArtifact`` is covariant); between two plain classes
-        (see :attr:`nominal`), the answer mypy's check comes to, without building it."""
+        (see :attr:`nominal`), the answer mypy's check comes to, without building it. A node is
+        a subtype of itself (the nodes of plain classes are shared within a build)."""
+        if other is self:
+            return True
         theirs = other.nominal
         if theirs is not None and self.nominal is not None:
-            return self.typ.type.has_base(theirs) or theirs == "builtins.object"
+            return theirs in self._bases  # ``has_base``, or ``object``
         return is_subtype(self.typ, other.typ)
 
     def iterand(self) -> MypyType | None:
         """``X`` of ``ListArtifact[X]``, also through a subclass of a parameterised list (found
         once per node: reachability asks every node about it for every tool)."""
-        known = self.__dict__.get("_iterand", _UNKNOWN)
-        if known is _UNKNOWN:
-            known = self._find_iterand()
-            self.__dict__["_iterand"] = known  # a frozen dataclass: a cache beside its fields
-        return known if isinstance(known, MypyType) else None
+        if not self._iterand_found:
+            self._iterand = self._find_iterand()
+            self._iterand_found = True
+        return self._iterand
 
     def _find_iterand(self) -> MypyType | None:
         for base in self.typ.type.mro:
@@ -126,7 +154,15 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and not proper.args and not proper.type.is_newtype:
-        return MypyType(proper, options)  # most artifact types: nothing to be open about
+        known: MypyType | None = _NODES.get(proper.type)  # see _plain_node: most artifact types
+        if (
+            known is not None
+            and known.options is options
+            and proper.last_known_value is None
+            and proper.extra_attrs is None
+        ):
+            return known
+        return _plain_node(proper, options)  # nothing to be open about
     if isinstance(proper, AnyType):
         return Open.any()
     if isinstance(proper, TypeVarType):
@@ -151,6 +187,26 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
             format_type_bare(union, options), format_type_bare(proper, options)
         )
     return MypyType(proper, options)
+
+
+def _plain_node(typ: Instance, options: Options) -> MypyType:
+    """The node of a class without type arguments, one per class within a build (a tool's
+    output is the next tool's input: one node, its iterand and subtype answers found once);
+    the daemon, which updates classes in place, builds one per use."""
+    if (
+        options.fine_grained_incremental
+        or typ.last_known_value is not None
+        or typ.extra_attrs is not None
+    ):
+        return MypyType(typ, options)
+    known: MypyType | None = _NODES.get(typ.type)
+    if known is not None and known.options is options:
+        return known
+    node = MypyType(typ, options)
+    if len(_NODES) >= FACTS_LIMIT:
+        _NODES.clear()
+    _NODES[typ.type] = node
+    return node
 
 
 def _union_item(typ: Instance) -> UnionType | None:
@@ -192,7 +248,11 @@ def tool_sides(
     base = base if base is not None else tool_base(info)
     if base is None:
         return Open("not a tool"), Open("not a tool")
-    mapped = map_instance_to_supertype(_self_instance(info), base)
+    bases = info.bases
+    if len(bases) == 1 and bases[0].type is base and not info.type_vars:
+        mapped = bases[0]  # ``class T(DecisionTool[I, O])``: its one base is the mapping
+    else:
+        mapped = map_instance_to_supertype(_self_instance(info), base)
     if len(mapped.args) != 2:
         return Open("Any"), Open("Any")
     return artifact_side(mapped.args[0], options), artifact_side(mapped.args[1], options)

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["CONSULTED", "FACTS", "FACTS_LIMIT", "VERDICTS", "forget"]
+__all__ = ["CONSULTED", "FACTS", "FACTS_LIMIT", "NODES", "VERDICTS", "forget"]
 
 #: (id of the class, id of the options) -> (class, options, facts).
 FACTS: Final[dict[tuple[int, int], tuple[Any, Any, Any]]] = {}  # Any: mypy and harness objects
 
 #: id of a class's remembered facts -> (facts, the class's own verdicts).
 VERDICTS: Final[dict[int, tuple[Any, Any]]] = {}  # Any: harness objects (not loaded here)
+
+#: class -> the type node of its instance without type arguments (see ``_facts._plain_node``).
+NODES: Final[dict[Any, Any]] = {}  # Any: a mypy TypeInfo -> a MypyType (not loaded here)
 
 #: module being checked -> the modules its palette checks read call forms from, until mypy asks
 #: for the module's indirect dependencies (right after checking it, in the same process).
@@ -34,4 +37,5 @@ def forget() -> None:
     """Start a build with nothing remembered."""
     FACTS.clear()
     VERDICTS.clear()
+    NODES.clear()
     CONSULTED.clear()

@@ -12,8 +12,6 @@ from mypy.nodes import MypyFile
 from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
-    FunctionContext,
-    MethodContext,
     Plugin,
     ReportConfigContext,
 )
@@ -70,36 +68,43 @@ def _source_digest() -> str:
 SOURCE_DIGEST: Final = _source_digest()
 
 
-# The checks import harness (the shared rules) only when a type-checking hook is first asked
-# for: a run that re-checks no tool and no thinker, such as a warm run after an edit elsewhere,
-# never pays for importing the runtime. The semantic-analysis hooks (``_record``) import nothing
-# of harness: the decorator hook runs for every class mypy analyses, stdlib and third-party ones
-# included. mypy asks for a hook right before calling it, so importing on the first request is
-# importing on the first check; each hook is then handed out as it is, with no wrapper to call.
+# The checks import harness (the shared rules) only when a type-checking hook is first called:
+# a run that re-checks no tool and no thinker, such as a warm run after an edit elsewhere, never
+# pays for importing the runtime. The semantic-analysis hooks (``_record``) import nothing of
+# harness: the decorator hook runs for every class mypy analyses, stdlib and third-party ones
+# included. Until then each hook is a stand-in that imports it, puts it in its own place and
+# calls it; mypy asks for a hook right before each call, so every later call gets the hook
+# itself, with no wrapper to call.
 
-#: The type-checking hooks by the full name mypy asks about: where each is, (module, function),
-#: until it is first asked for, then the function itself.
-_Hook = Callable[[Any], Type]  # Any: a mypy context
-_METHOD_HOOKS: Final[dict[str, tuple[str, str] | _Hook]] = {
-    TOOL_NAME_CALL: ("mypy_plugin._definition", "check_tool_definition"),
-    THINKER_INIT: ("mypy_plugin._palette_site", "check_explicit_init"),
-}
-_FUNCTION_HOOKS: Final[dict[str, tuple[str, str] | _Hook]] = {
-    THINKER: ("mypy_plugin._palette_site", "check_direct_thinker"),
-    THINKER_SUPER_INIT: ("mypy_plugin._palette_site", "check_super_init"),
-    **{runner: ("mypy_plugin._runner", "note_thinker_input") for runner in RUNNERS},
-}
+#: A type-checking hook: what it gets is a mypy context (Any: method or function context).
+_Hook = Callable[[Any], Type]
 
 
-def _load(hooks: dict[str, tuple[str, str] | _Hook], fullname: str) -> _Hook:
-    """Import the hook ``hooks`` has for ``fullname`` and keep it there in place of where it is."""
-    where = hooks[fullname]
-    if not isinstance(where, tuple):
-        return where
-    module, name = where
-    found: _Hook = getattr(importlib.import_module(module), name)
-    hooks[fullname] = found
-    return found
+def _stand_in(hooks: dict[str, _Hook], fullname: str, module: str, name: str) -> _Hook:
+    """``hooks[fullname]`` until its first call: imports ``module.name``, puts it in its place."""
+
+    def first_call(ctx: Any) -> Type:  # Any: a mypy context, as the hook takes
+        found: _Hook = getattr(importlib.import_module(module), name)
+        hooks[fullname] = found
+        return found(ctx)
+
+    return first_call
+
+
+#: The type-checking hooks by the full name mypy asks about (see ``get_method_hook``).
+_METHOD_HOOKS: Final[dict[str, _Hook]] = {}
+_FUNCTION_HOOKS: Final[dict[str, _Hook]] = {}
+for _hooks, _fullname, _where in (
+    (_METHOD_HOOKS, TOOL_NAME_CALL, ("mypy_plugin._definition", "check_tool_definition")),
+    (_METHOD_HOOKS, THINKER_INIT, ("mypy_plugin._palette_site", "check_explicit_init")),
+    (_FUNCTION_HOOKS, THINKER, ("mypy_plugin._palette_site", "check_direct_thinker")),
+    (_FUNCTION_HOOKS, THINKER_SUPER_INIT, ("mypy_plugin._palette_site", "check_super_init")),
+    *(
+        (_FUNCTION_HOOKS, runner, ("mypy_plugin._runner", "note_thinker_input"))
+        for runner in RUNNERS
+    ),
+):
+    _hooks[_fullname] = _stand_in(_hooks, _fullname, *_where)
 
 
 class HarnessPlugin(Plugin):
@@ -109,29 +114,29 @@ class HarnessPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
         forget()
-
-    def get_class_decorator_hook_2(self, fullname: str) -> Callable[[ClassDefContext], bool] | None:
-        """``@tool_name(...)``: record the name (semantic analysis)."""
-        return record_tool_name if fullname == TOOL_NAME else None
+        # The hooks mypy asks about most (every call it checks, every class decorator) are
+        # answered by a dictionary's own ``get``: no Python method runs for a name not ours.
+        # ``get_class_decorator_hook_2``: ``@tool_name(...)``, record the name (semantic
+        # analysis). ``get_method_hook``: ``tool_name.__call__``, check the decorated class
+        # (type checking); an explicit ``DecisionThinker.__init__(self, ...)``, check the
+        # palette. ``get_function_hook``: the thinker's constructor, in both forms; the runners
+        # (a note on their input).
+        decorator_hooks: dict[str, Callable[[ClassDefContext], bool]] = {
+            TOOL_NAME: record_tool_name
+        }
+        self.get_class_decorator_hook_2 = decorator_hooks.get  # type: ignore[method-assign,assignment]  # see above
+        self.get_method_hook = _METHOD_HOOKS.get  # type: ignore[method-assign,assignment]  # see above
+        self.get_function_hook = _FUNCTION_HOOKS.get  # type: ignore[method-assign,assignment]  # see above
 
     def get_customize_class_mro_hook(
         self, fullname: str
     ) -> Callable[[ClassDefContext], None] | None:
         """Any decorated class: record its decorators other than ``@tool_name`` (a library's
         wrapper may name a tool at run time). Not a decorator hook: mypy keeps the first
-        plugin's hook per decorator, and this one must not shadow ``dataclass`` or ``attrs``."""
+        plugin's hook per decorator, and this one must not shadow ``dataclass`` or ``attrs``.
+        (Telling here which classes have no decorators costs more than the hook's own early
+        exit: mypy asks about every class, and each attribute read here is dear.)"""
         return record_other_decorator
-
-    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        """``tool_name.__call__``: check the decorated class (type checking); an explicit
-        ``DecisionThinker.__init__(self, ...)``: check the palette."""
-        found = _METHOD_HOOKS.get(fullname)  # mypy asks about most calls it checks: one lookup
-        return _load(_METHOD_HOOKS, fullname) if isinstance(found, tuple) else found
-
-    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """The thinker's constructor, in both forms; the runners (a note on their input)."""
-        found = _FUNCTION_HOOKS.get(fullname)
-        return _load(_FUNCTION_HOOKS, fullname) if isinstance(found, tuple) else found
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         """The modules whose ``tool_name("x")(Cls)`` calls a palette check of ``file`` read: a

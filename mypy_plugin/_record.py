@@ -303,17 +303,23 @@ def _report_lines(defn: ClassDef, calls: list[CallExpr]) -> dict[str, int]:
     """The line each definition-site error of the class is reported on, by code, where it is
     not the class line: a palette's pointer note names the line of the error it points to.
     (Only those: the record of every tool goes into mypy's cache.)"""
-    outermost: Context = calls[0] if calls else defn
-    argument = _name_argument(calls[0]) if calls else None
+    own = defn.line
+    lines: dict[str, int] = {}
+    if calls:  # else the decorator's codes are reported on the class line
+        outermost = calls[0].line
+        if outermost != own:
+            lines["harness-name"] = lines["harness-tool"] = outermost
+        argument = _name_argument(calls[0])
+        undecidable = argument.line if argument is not None else outermost
+        if undecidable != own:
+            lines["harness-undecidable"] = undecidable
     init = init_node(defn)
-    lines = {
-        "harness-name": outermost.line,
-        "harness-tool": outermost.line,
-        "harness-undecidable": (argument if argument is not None else outermost).line,
-        "harness-ctor": (init if init is not None else defn).line,
-        "harness-open-type": base_expression(defn, _is_tool_base).line,
-    }
-    return {code: line for code, line in lines.items() if line != defn.line}
+    if init is not None and init.line != own:
+        lines["harness-ctor"] = init.line
+    base = base_expression(defn, _is_tool_base).line
+    if base != own:
+        lines["harness-open-type"] = base
+    return lines
 
 
 def _record(ctx: ClassDefContext) -> bool:
@@ -321,13 +327,19 @@ def _record(ctx: ClassDefContext) -> bool:
     if calls and ctx.reason is not calls[0]:
         return True  # an inner @tool_name: the outermost one's name wins at run time
     literal = _literal_name(ctx.reason)
-    ctx.cls.info.metadata[METADATA_KEY] = {
-        "name": literal,
-        "dynamic": literal is None,
-        "line": ctx.cls.line,  # a class read from the cache has no line of its own
-        "lines": _report_lines(ctx.cls, calls),
-        "disabled": _disabled_codes(ctx.api.options),
-    }
+    # What every palette naming the class reads, in mypy's cache: "name" always; the rest only
+    # when it says something ("dynamic" when the name is computed, "lines" where they differ
+    # from "line", "disabled" when a code is off), as most tools have none of them.
+    record: dict[str, object] = {"name": literal, "line": ctx.cls.line}  # cached: no own line
+    if literal is None:
+        record["dynamic"] = True
+    lines = _report_lines(ctx.cls, calls)
+    if lines:
+        record["lines"] = lines
+    disabled = _disabled_codes(ctx.api.options)
+    if disabled:
+        record["disabled"] = disabled
+    ctx.cls.info.metadata[METADATA_KEY] = record
     _declare_name(ctx.api, ctx.cls, literal)
     return True
 
@@ -425,10 +437,10 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
     cls = ctx.cls
     if not cls.decorators:  # most classes (this hook sees every class mypy analyses): no work
-        if OTHER_DECORATORS_KEY in cls.info.metadata:
-            del cls.info.metadata[OTHER_DECORATORS_KEY]
-        if DATACLASS_INIT_KEY in cls.info.metadata:
-            del cls.info.metadata[DATACLASS_INIT_KEY]
+        metadata = cls.info.metadata
+        if metadata:  # the daemon's class that lost its decorators: take their records back
+            metadata.pop(OTHER_DECORATORS_KEY, None)
+            metadata.pop(DATACLASS_INIT_KEY, None)
         return
     if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
         return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache

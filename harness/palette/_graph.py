@@ -136,8 +136,10 @@ def dead_tool_verdicts(
     out: list[Verdict] = []
     seen: set[str] = {key_key}
     for facts in tools:
+        if facts.key in seen or facts.key in fed:
+            continue
         wanted = facts.input_node
-        if facts.key in seen or facts.key in fed or wanted is None:
+        if wanted is None:
             continue
         seen.add(facts.key)
         if not is_fed(wanted, reachable):
