@@ -43,7 +43,12 @@ from mypy.server.subexpr import get_subexpressions
 from mypy.server.trigger import make_wildcard_trigger
 from mypy.types import Instance, LiteralType, get_proper_type
 
-from harness.palette._rules import Verdict, aliased_name_verdict, call_form_verdict
+from harness.palette._rules import (
+    Verdict,
+    aliased_name_verdict,
+    call_form_verdict,
+    unread_call_form_verdict,
+)
 from mypy_plugin._memo import CONSULTED
 from mypy_plugin._names import CALLS_KEY, TOOL_NAME
 from mypy_plugin._record import literal_name
@@ -56,6 +61,9 @@ _Call = tuple[str | None, bool, str | None]
 
 #: Modules never searched for call forms: they never name a user's class.
 _NOT_SEARCHED = ("harness", "mypy_plugin")
+
+#: Modules ``tool_name`` may be read from as an attribute (``harness.tool_name``).
+_NAMING_MODULES = frozenset({"harness", "harness.tools"})
 
 
 def _named_class(call: CallExpr) -> TypeInfo | None:
@@ -232,13 +240,46 @@ def call_form_name(api: object, info: TypeInfo, written: Expression | None) -> s
         if not any(m == owner and a == alias.name for m, (_, _, a) in found):
             return aliased_name_verdict(info.name, alias.name)
     if not found:
-        return None
+        unread = _unread(api, imported, info)
+        return None if unread is None else unread_call_form_verdict(info.name, unread)
     holders = {module for module, _ in found if module != tree.fullname}
     cycle = {m for m in holders if tree.fullname in _imported(modules[m], modules)}
     why = _why(info, found, cycle)
     if why is not None:
         return call_form_verdict(info.name, *why)
     return found[0][1][0]
+
+
+def _unread(api: TypeChecker, imported: list[str], info: TypeInfo) -> str | None:
+    """The first module of ``imported`` whose function bodies mypy dropped unread (its errors
+    are silenced: ``follow_imports = silent``, or it lies on the Python path, where mypy treats
+    it as installed) and that could call ``tool_name`` on ``info``: it holds ``tool_name`` (or
+    the module it is read from) and the class (or is, or holds, the class's module), so a call in
+    one of its functions may name the class unseen; ``None`` when there is none."""
+    if api.options.preserve_asts:  # the daemon and --cache-fine-grained keep every body
+        return None
+    ignored = api.msg.errors.ignored_files
+    if not ignored:
+        return None
+    owner = info.module_name
+    for name in [*imported, owner]:
+        module = api.modules.get(name)
+        if module is None or module.path not in ignored:
+            continue
+        names = False
+        reaches = name == owner
+        for symbol in module.names.values():
+            node = symbol.node
+            if isinstance(node, MypyFile):
+                names = names or node.fullname in _NAMING_MODULES
+                reaches = reaches or node.fullname == owner
+            elif node is info:
+                reaches = True
+            elif node is not None and node.fullname == TOOL_NAME:
+                names = True
+        if names and reaches:
+            return name
+    return None
 
 
 def _plain_alias(tree: MypyFile, alias: Var, info: TypeInfo) -> bool:

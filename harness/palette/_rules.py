@@ -49,6 +49,7 @@ from harness.palette._undecidable import (
     too_many_branches_verdict,
     undecidable_name_verdict,
     unknown_entry_verdict,
+    unread_call_form_verdict,
     unseen_name_verdict,
 )
 from harness.tools import RESERVED_TOOL_NAMES, validate_tool_name
@@ -81,6 +82,7 @@ __all__ = [
     "tool_verdicts",
     "undecidable_name_verdict",
     "unknown_entry_verdict",
+    "unread_call_form_verdict",
     "unseen_name_verdict",
 ]
 

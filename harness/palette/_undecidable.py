@@ -23,6 +23,7 @@ __all__ = [
     "undecidable_name_verdict",
     "unknown_entry_verdict",
     "unknown_input_verdict",
+    "unread_call_form_verdict",
     "unseen_name_verdict",
 ]
 
@@ -110,6 +111,29 @@ def call_form_verdict(label: str, module: str, why: str) -> Verdict:
             f'Name it once with tool_name("...")({label}) and a literal, as a statement at the '
             "top of a module the palette's module imports, or decorate the class with "
             '@tool_name("..."), ' + _RUNTIME_ONLY,
+        ),
+        key="",
+    )
+
+
+def unread_call_form_verdict(label: str, module: str) -> Verdict:
+    """``label`` (no ``@tool_name`` of its own) is named by no call mypy can see, but ``module``,
+    which the palette's module imports and which reaches the class, has function bodies mypy
+    does not read (its errors are silenced: ``follow_imports = silent``, or its directory is on
+    the Python path, where mypy treats it as installed): a call in one of them may name it."""
+    return Verdict(
+        "harness-undecidable",
+        label,
+        f"The tool name of {_q(label)} cannot be read at type-check time: no call "
+        f"tool_name(...)({label}) is in sight, but mypy does not read the function bodies of "
+        f"module {_q(module)} (its errors are silenced), where one may name it",
+        (
+            "Its name's validity and uniqueness in a palette are then only checked when a "
+            "thinker is built",
+            f'Name it once with tool_name("...")({label}) and a literal, as a statement at the '
+            "top of a module the palette's module imports, or decorate the class with "
+            f'@tool_name("..."), or let mypy read {_q(module)} (follow_imports = normal for it, '
+            "and its directory off PYTHONPATH), " + _RUNTIME_ONLY,
         ),
         key="",
     )

@@ -1332,11 +1332,15 @@ def go() -> None:
 
 @pytest.fixture(scope="module")
 def plugin_output(generated: Path) -> str:
-    """mypy's whole output over the cases (and a module calling run_sync wrongly)."""
+    """mypy's whole output over the cases (and a module calling run_sync wrongly), run as the
+    command line runs it: the runtime's tests put the cases' folder on ``sys.path``, where an
+    in-process mypy would take its modules for installed ones (their errors silenced, their
+    function bodies unread), so it is off the path while mypy runs."""
     (generated / "runner_input.py").write_text(RUNNER)
     old_cwd, old_path = os.getcwd(), os.environ.get("MYPYPATH")
     os.environ["MYPYPATH"] = os.pathsep.join([str(REPO), str(KIT)])
-    sys.path.insert(0, str(REPO))
+    saved = list(sys.path)
+    sys.path[:] = [str(REPO), *(p for p in saved if p != str(generated))]
     try:
         os.chdir(generated)
         files = [*sorted(p.name for p in generated.glob("case_*.py")), "runner_input.py"]
@@ -1345,7 +1349,7 @@ def plugin_output(generated: Path) -> str:
         )
     finally:
         os.chdir(old_cwd)
-        sys.path.remove(str(REPO))
+        sys.path[:] = saved
         if old_path is None:
             del os.environ["MYPYPATH"]
         else:
