@@ -154,15 +154,7 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and not proper.args and not proper.type.is_newtype:
-        known: MypyType | None = _NODES.get(proper.type)  # see _plain_node: most artifact types
-        if (
-            known is not None
-            and known.options is options
-            and proper.last_known_value is None
-            and proper.extra_attrs is None
-        ):
-            return known
-        return _plain_node(proper, options)  # nothing to be open about
+        return _plain_node(proper, options)  # most artifact types: nothing to be open about
     if isinstance(proper, AnyType):
         return Open.any()
     if isinstance(proper, TypeVarType):

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-KIT = Path(__file__).resolve().parent / "kit"
+HERE = Path(__file__).resolve().parent
+KIT = HERE / "kit"
 
 VENDOR = """
 from harness.jobs import JobContext
@@ -69,15 +70,8 @@ class Triage(DecisionThinker[Note, Verdict]):
         )
 """
 
-CONFIG = """\
-[mypy]
-python_version = 3.11
-strict = True
-plugins = mypy_plugin
-
-[mypy-harness.*]
-follow_imports = silent
-"""
+CONFIG = (HERE / "mypy.ini").read_text()
+"""The plugin tests' own config: strict, the plugin on, harness's errors silenced."""
 
 
 def _mypy(root: Path, naming: str, config: str) -> str:
