@@ -50,6 +50,7 @@ from harness.palette._rules import (
     ToolFacts,
     Verdict,
     container_entry_verdict,
+    object_entry,
     overridable_entry_verdict,
     subscripted_entry,
     tool_instance_entry,
@@ -138,9 +139,13 @@ def not_a_class(expr: Expression | None, typ: Type, options: Options) -> Verdict
     instance (``SplitNote(parent)``), a subscripted generic tool class (``JudgeText[Note]``,
     a typing alias at run time)."""
     proper = get_proper_type(typ)
-    found: tuple[str, str, str] | None = None
+    if isinstance(proper, LiteralType):
+        proper = proper.fallback
+    found: tuple[str, str, str | None] | None = None
     if isinstance(proper, Instance) and proper.type.has_base(DECISION_TOOL):
         found = tool_instance_entry(proper.type.name)
+    elif isinstance(proper, Instance) and _never_a_class(proper.type):
+        found = (*object_entry(proper.type.name), None)
     elif isinstance(expr, IndexExpr) and _is_class_ref(expr.base):
         made = proper.ret_type if isinstance(proper, CallableType) else None
         instance = get_proper_type(made) if made is not None else instance_of_class_type(typ)
@@ -151,6 +156,14 @@ def not_a_class(expr: Expression | None, typ: Type, options: Options) -> Verdict
     label, why, fix = found
     facts: ToolFacts[MypyType] = ToolFacts(f"<{label}>", label, not_a_tool=why, not_a_tool_fix=fix)
     return tool_verdicts(facts)[0]
+
+
+def _never_a_class(info: TypeInfo) -> bool:
+    """Whether no value of type ``info`` is a class: not ``object`` (anything), not a
+    metaclass (its instances are classes), not a protocol (a class may satisfy it)."""
+    return not (
+        info.fullname == "builtins.object" or info.is_protocol or info.has_base("builtins.type")
+    )
 
 
 def shown_later(typ: Type, options: Options) -> Callable[[], str]:

@@ -21,9 +21,11 @@ from mypy.nodes import (
     ARG_OPT,
     ARG_POS,
     ARG_STAR,
+    ClassDef,
     Decorator,
     FuncDef,
     OverloadedFuncDef,
+    Statement,
     TypeInfo,
 )
 from mypy.options import Options
@@ -52,9 +54,19 @@ from mypy_plugin._names import (
     LIST_ARTIFACT,
     METADATA_KEY,
     OTHER_DECORATORS_KEY,
+    WRITTEN_INIT_KEY,
 )
 
-__all__ = ["MypyType", "artifact_side", "facts_of", "own_name_record", "own_verdicts", "tool_base"]
+__all__ = [
+    "MypyType",
+    "artifact_side",
+    "ctor_problem",
+    "facts_of",
+    "own_name_record",
+    "own_verdicts",
+    "tool_base",
+    "written_init",
+]
 
 
 class MypyType:
@@ -265,6 +277,27 @@ def _init_of(info: TypeInfo) -> FuncDef | list[FuncDef] | None:
     return node if isinstance(node, FuncDef) else None
 
 
+def written_init(defn: ClassDef) -> FuncDef | list[FuncDef] | None:
+    """The ``__init__`` the class body writes, as :func:`_init_of` reads a constructor (the
+    last one written wins, as at run time), or ``None``."""
+    found: Statement | None = None
+    for statement in defn.defs.body:
+        if (
+            isinstance(statement, FuncDef | OverloadedFuncDef | Decorator)
+            and statement.name == "__init__"
+        ):
+            found = statement
+    if isinstance(found, Decorator):
+        found = found.func
+    if isinstance(found, OverloadedFuncDef):
+        impl = found.impl.func if isinstance(found.impl, Decorator) else found.impl
+        if isinstance(impl, FuncDef):
+            return impl
+        items = [i.func if isinstance(i, Decorator) else i for i in found.items]
+        return [i for i in items if isinstance(i, FuncDef)] or None
+    return found if isinstance(found, FuncDef) else None
+
+
 def _ctor_of(node: FuncDef) -> str | None:
     kinds = node.arg_kinds[1:]
     names = [name or "_" for name in node.arg_names[1:]]
@@ -390,6 +423,11 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
     root = base.get_method("__init__")
     inherited_root = init is root  # most tools: DecisionTool's own constructor, which is legal
     fieldless = _fieldless_dataclass_init(info)
+    written = info.metadata.get(WRITTEN_INIT_KEY)
+    if written is not None:  # attrs keeps the class's own __init__, mypy's plugin replaced it
+        init = None  # its parameter types are not kept: only its shape is compared
+        inherited_root = False
+        fieldless = written.get("ctor")
     abstract = (
         tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
     )

@@ -18,3 +18,4 @@ OTHER_DECORATORS_KEY: Final = "harness_decorators"  # a tool's decorators other 
 RUNNERS: Final = frozenset({"harness.runs._run.run_sync", "harness.runs._run.run"})
 CALLS_KEY: Final = "__harness_tool_calls__"  # a module's tool_name("x")(Cls) calls (recorded)
 DATACLASS_INIT_KEY: Final = "harness_dataclass_init"  # @dataclass writes the class's __init__
+WRITTEN_INIT_KEY: Final = "harness_written_init"  # attrs keeps the __init__ the class writes

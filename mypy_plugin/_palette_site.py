@@ -173,6 +173,12 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
             verdict = unknown_entry_verdict("Palette entry", entry.shown)
             filed.append(("error", verdict, entry.node, None, None))
     known = [(entry, entry.info) for entry in entries if entry.info is not None]
+    # every entry a tool class or certainly none (the runtime leaves those out of the graph)
+    complete = all(
+        entry.info is not None
+        or (entry.unknown is not None and entry.unknown.code != "harness-undecidable")
+        for entry in entries
+    )
 
     facts: dict[str, ToolFacts[MypyType]] = {}
     nodes: dict[str, Context] = {}
@@ -203,7 +209,7 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
             sides = [artifact_side(item, options) for item in declared.relevant_items()]
             members = [m for m in sides if isinstance(m, MypyType)]
             members = members if len(members) == len(sides) else []
-        elif isinstance(declared, TypeVarType) and len(known) == len(entries):
+        elif isinstance(declared, TypeVarType) and complete:
             verdict = generic_input_verdict(declared.name)
             filed.append(("error", verdict, ctx.context, None, None))
             bound = _inputs_bound_here(site, options)
@@ -217,7 +223,7 @@ def _check_branch(site: Site, key: Branch, palette: Branch) -> list[Filed]:
         key_tool=key_facts,
         palette=palette_facts,
         objective=literal_text(objective_type, objective_expr),
-        complete=len(known) == len(entries),
+        complete=complete,
         input_members=members,
         own_verdicts=own_verdicts,
     )

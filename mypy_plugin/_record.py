@@ -48,6 +48,7 @@ from mypy.semanal import SemanticAnalyzer
 from mypy.types import Instance, LiteralType, get_proper_type
 
 from mypy_plugin._codes import ERROR_CODES
+from mypy_plugin._facts import ctor_problem, written_init
 from mypy_plugin._names import (
     DATACLASS_INIT_KEY,
     DECISION_TOOL,
@@ -55,6 +56,7 @@ from mypy_plugin._names import (
     NAME_ATTR,
     OTHER_DECORATORS_KEY,
     TOOL_NAME,
+    WRITTEN_INIT_KEY,
 )
 from mypy_plugin._report import SURPRISE_NOTE, Fail, report_surprise
 
@@ -430,6 +432,41 @@ def _writes_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool
     return True
 
 
+#: attrs' class makers that keep an ``__init__`` the class writes itself (``auto_detect`` on
+#: unless it is turned off); ``attr.s`` keeps it only with ``auto_detect=True``.
+_DETECTING: Final = frozenset(
+    {"attr.define", "attr.mutable", "attr.frozen", "attrs.define", "attrs.mutable", "attrs.frozen"}
+)
+_NOT_DETECTING: Final = frozenset({"attr.s", "attr.attrs", "attr.attributes"})
+
+
+def _keeps_written_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool:
+    """An attrs class maker that, at run time, keeps the ``__init__`` the class body writes
+    where mypy's attrs plugin still gives the class one of the fields (it reads no
+    ``auto_detect``)."""
+    callee = expr.callee if isinstance(expr, CallExpr) else expr
+    fullname = _decorator_fullname(api, callee)
+    detecting = fullname in _DETECTING
+    if not detecting and fullname not in _NOT_DETECTING:
+        return False
+    if isinstance(expr, CallExpr):
+        for arg, name in zip(expr.args, expr.arg_names, strict=False):
+            if name == "auto_detect":
+                detecting = isinstance(arg, NameExpr) and arg.name == "True"
+    return detecting
+
+
+def _record_written_init(api: SemanticAnalyzerPluginInterface, cls: ClassDef) -> None:
+    """Record what ``Tool(parent)`` meets in a class whose attrs maker keeps the ``__init__``
+    it writes: that constructor's problem (or none), read from its parameters as written, so
+    it reaches palettes in other modules and runs from the cache alike."""
+    written = written_init(cls)
+    if written is not None and any(_keeps_written_init(api, expr) for expr in cls.decorators):
+        cls.info.metadata[WRITTEN_INIT_KEY] = {"ctor": ctor_problem(written)}
+    elif WRITTEN_INIT_KEY in cls.info.metadata:
+        del cls.info.metadata[WRITTEN_INIT_KEY]
+
+
 def record_other_decorator(ctx: ClassDefContext) -> None:
     """Semantic analysis of a class (before its MRO): record its decorators other than
     ``@tool_name``, so a tool without a visible ``@tool_name`` is reported as undecidable (a
@@ -441,6 +478,7 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
         if metadata:  # the daemon's class that lost its decorators: take their records back
             metadata.pop(OTHER_DECORATORS_KEY, None)
             metadata.pop(DATACLASS_INIT_KEY, None)
+            metadata.pop(WRITTEN_INIT_KEY, None)
         return
     if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
         return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
@@ -448,6 +486,7 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
         cls.info.metadata[DATACLASS_INIT_KEY] = {"init": True}
     elif DATACLASS_INIT_KEY in cls.info.metadata:
         del cls.info.metadata[DATACLASS_INIT_KEY]
+    _record_written_init(ctx.api, cls)
     others: list[str] = []
     for expr in cls.decorators:
         callee = expr.callee if isinstance(expr, CallExpr) else expr

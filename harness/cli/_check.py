@@ -426,13 +426,8 @@ def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:
     for target in targets:
         for module in _modules(target):
             classes += [c for c in _classes(module) if c not in classes]
-    tools = [
-        c
-        for c in classes
-        if issubclass(c, DecisionTool)
-        and not issubclass(c, DecisionThinker)
-        and NAME_ATTR in c.__dict__
-    ]
+    # a named thinker is a tool too: its definition is judged as every tool's (its palette too)
+    tools = [c for c in classes if issubclass(c, DecisionTool) and NAME_ATTR in c.__dict__]
     thinkers = [c for c in classes if issubclass(c, DecisionThinker) and c is not DecisionThinker]
     findings: list[Finding] = []
     keys: set[str] = set()
@@ -459,7 +454,7 @@ def check_targets(targets: Sequence[str]) -> tuple[list[Finding], int]:
         findings += _thinker_findings(thinker, keys, trees)
     # files in path order, each file's problems in line order (as mypy prints them)
     findings.sort(key=lambda f: (f.path, f.line))
-    return findings, len(tools) + len(thinkers)
+    return findings, len({*tools, *thinkers})
 
 
 # -- reports ---------------------------------------------------------------------------------

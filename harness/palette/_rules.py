@@ -36,6 +36,7 @@ from harness.palette._types import (
     ToolFacts,
     TypeNode,
     Verdict,
+    object_entry,
     subscripted_entry,
     tool_instance_entry,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "invalid_name_verdict",
     "is_fed",
     "key_output_verdict",
+    "object_entry",
     "objective_verdict",
     "overridable_entry_verdict",
     "palette_shape_verdict",

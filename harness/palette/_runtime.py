@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import FrameType, UnionType
 from typing import (
     Any,
+    Final,
     NewType,
     ParamSpec,
     TypeVar,
@@ -35,6 +36,7 @@ from harness.palette._rules import (
     Open,
     ToolFacts,
     Verdict,
+    object_entry,
     palette_shape_verdict,
     palette_verdicts,
     reachable_types,
@@ -154,6 +156,11 @@ def type_text(tp: object) -> str:
             return f"{tp.__name__}[{', '.join('Any' for _ in parameters)}]"
         return tp.__name__
     return repr(tp)
+
+
+#: Where the objects that stand for types live (``list[int]``, ``Union[...]``): such an entry is
+#: named by its own text, an instance of anything else by its class.
+_TYPING_MODULES: Final = frozenset({"typing", "types", "typing_extensions"})
 
 
 def _label(cls: object) -> str:
@@ -306,7 +313,10 @@ def runtime_facts(cls: object) -> ToolFacts[RuntimeType]:
         label, why, fix = tool_instance_entry(type(cls).__name__)
         return ToolFacts(_key(cls), label, not_a_tool=why, not_a_tool_fix=fix)
     if not isinstance(cls, type):
-        return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a class")
+        if type(cls).__module__ in _TYPING_MODULES:  # a typing form: named as mypy writes it
+            return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a class")
+        label, why = object_entry(type(cls).__name__)
+        return ToolFacts(_key(cls), label, not_a_tool=why)
     if not issubclass(cls, DecisionTool):
         return ToolFacts(_key(cls), _label(cls), not_a_tool="it is not a DecisionTool subclass")
     own = cls.__dict__.get(NAME_ATTR)

@@ -18,6 +18,7 @@ __all__ = [
     "ToolFacts",
     "TypeNode",
     "Verdict",
+    "object_entry",
     "quoted",
     "subscripted_entry",
     "tool_instance_entry",
@@ -164,6 +165,12 @@ def tool_instance_entry(class_name: str) -> tuple[str, str, str]:
         f"it is an instance of {quoted(class_name)}, not a class",
         f"A palette holds tool classes, which the thinker builds itself: pass {quoted(class_name)}",
     )
+
+
+def object_entry(class_name: str) -> tuple[str, str]:
+    """(label, why) of an object that is no class at all where a tool class is wanted
+    (``palette=(functools.partial(SplitNote),)``); the general fix applies."""
+    return f"{class_name}(...)", f"it is an instance of {quoted(class_name)}, not a class"
 
 
 def subscripted_entry(shown: str) -> tuple[str, str, str]:

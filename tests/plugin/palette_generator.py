@@ -5,16 +5,20 @@ A hypothesis strategy composes each part of a palette module from the ways an au
 - a tool's **name**: a literal, a ``Final`` constant, an imported constant, an enum member's
   ``.value``, a ``StrEnum`` member, a class's ``Final`` attribute, an f-string of a ``Final``,
   the call form ``tool_name("x")(Cls)``, none at all; and, hidden from a type checker, an
-  f-string of a plain variable and a project's wrapper function;
-- its **shape**: plain, bound through a generic base, ``@final``, an abstract base made
-  concrete, left abstract;
-- its **constructor**: none, an extra keyword-only parameter, a changed one, one inherited
-  changed;
-- its **artifacts**: classes, a subclass, lists, a ``TypeAliasType``, a ``NewType`` and a union
-  (both open);
-- the **palette**: a tuple literal, a ``Final`` tuple, ``+``, star-unpacking,
-  ``tuple(itertools.chain(...))``, a class attribute of a ``@final`` thinker, a ``Final`` class
-  attribute; and, hidden, a class attribute a subclass may override.
+  f-string of a plain variable, a class's plain attribute and a project's wrapper function;
+- its **shape**: plain, bound through a generic base (a bound or a constrained type variable),
+  ``@final``, an abstract base made concrete, ``@dataclass``, ``@attrs.define``, under a
+  project's own class decorator (hidden when no name is in sight: it may name the class), a
+  nested thinker, left abstract;
+- its **constructor**: none, an extra keyword-only parameter, overloaded, a changed one, one
+  inherited changed, a dataclass's ``InitVar`` parent;
+- its **artifacts**: classes, a subclass, an alias, lists, lists of lists, a
+  ``TypeAliasType``, a ``NewType`` and a union (both open);
+- the **palette**: a tuple literal, a ``Final`` tuple, ``+``, star-unpacking (of this module's
+  tuple or of another module's), ``tuple(itertools.chain(...))``, a class attribute of a
+  ``@final`` thinker, a ``Final`` class attribute, a list, an entry made by
+  ``functools.partial``; and, hidden, a class attribute a subclass may override, a
+  comprehension, a function and a property.
 
 Each batch of modules goes through one mypy run with the plugin and through ``harness check``
 (the runtime validator). A module **fails** on an internal error (of the whole run), on a
@@ -75,9 +79,29 @@ VISIBLE_NAMES = (
     "call_form",
     "none",
 )
-HIDDEN_NAMES = ("f_string_variable", "wrapper")
-SHAPES = ("plain", "generic", "final", "concrete_of_abstract", "dataclass", "abstract")
-CTORS = ("none", "keyword_only", "overloaded", "changed", "inherited_changed")
+HIDDEN_NAMES = ("f_string_variable", "class_attribute", "wrapper")
+SHAPES = (
+    "plain",
+    "generic",
+    "constrained",
+    "final",
+    "concrete_of_abstract",
+    "dataclass",
+    "attrs",
+    "decorated",
+    "nested_thinker",
+    "abstract",
+)
+CTORS = ("none", "keyword_only", "overloaded", "changed", "inherited_changed", "init_var")
+#: The constructors each shape can be written with (``inherited_changed`` needs a base of the
+#: project's own, ``init_var`` a dataclass; a nested thinker always writes its own).
+SHAPE_CTORS = {
+    "generic": CTORS[:5],
+    "constrained": CTORS[:5],
+    "concrete_of_abstract": CTORS[:5],
+    "dataclass": ("none", "init_var", "keyword_only", "overloaded", "changed"),
+    "nested_thinker": ("none", "keyword_only", "changed"),
+}
 INPUTS = (
     "Note",
     "SubNote",
@@ -108,22 +132,26 @@ VISIBLE_PALETTES = (
     "final_thinker",
     "final_attribute",
     "list",
+    "star_module",
+    "partial",
 )
-HIDDEN_PALETTES = ("overridable_attribute", "comprehension", "function")
+HIDDEN_PALETTES = ("overridable_attribute", "comprehension", "function", "property")
 KIT_KEYS = ("JudgeNote", "JudgePart")
 
 HEADER = """\
 from __future__ import annotations
 import dataclasses
 import enum
+import functools
 import itertools
 from typing import Final, Generic, NewType, TypeVar, overload
+import attrs
 import typing_extensions
 from harness.artifacts import Artifact, ListArtifact
 from harness.tools import DecisionTool, tool_name
 from palette_kit import (
-    DecisionThinker, Identifiable, JobContext, JudgeNote, JudgePart, Note, Orphan, Part, SubNote,
-    Verdict,
+    DecisionThinker, Identifiable, JobContext, JudgeNote, JudgePart, Note, Orphan, Part,
+    SplitNote, SubNote, Verdict,
 )
 import gen_support
 
@@ -138,13 +166,17 @@ SUPPORT = (
     "from __future__ import annotations\n"
     "from collections.abc import Callable\n"
     "from typing import Final, TypeVar\n"
-    "from harness.tools import tool_name\n\n"
+    "from harness.tools import tool_name\n"
+    "from palette_kit import RefineNote\n\n"
     'C = TypeVar("C", bound=type)\n\n'
+    "KIT_TOOLS: Final = (RefineNote,)\n"
     + "".join(f"{_n.upper().replace(' ', '_')}: Final = {_n!r}\n" for _n in NAMES)
     + "\n\ndef named(name: str) -> Callable[[C], C]:\n"
     "    def wrap(cls: C) -> C:\n"
     "        return tool_name(name)(cls)  # type: ignore[arg-type, no-any-return]\n\n"
-    "    return wrap\n"
+    "    return wrap\n\n\n"
+    "def registered(cls: C) -> C:\n"
+    "    return cls\n"
 )
 
 
@@ -174,7 +206,9 @@ class ModuleSpec:
     def hidden(self) -> bool:
         """Whether the module uses a form whose value a type checker cannot read."""
         named = {tool.name_form for tool in self.tools}  # each is checked where defined
-        return self.palette_form in HIDDEN_PALETTES or bool(named & set(HIDDEN_NAMES))
+        # a project's decorator on a class with no name in sight may name it at run time
+        unseen = any(t.shape == "decorated" and t.name_form == "none" for t in self.tools)
+        return self.palette_form in HIDDEN_PALETTES or bool(named & set(HIDDEN_NAMES)) or unseen
 
     def kinds(self) -> list[str]:
         """The forms this module is made of, for the figures by kind."""
@@ -193,15 +227,16 @@ def _mostly(common: Sequence[str], rare: Sequence[str], times: int = 4) -> st.Se
 
 @st.composite
 def tool_specs(draw: st.DrawFn) -> ToolSpec:
-    shape = draw(_mostly(("plain",), SHAPES[1:], times=6))
-    ctors = CTORS if shape in ("generic", "concrete_of_abstract") else CTORS[:4]
+    shape = draw(_mostly(("plain",), SHAPES[1:], times=9))
+    ctors = SHAPE_CTORS.get(shape, CTORS[:4])
+    makes = draw(_mostly(OUTPUTS[:6], OUTPUTS[6:]))
     return ToolSpec(
         name=draw(_mostly(NAMES[:8], NAMES[8:], times=8)),
         name_form=draw(_mostly(VISIBLE_NAMES, HIDDEN_NAMES, times=3)),
         shape=shape,
         ctor=draw(_mostly(ctors[:2], ctors[2:])),
         takes=draw(_mostly(INPUTS[:1], INPUTS[1:], times=12)),
-        makes=draw(_mostly(OUTPUTS[:6], OUTPUTS[6:])),
+        makes="ListArtifact[Verdict]" if shape == "nested_thinker" else makes,
     )
 
 
@@ -216,7 +251,8 @@ def module_specs(draw: st.DrawFn) -> ModuleSpec:
         thinker_input=draw(_mostly(("Note",), ("SubNote", "Part"))),
         key=key,
         palette=palette,
-        palette_form=draw(_mostly(VISIBLE_PALETTES, HIDDEN_PALETTES, times=2)),
+        # a partial entry is always illegal: as rare as a hidden form
+        palette_form=draw(_mostly(VISIBLE_PALETTES[:-1], (*HIDDEN_PALETTES, "partial"), times=2)),
     )
 
 
@@ -253,14 +289,21 @@ def _tool_source(index: int, tool: ToolSpec) -> tuple[str, str]:
     elif form == "f_string_variable":
         before.append(f"KIND{index} = {tool.name!r}")
         decorators.append(f'@tool_name(f"{{KIND{index}}}")')
+    elif form == "class_attribute":
+        before.append(f"class Names{index}:\n    VALUE = {tool.name!r}")
+        decorators.append(f"@tool_name(Names{index}.VALUE)")
     elif form == "wrapper":
         decorators.append(f"@gen_support.named({tool.name!r})")
     elif form == "call_form":
         after = f"tool_name({tool.name!r})({cls})"
     if tool.shape == "final":
         decorators.append("@typing_extensions.final")
-    if tool.shape == "dataclass":  # its generated __init__ takes no parent
+    if tool.shape == "dataclass":  # its generated __init__ takes no parent (unless InitVar)
         decorators.append("@dataclasses.dataclass")
+    if tool.shape == "attrs":  # as a dataclass: a generated __init__ unless one is written
+        decorators.append("@attrs.define")
+    if tool.shape == "decorated":  # a project's own class decorator, typed to keep the class
+        decorators.append("@gen_support.registered")
     execute = (
         f"    async def execute(self, input: {tool.takes}, context: JobContext) -> {tool.makes}:\n"
         "        raise NotImplementedError\n"
@@ -285,6 +328,12 @@ def _tool_source(index: int, tool: ToolSpec) -> tuple[str, str]:
             "    def __init__(self, parent: Identifiable, times: int) -> None:\n"
             "        super().__init__(parent)\n\n"
         )
+    elif tool.ctor == "init_var":  # the dataclass's generated __init__ takes (parent)
+        ctor = (
+            "    parent: dataclasses.InitVar[Identifiable]\n\n"
+            "    def __post_init__(self, parent: Identifiable) -> None:\n"
+            "        super().__init__(parent)\n\n"
+        )
     base_ctor = ""
     if tool.ctor == "inherited_changed":
         base_ctor = (
@@ -292,17 +341,35 @@ def _tool_source(index: int, tool: ToolSpec) -> tuple[str, str]:
             "        super().__init__(parent)\n\n"
         )
     body = ctor + (execute if tool.shape != "abstract" else "    pass\n")
-    if tool.shape == "generic":
+    if tool.shape in ("generic", "constrained"):
+        var = "In"
+        if tool.shape == "constrained":  # the tool's input one of the variable's constraints
+            var = f"InC{index}"
+            other = "Orphan" if tool.takes != "Orphan" else "Part"
+            before.append(f'{var} = TypeVar("{var}", {tool.takes}, {other})')
         generic_execute = (
-            "    async def execute(self, input: In, context: JobContext) -> Out:\n"
+            f"    async def execute(self, input: {var}, context: JobContext) -> Out:\n"
             "        raise NotImplementedError\n"
         )
         before.append(
-            f"class Base{index}(DecisionTool[In, Out], Generic[In, Out]):\n"
+            f"class Base{index}(DecisionTool[{var}, Out], Generic[{var}, Out]):\n"
             + (base_ctor + generic_execute)
         )
         declared = f"class {cls}(Base{index}[{tool.takes}, {tool.makes}]):\n"
         body = ctor + "    pass\n"
+    elif tool.shape == "nested_thinker":  # a thinker is itself a tool
+        extra = {"keyword_only": ", *, times: int = 1", "changed": ", times: int"}
+        declared = f"class {cls}(DecisionThinker[{tool.takes}, Verdict]):\n"
+        body = (
+            f"    def __init__(self, parent: Identifiable{extra.get(tool.ctor, '')}) -> None:\n"
+            "        super().__init__(\n"
+            "            parent,\n"
+            "            output_type=Verdict,\n"
+            "            key_tool=JudgePart,\n"
+            "            palette=(SplitNote,),\n"
+            '            objective="Judge every part",\n'
+            "        )\n"
+        )
     elif tool.shape == "concrete_of_abstract":
         before.append(
             f"class Base{index}(DecisionTool[{tool.takes}, {tool.makes}]):\n"
@@ -350,6 +417,18 @@ def module_source(spec: ModuleSpec) -> str:
         palette = "self.TOOLS"
     elif form == "list":
         palette = f"[{', '.join(entries)}]"
+    elif form == "star_module":  # a Final tuple of another module's tools, unpacked
+        palette = f"(*gen_support.KIT_TOOLS, {', '.join(entries)},)"
+    elif form == "partial":  # a tool with a preset argument: not a class
+        palette = f"({', '.join([f'functools.partial({first[0]})', *rest])},)"
+    elif form == "property":
+        types = ", ".join(f"type[{entry}]" for entry in entries)
+        attribute = (
+            "    @property\n"
+            f"    def tools(self) -> tuple[{types}]:\n"
+            f"        return ({', '.join(entries)},)\n\n"
+        )
+        palette = "self.tools"
     elif form == "comprehension":
         pre.append(f"BASE: Final = ({', '.join(entries)},)")
         palette = "tuple(tool for tool in BASE)"
@@ -377,7 +456,11 @@ def module_source(spec: ModuleSpec) -> str:
 
 
 #: mypy's own codes that stand for a harness verdict (plain typing reports it first).
-PLAIN = {"type-abstract": "harness-tool", "override": "harness-open-type"}
+PLAIN = {
+    "type-abstract": "harness-tool",
+    "abstract": "harness-tool",
+    "override": "harness-open-type",
+}
 LINE = re.compile(r"^(?P<file>gen_\w+)\.py:\d+: error: (?P<message>.*)  \[(?P<code>[a-z-]+)\]$")
 
 
@@ -390,6 +473,7 @@ class Outcome:
     plugin: set[str] = field(default_factory=set)
     runtime: set[str] = field(default_factory=set)
     palette_refused: bool = False  # the runtime refuses the thinker's palette itself
+    unbuilt: bool = False  # the runtime could not build a thinker: its palette went unchecked
     imported: bool = True  # False: the runtime decorator refused a name at import
     problem: str | None = None
     said: list[str] = field(default_factory=list)  # the plugin's errors on the module
@@ -426,9 +510,10 @@ def _plugin_codes(stdout: str, names: Sequence[str]) -> tuple[dict[str, set[str]
     return codes, strays
 
 
-def _runtime_codes(path: Path) -> tuple[set[str], bool] | None:
-    """The runtime's codes, and whether the thinker's palette is among what it refuses
-    (``None``: the module does not import, an invalid name refused)."""
+def _runtime_codes(path: Path) -> tuple[set[str], bool, bool] | None:
+    """The runtime's codes, whether the thinker's palette is among what it refuses, and whether
+    it could not build a thinker to check its palette (``None``: the module does not import,
+    an invalid name refused)."""
     from harness.cli._check import check_targets
     from harness.runs import TargetError
 
@@ -439,7 +524,8 @@ def _runtime_codes(path: Path) -> tuple[set[str], bool] | None:
             return None
         raise
     errors = [f for f in findings if f.severity == "error"]
-    return {f.code for f in errors}, any(f.subject.endswith(".Triage") for f in errors)
+    unbuilt = any(f.code == "harness-check" for f in findings)
+    return {f.code for f in errors}, any(f.subject.endswith(".Triage") for f in errors), unbuilt
 
 
 def _judge(outcome: Outcome) -> str | None:
@@ -448,6 +534,10 @@ def _judge(outcome: Outcome) -> str | None:
         refused = plugin & {"harness-name", "harness-undecidable"}
         return None if refused or outcome.spec.hidden else "passed an illegal palette"
     certain = plugin - {"harness-undecidable"}
+    if outcome.unbuilt and "harness-undecidable" not in plugin:
+        # a nested thinker the runtime cannot build (its constructor wants more than the
+        # parent): the plugin still judges its palette, the runtime only says it did not
+        return None if runtime <= plugin else "disagreement"
     if not outcome.spec.hidden:
         if "harness-undecidable" in plugin:
             return "cannot prove what mypy sees"
@@ -506,7 +596,11 @@ def check_batch(specs: Sequence[ModuleSpec], root: Path, batch: int, cache: Path
         outcome.plugin = codes[outcome.name]
         runtime = _runtime_codes(root / f"{outcome.name}.py")
         outcome.imported = runtime is not None
-        outcome.runtime, outcome.palette_refused = runtime or ({"harness-name"}, True)
+        outcome.runtime, outcome.palette_refused, outcome.unbuilt = runtime or (
+            {"harness-name"},
+            True,
+            False,
+        )
         stray = [line for line in strays if line.startswith(f"{outcome.name}.py:")]
         mine = f"{outcome.name}.py:"
         outcome.said = [

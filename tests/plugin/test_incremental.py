@@ -20,6 +20,10 @@ at a tool's definition) although ``app.py`` never names what changed:
 - ``unnamed``: ``tools.py`` stops importing ``naming.py``; nothing the palette's module imports
   names the class (``[harness-name]``).
 
+The vendored class is an attrs class that writes its own ``__init__`` (attrs keeps it; mypy's
+attrs plugin gives the class one of no parameters): a warm run reads the constructor recorded in
+the cache, as a cold run reads the class body.
+
 Every edit is reverted before the next one; the cold run of each state is computed once.
 """
 
@@ -83,13 +87,18 @@ class Mid(Base[{arguments}], Generic[In, Out]):
 """
 
 VENDORED = """\
+import attrs
 from harness.jobs import JobContext
-from harness.tools import DecisionTool
+from harness.tools import DecisionTool, Identifiable
 
 from artifacts import Note
 
 
+@attrs.define
 class CsvReader(DecisionTool[Note, Note]):
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(parent)
+
     async def execute(self, input: Note, context: JobContext) -> Note:
         raise NotImplementedError
 """
