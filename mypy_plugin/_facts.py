@@ -263,9 +263,26 @@ def tool_sides(
 
 
 def _init_of(info: TypeInfo) -> FuncDef | list[FuncDef] | None:
-    """The constructor the runtime calls: a plain ``__init__``; of an overloaded one, its
-    implementation (what runs), else its overloads (a stub: any one will do)."""
-    node = info.get_method("__init__")
+    """The constructor the runtime calls (see :func:`_runnable`)."""
+    return _runnable(info.get_method("__init__"))
+
+
+def written_init(defn: ClassDef) -> FuncDef | list[FuncDef] | None:
+    """The ``__init__`` the class body writes (the last one written wins, as at run time), as
+    :func:`_runnable` reads it, or ``None``."""
+    found: Statement | None = None
+    for statement in defn.defs.body:
+        if (
+            isinstance(statement, FuncDef | OverloadedFuncDef | Decorator)
+            and statement.name == "__init__"
+        ):
+            found = statement
+    return _runnable(found)
+
+
+def _runnable(node: object) -> FuncDef | list[FuncDef] | None:
+    """Of a constructor: a plain ``__init__``; of an overloaded one, its implementation (what
+    runs), else its overloads (a stub: any one will do)."""
     if isinstance(node, Decorator):
         node = node.func
     if isinstance(node, OverloadedFuncDef):
@@ -275,27 +292,6 @@ def _init_of(info: TypeInfo) -> FuncDef | list[FuncDef] | None:
         items = [i.func if isinstance(i, Decorator) else i for i in node.items]
         return [i for i in items if isinstance(i, FuncDef)] or None
     return node if isinstance(node, FuncDef) else None
-
-
-def written_init(defn: ClassDef) -> FuncDef | list[FuncDef] | None:
-    """The ``__init__`` the class body writes, as :func:`_init_of` reads a constructor (the
-    last one written wins, as at run time), or ``None``."""
-    found: Statement | None = None
-    for statement in defn.defs.body:
-        if (
-            isinstance(statement, FuncDef | OverloadedFuncDef | Decorator)
-            and statement.name == "__init__"
-        ):
-            found = statement
-    if isinstance(found, Decorator):
-        found = found.func
-    if isinstance(found, OverloadedFuncDef):
-        impl = found.impl.func if isinstance(found.impl, Decorator) else found.impl
-        if isinstance(impl, FuncDef):
-            return impl
-        items = [i.func if isinstance(i, Decorator) else i for i in found.items]
-        return [i for i in items if isinstance(i, FuncDef)] or None
-    return found if isinstance(found, FuncDef) else None
 
 
 def _ctor_of(node: FuncDef) -> str | None:
