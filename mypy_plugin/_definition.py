@@ -44,6 +44,7 @@ from mypy_plugin._call_forms import record_call_forms
 from mypy_plugin._dependencies import class_triggers, depend_on, wants_dependencies
 from mypy_plugin._facts import facts_of, own_name_record, own_verdicts, tool_base
 from mypy_plugin._names import DECISION_TOOL
+from mypy_plugin._plain import plain_definition_fine
 from mypy_plugin._record import (
     base_expression,
     init_node,
@@ -187,10 +188,12 @@ def check_tool_definition(ctx: MethodContext) -> Type:
         return ctx.default_return_type
     if not isinstance(defn, ClassDef):
         return ctx.default_return_type
-    calls = tool_name_calls(defn)
     try:
-        _check(ctx, defn, calls)
+        if plain_definition_fine(defn, ctx.api.options):  # most tools: nothing to report
+            return ctx.default_return_type
+        _check(ctx, defn, tool_name_calls(defn))
     except Exception as error:  # any bug of ours must not crash the user's type check
+        calls = tool_name_calls(defn)
         where = calls[0] if calls else defn
         report_surprise(checker_fail(ctx.api.msg), where, f'the tool "{defn.name}"', error)
     return ctx.default_return_type

@@ -73,7 +73,7 @@ class MypyType:
     """A type node over a mypy ``Instance`` (a plain class with slots: reachability builds and
     compares many, and a frozen dataclass's constructor is several times dearer)."""
 
-    __slots__ = ("_bases", "_iterand", "_iterand_found", "nominal", "options", "typ")
+    __slots__ = ("_iterand", "_iterand_found", "bases", "nominal", "options", "typ")
 
     typ: Instance
     options: Options
@@ -85,7 +85,7 @@ class MypyType:
     #: every pair of types a palette can hold.
     nominal: str | None
     #: The full names of the class's MRO and ``builtins.object``, when :attr:`nominal`.
-    _bases: frozenset[str]
+    bases: frozenset[str]
     _iterand: MypyType | None  # the iterand, once ``_iterand_found``
     _iterand_found: bool
 
@@ -93,7 +93,7 @@ class MypyType:
         self.typ = typ
         self.options = options
         self.nominal = nominal = _nominal(typ)
-        self._bases = (
+        self.bases = (
             frozenset([*(base.fullname for base in typ.type.mro), "builtins.object"])
             if nominal is not None
             else frozenset()
@@ -120,7 +120,7 @@ class MypyType:
             return True
         theirs = other.nominal
         if theirs is not None and self.nominal is not None:
-            return theirs in self._bases  # ``has_base``, or ``object``
+            return theirs in self.bases  # ``has_base``, or ``object``
         return is_subtype(self.typ, other.typ)
 
     def iterand(self) -> MypyType | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["CONSULTED", "FACTS", "FACTS_LIMIT", "NODES", "VERDICTS", "forget"]
+__all__ = ["CONSULTED", "FACTS", "FACTS_LIMIT", "NODES", "PLAIN", "VERDICTS", "forget"]
 
 #: (id of the class, id of the options) -> (class, options, facts).
 FACTS: Final[dict[tuple[int, int], tuple[Any, Any, Any]]] = {}  # Any: mypy and harness objects
@@ -24,6 +24,9 @@ VERDICTS: Final[dict[int, tuple[Any, Any]]] = {}  # Any: harness objects (not lo
 
 #: class -> the type node of its instance without type arguments (see ``_facts._plain_node``).
 NODES: Final[dict[Any, Any]] = {}  # Any: a mypy TypeInfo -> a MypyType (not loaded here)
+
+#: class -> (options, its plain tool or ``None``: see ``_plain.plain_tool``).
+PLAIN: Final[dict[Any, tuple[Any, Any]]] = {}  # Any: a mypy TypeInfo -> (Options, PlainTool)
 
 #: module being checked -> the modules its palette checks read call forms from, until mypy asks
 #: for the module's indirect dependencies (right after checking it, in the same process).
@@ -38,4 +41,5 @@ def forget() -> None:
     FACTS.clear()
     VERDICTS.clear()
     NODES.clear()
+    PLAIN.clear()
     CONSULTED.clear()

@@ -94,12 +94,15 @@ from mypy_plugin._facts import (
     tool_base,
 )
 from mypy_plugin._names import DECISION_TOOL, THINKER
+from mypy_plugin._plain import plain_palette_fine
 from mypy_plugin._report import checker_fail, report, report_surprise
 
 __all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init"]
 
 
 def _check(site: Site) -> None:
+    if plain_palette_fine(site):  # most palettes: nothing to report
+        return
     ctx = site.ctx
     api = ctx.api
     options = api.options

@@ -301,48 +301,59 @@ def _is_tool_base(info: TypeInfo) -> bool:
     return info.has_base(DECISION_TOOL) or (not info.mro and info.fullname == DECISION_TOOL)
 
 
-def _report_lines(defn: ClassDef, calls: list[CallExpr]) -> dict[str, int]:
+def _report_lines(
+    defn: ClassDef, calls: list[CallExpr], argument: Expression | None
+) -> dict[str, int]:
     """The line each definition-site error of the class is reported on, by code, where it is
     not the class line: a palette's pointer note names the line of the error it points to.
-    (Only those: the record of every tool goes into mypy's cache.)"""
+    (Only those: the record of every tool goes into mypy's cache.) ``argument``: the name
+    argument of the outermost call, when ``calls``."""
     own = defn.line
     lines: dict[str, int] = {}
     if calls:  # else the decorator's codes are reported on the class line
         outermost = calls[0].line
         if outermost != own:
             lines["harness-name"] = lines["harness-tool"] = outermost
-        argument = _name_argument(calls[0])
         undecidable = argument.line if argument is not None else outermost
         if undecidable != own:
             lines["harness-undecidable"] = undecidable
-    init = init_node(defn)
-    if init is not None and init.line != own:
-        lines["harness-ctor"] = init.line
-    base = base_expression(defn, _is_tool_base).line
-    if base != own:
-        lines["harness-open-type"] = base
+    if "__init__" in defn.info.names:  # else no ``__init__`` in the body (most tools)
+        init = init_node(defn)
+        if init is not None and init.line != own:
+            lines["harness-ctor"] = init.line
+    for expr in defn.base_type_exprs:
+        if expr.line != own:  # else whichever expression names the base is on the class line
+            base = base_expression(defn, _is_tool_base).line
+            if base != own:
+                lines["harness-open-type"] = base
+            break
     return lines
 
 
 def _record(ctx: ClassDefContext) -> bool:
-    calls = _tool_name_calls(ctx.cls)
-    if calls and ctx.reason is not calls[0]:
+    cls = ctx.cls
+    reason = ctx.reason
+    calls = _tool_name_calls(cls)
+    if calls and reason is not calls[0]:
         return True  # an inner @tool_name: the outermost one's name wins at run time
-    literal = _literal_name(ctx.reason)
+    argument = _name_argument(reason) if isinstance(reason, CallExpr) else None
+    literal = _string_value(argument) if argument is not None else None  # _literal_name's
     # What every palette naming the class reads, in mypy's cache: "name" always; the rest only
     # when it says something ("dynamic" when the name is computed, "lines" where they differ
     # from "line", "disabled" when a code is off), as most tools have none of them.
-    record: dict[str, object] = {"name": literal, "line": ctx.cls.line}  # cached: no own line
+    record: dict[str, object] = {"name": literal, "line": cls.line}  # cached: no own line
     if literal is None:
         record["dynamic"] = True
-    lines = _report_lines(ctx.cls, calls)
+    lines = _report_lines(cls, calls, argument)  # the outermost call is the reason
     if lines:
         record["lines"] = lines
-    disabled = _disabled_codes(ctx.api.options)
-    if disabled:
-        record["disabled"] = disabled
-    ctx.cls.info.metadata[METADATA_KEY] = record
-    _declare_name(ctx.api, ctx.cls, literal)
+    api = ctx.api
+    if api.options.disabled_error_codes:
+        disabled = _disabled_codes(api.options)
+        if disabled:
+            record["disabled"] = disabled
+    cls.info.metadata[METADATA_KEY] = record
+    _declare_name(api, cls, literal)
     return True
 
 
@@ -359,7 +370,9 @@ def record_tool_name(ctx: ClassDefContext) -> bool:
         return True  # nothing recorded, no second try
 
 
-#: Decorators known to leave a class's tool name alone (they never call ``tool_name``).
+#: Decorators known to leave a class's tool name alone (they never call ``tool_name``): a class
+#: so decorated (``@final``, ``@dataclass``, ``@attrs.frozen``, ``@tool_description``) and
+#: without ``@tool_name`` certainly has no name of its own.
 _NAMING_NOTHING: Final = frozenset(
     {
         "typing.final",
@@ -392,15 +405,9 @@ def _dotted(expr: Expression) -> str | None:
     return None
 
 
-def _names_no_tool(api: SemanticAnalyzerPluginInterface, callee: Expression) -> bool:
-    """Whether a class decorator is one known not to name a tool (``@final``, ``@dataclass``,
-    ``@attrs.frozen``, ``@tool_description``): a class so decorated and without ``@tool_name``
-    certainly has no name of its own. (The class's decorators are not analysed yet when this
-    hook runs: the name is looked up as written.)"""
-    return _decorator_fullname(api, callee) in _NAMING_NOTHING
-
-
 def _decorator_fullname(api: SemanticAnalyzerPluginInterface, callee: Expression) -> str:
+    """What a class decorator refers to; ``""`` when unknown. (The class's decorators are not
+    analysed yet when the decorator hook runs: the name is looked up as written.)"""
     fullname = callee.fullname if isinstance(callee, RefExpr) else ""
     written = _dotted(callee)
     if not fullname and written is not None:
@@ -419,12 +426,10 @@ def _shown(expr: Expression) -> str:
     return "a computed decorator"
 
 
-def _writes_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool:
-    """``@dataclass`` (not ``init=False``): at run time it gives the class an ``__init__`` of
-    its fields alone, with no ``parent`` (mypy adds none where there are no fields)."""
-    callee = expr.callee if isinstance(expr, CallExpr) else expr
-    if _decorator_fullname(api, callee) != "dataclasses.dataclass":
-        return False
+def _writes_init(expr: Expression) -> bool:
+    """``@dataclass`` (``expr``, its decorator, not ``init=False``): at run time it gives the
+    class an ``__init__`` of its fields alone, with no ``parent`` (mypy adds none where there
+    are no fields)."""
     if isinstance(expr, CallExpr):
         for arg, name in zip(expr.args, expr.arg_names, strict=False):
             if name == "init" and not (isinstance(arg, NameExpr) and arg.name == "True"):
@@ -438,33 +443,19 @@ _DETECTING: Final = frozenset(
     {"attr.define", "attr.mutable", "attr.frozen", "attrs.define", "attrs.mutable", "attrs.frozen"}
 )
 _NOT_DETECTING: Final = frozenset({"attr.s", "attr.attrs", "attr.attributes"})
+_ATTRS_MAKERS: Final = _DETECTING | _NOT_DETECTING
 
 
-def _keeps_written_init(api: SemanticAnalyzerPluginInterface, expr: Expression) -> bool:
-    """An attrs class maker that, at run time, keeps the ``__init__`` the class body writes
-    where mypy's attrs plugin still gives the class one of the fields (it reads no
-    ``auto_detect``)."""
-    callee = expr.callee if isinstance(expr, CallExpr) else expr
-    fullname = _decorator_fullname(api, callee)
+def _keeps_written_init(expr: Expression, fullname: str) -> bool:
+    """Whether the attrs class maker ``expr`` (named ``fullname``) keeps, at run time, the
+    ``__init__`` the class body writes, where mypy's attrs plugin still gives the class one of
+    the fields (it reads no ``auto_detect``)."""
     detecting = fullname in _DETECTING
-    if not detecting and fullname not in _NOT_DETECTING:
-        return False
     if isinstance(expr, CallExpr):
         for arg, name in zip(expr.args, expr.arg_names, strict=False):
             if name == "auto_detect":
                 detecting = isinstance(arg, NameExpr) and arg.name == "True"
     return detecting
-
-
-def _record_written_init(api: SemanticAnalyzerPluginInterface, cls: ClassDef) -> None:
-    """Record what ``Tool(parent)`` meets in a class whose attrs maker keeps the ``__init__``
-    it writes: that constructor's problem (or none), read from its parameters as written, so
-    it reaches palettes in other modules and runs from the cache alike."""
-    written = written_init(cls)
-    if written is not None and any(_keeps_written_init(api, expr) for expr in cls.decorators):
-        cls.info.metadata[WRITTEN_INIT_KEY] = {"ctor": ctor_problem(written)}
-    elif WRITTEN_INIT_KEY in cls.info.metadata:
-        del cls.info.metadata[WRITTEN_INIT_KEY]
 
 
 def record_other_decorator(ctx: ClassDefContext) -> None:
@@ -473,33 +464,50 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     decorator may name it at run time, e.g. a library's ``@register("...")``), never as
     unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
     cls = ctx.cls
-    if not cls.decorators:  # most classes (this hook sees every class mypy analyses): no work
+    decorators = cls.decorators
+    if not decorators:  # most classes (this hook sees every class mypy analyses): no work
         metadata = cls.info.metadata
         if metadata:  # the daemon's class that lost its decorators: take their records back
             metadata.pop(OTHER_DECORATORS_KEY, None)
             metadata.pop(DATACLASS_INIT_KEY, None)
             metadata.pop(WRITTEN_INIT_KEY, None)
         return
-    if isinstance(ctx.api, SemanticAnalyzer) and ctx.api.is_typeshed_stub_file:
+    api = ctx.api
+    if isinstance(api, SemanticAnalyzer) and api.is_typeshed_stub_file:
         return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
-    if any(_writes_init(ctx.api, expr) for expr in cls.decorators):
-        cls.info.metadata[DATACLASS_INIT_KEY] = {"init": True}
-    elif DATACLASS_INIT_KEY in cls.info.metadata:
-        del cls.info.metadata[DATACLASS_INIT_KEY]
-    _record_written_init(ctx.api, cls)
-    others: list[str] = []
-    for expr in cls.decorators:
+    # One pass over the decorators, each looked up once: does one write ``__init__`` (every
+    # one is asked), does one keep the ``__init__`` the class writes, and which may name the
+    # class (none once ``tool_name`` is seen).
+    writes_init = keeps_written = False
+    others: list[str] | None = []
+    for expr in decorators:
         callee = expr.callee if isinstance(expr, CallExpr) else expr
+        fullname = _decorator_fullname(api, callee)
+        if not writes_init and fullname == "dataclasses.dataclass":
+            writes_init = _writes_init(expr)
+        if not keeps_written and fullname in _ATTRS_MAKERS:
+            keeps_written = _keeps_written_init(expr, fullname)
+        if others is None:
+            continue
         name = callee.name if isinstance(callee, NameExpr | MemberExpr) else _shown(callee)
         if name == "tool_name":  # a tool named where a type checker sees it
-            others = []
-            break
-        if not _names_no_tool(ctx.api, callee):
+            others = None
+        elif fullname not in _NAMING_NOTHING:
             others.append(name)
+    metadata = cls.info.metadata
+    if writes_init:
+        metadata[DATACLASS_INIT_KEY] = {"init": True}
+    elif DATACLASS_INIT_KEY in metadata:
+        del metadata[DATACLASS_INIT_KEY]
     if others:
-        cls.info.metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
-    elif OTHER_DECORATORS_KEY in cls.info.metadata:
-        del cls.info.metadata[OTHER_DECORATORS_KEY]
+        metadata[OTHER_DECORATORS_KEY] = {"decorators": others}
+    elif OTHER_DECORATORS_KEY in metadata:
+        del metadata[OTHER_DECORATORS_KEY]
+    written = written_init(cls) if keeps_written else None
+    if written is not None:
+        metadata[WRITTEN_INIT_KEY] = {"ctor": ctor_problem(written)}
+    elif WRITTEN_INIT_KEY in metadata:
+        del metadata[WRITTEN_INIT_KEY]
 
 
 #: Public names for :mod:`mypy_plugin._definition` (the checks read the same decorators).

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
-from harness.palette._types import N, ToolFacts, Verdict
+from harness.palette._types import N, ToolFacts, ToolSides, Verdict
 from harness.palette._types import quoted as _q
 
 __all__ = ["dead_tool_verdicts", "graph_verdict", "is_fed", "reach", "reachable_types"]
@@ -35,7 +35,7 @@ def reachable_types(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> list[N]:
     return reach(thinker_input, tools)[0]
 
 
-def reach(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> tuple[list[N], frozenset[str]]:
+def reach(thinker_input: N, tools: Sequence[ToolSides[N]]) -> tuple[list[N], frozenset[str]]:
     """:func:`reachable_types`, and the keys of the tools something reachable feeds (each such
     tool fired on the way, so the rules after it need not ask again).
 
@@ -50,7 +50,7 @@ def reach(thinker_input: N, tools: Sequence[ToolFacts[N]]) -> tuple[list[N], fro
     for node in reachable:
         kinds[node.iterand() is not None].append(node)
     # each tool with both sides known, not fed yet: facts, input, output, the types of its kind
-    waiting: list[tuple[ToolFacts[N], N, N, list[N]]] = []
+    waiting: list[tuple[ToolSides[N], N, N, list[N]]] = []
     for facts in tools:
         wanted, produced = facts.input_node, facts.output_node
         if wanted is not None and produced is not None:

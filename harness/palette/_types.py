@@ -16,6 +16,7 @@ __all__ = [
     "N",
     "Open",
     "ToolFacts",
+    "ToolSides",
     "TypeNode",
     "Verdict",
     "object_entry",
@@ -45,6 +46,27 @@ class TypeNode(Protocol):
 
 
 N = TypeVar("N", bound=TypeNode)
+N_co = TypeVar("N_co", bound=TypeNode, covariant=True)
+
+
+class ToolSides(Protocol[N_co]):
+    """What reachability reads of a tool: its identity and its concrete sides (``None``: open
+    or unknown). :class:`ToolFacts` is one; the mypy plugin's plain tools are another."""
+
+    @property
+    def key(self) -> str:
+        """The class's identity (its full name)."""
+        ...
+
+    @property
+    def input_node(self) -> N_co | None:
+        """The concrete input type, when there is one."""
+        ...
+
+    @property
+    def output_node(self) -> N_co | None:
+        """The concrete output type, when there is one."""
+        ...
 
 
 def quoted(text: str) -> str:

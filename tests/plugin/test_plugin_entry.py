@@ -146,7 +146,7 @@ def _assert_internal(stdout: str, stderr: str, status: int, where: str) -> None:
 def test_a_surprise_at_a_palette_is_an_error_not_a_traceback(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mypy_plugin._palette_site, "facts_of", _boom)
+    monkeypatch.setattr(mypy_plugin._palette_site, "plain_palette_fine", _boom)
     stdout, stderr, status = _run(project, "surprise_palette.py", THINKER)
     _assert_internal(stdout, stderr, status, "a thinker's palette")
     assert "surprise_palette.py:6: error:" in stdout  # at the super().__init__ call
@@ -155,7 +155,7 @@ def test_a_surprise_at_a_palette_is_an_error_not_a_traceback(
 def test_a_surprise_while_recording_a_name_is_an_error_not_a_traceback(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mypy_plugin._record, "_literal_name", _boom)
+    monkeypatch.setattr(mypy_plugin._record, "_string_value", _boom)
     stdout, stderr, status = _run(project, "surprise_name.py", TOOL)
     _assert_internal(stdout, stderr, status, 'the tool "Copy"')
     assert "surprise_name.py:5: error:" in stdout  # at the decorator
@@ -164,7 +164,7 @@ def test_a_surprise_while_recording_a_name_is_an_error_not_a_traceback(
 def test_a_surprise_at_a_definition_is_an_error_not_a_traceback(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mypy_plugin._definition, "facts_of", _boom)
+    monkeypatch.setattr(mypy_plugin._definition, "plain_definition_fine", _boom)
     stdout, stderr, status = _run(project, "surprise_definition.py", TOOL)
     _assert_internal(stdout, stderr, status, 'the tool "Copy"')
 

@@ -1,0 +1,244 @@
+"""The common case of both checks, proved fine without building facts or verdicts.
+
+Most tools are plain: a concrete class whose one base is ``DecisionTool[I, O]`` with concrete
+artifact types, a literal ``@tool_name`` of its own, the inherited constructor. Most palettes
+are plain too: the key tool and every entry plain tools named as written (or a tuple constant of
+them), a thinker input of one artifact class. For those the rules reduce to a few questions (a
+valid name, unique names, the key tool's output, every tool fed); when each answer is "no rule
+broken" there is nothing to report, and the checks return without building ``ToolFacts``,
+``Verdict`` objects or messages. Anything else, or any answer that could be a verdict, falls
+back to the general check, which finds and words it (so the verdicts are the general path's
+by construction). Never used where fine-grained dependencies are wanted (the general path
+records them) or by the daemon (it updates classes in place: nothing is remembered).
+"""
+
+from __future__ import annotations
+
+from mypy.nodes import (
+    CallExpr,
+    ClassDef,
+    IndexExpr,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+)
+from mypy.options import Options
+from mypy.types import Instance, TupleType, get_proper_type
+
+from harness.tools import validate_tool_name
+from mypy_plugin._arguments import Site, class_of, instance_of_class_type, literal_text
+from mypy_plugin._facts import MypyType, artifact_side
+from mypy_plugin._memo import FACTS_LIMIT
+from mypy_plugin._memo import PLAIN as _PLAIN
+from mypy_plugin._names import DATACLASS_INIT_KEY, DECISION_TOOL, METADATA_KEY, TOOL_NAME
+
+__all__ = ["PlainTool", "plain_definition_fine", "plain_palette_fine", "plain_tool"]
+
+
+class PlainTool:
+    """A tool that breaks none of its own rules, with what a palette asks of it."""
+
+    __slots__ = ("input_node", "key", "name", "output_node")
+
+    key: str
+    name: str
+    input_node: MypyType
+    output_node: MypyType
+
+    def __init__(self, key: str, name: str, input_node: MypyType, output_node: MypyType) -> None:
+        self.key = key
+        self.name = name
+        self.input_node = input_node
+        self.output_node = output_node
+
+
+def plain_tool(info: TypeInfo, options: Options) -> PlainTool | None:
+    """The class as a plain tool, or ``None`` when any of its facts asks for the general check
+    (found once per class and options within a build)."""
+    known = _PLAIN.get(info)
+    if known is not None and known[0] is options:
+        found: PlainTool | None = known[1]  # what this function stored for the class
+        return found
+    tool = _read_plain(info, options)
+    if len(_PLAIN) >= FACTS_LIMIT:
+        _PLAIN.clear()
+    _PLAIN[info] = (options, tool)
+    return tool
+
+
+def _read_plain(info: TypeInfo, options: Options) -> PlainTool | None:
+    """What ``_facts._read_facts`` reads, where each fact is the one that breaks no rule: its
+    own literal name (valid), its one base ``DecisionTool[I, O]`` (no type variables of its
+    own, so the base is the mapping) with both sides concrete, not abstract, the inherited
+    constructor (``DecisionTool``'s own: not its own ``__init__``, no fieldless ``@dataclass``
+    writing one)."""
+    metadata = info.metadata
+    record = metadata.get(METADATA_KEY)
+    name = record.get("name") if isinstance(record, dict) else None
+    if not isinstance(name, str) or DATACLASS_INIT_KEY in metadata:
+        return None
+    bases = info.bases
+    if len(bases) != 1 or info.type_vars or info.is_abstract or "__init__" in info.names:
+        return None
+    base = bases[0]
+    args = base.args
+    if len(args) != 2 or base.type.fullname != DECISION_TOOL:
+        return None
+    input_side = artifact_side(args[0], options)
+    output_side = artifact_side(args[1], options)
+    if not isinstance(input_side, MypyType) or not isinstance(output_side, MypyType):
+        return None
+    if validate_tool_name(name) is not None:
+        return None
+    return PlainTool(info.fullname, name, input_side, output_side)
+
+
+def _dependencies_wanted(options: Options) -> bool:
+    return options.fine_grained_incremental or options.cache_fine_grained
+
+
+def plain_definition_fine(defn: ClassDef, options: Options) -> bool:
+    """Whether the definition check has nothing to report on ``defn``: one decorator, a
+    ``@tool_name(...)`` call, no quoted type in its one base, and a plain tool."""
+    if _dependencies_wanted(options):
+        return False
+    decorators = defn.decorators
+    if len(decorators) != 1:
+        return False
+    call = decorators[0]
+    if not isinstance(call, CallExpr):
+        return False
+    callee = call.callee
+    if not isinstance(callee, RefExpr) or callee.fullname != TOOL_NAME:
+        return False
+    exprs = defn.base_type_exprs
+    if len(exprs) != 1:
+        return False
+    base = exprs[0]
+    if not isinstance(base, IndexExpr) or not isinstance(base.index, TupleExpr):
+        return False
+    for item in base.index.items:
+        if isinstance(item, StrExpr):
+            return False  # a quoted type: the general check reads its imports
+    return plain_tool(defn.info, options) is not None
+
+
+def _class_named(expr: object) -> TypeInfo | None:
+    """The class a name written as is refers to (a palette entry, the key tool)."""
+    node = expr.node if isinstance(expr, NameExpr) else None
+    return node if isinstance(node, TypeInfo) else None
+
+
+def plain_palette_fine(site: Site) -> bool:
+    """Whether the palette check has nothing to report at ``site``: a plain palette (see the
+    module) whose tools have unique names, whose key tool produces a list of the thinker's
+    output type and is fed like every other tool, and whose objective is not blank."""
+    ctx = site.ctx
+    options = ctx.api.options
+    args = site.thinker_args
+    if _dependencies_wanted(options) or args is None or len(args) != 2:
+        return False
+    declared = get_proper_type(args[0])
+    if not isinstance(declared, Instance):
+        return False
+    thinker_input = artifact_side(declared, options)
+    if not isinstance(thinker_input, MypyType):
+        return False
+    key_type, key_expr = site.argument("key_tool")
+    palette_type, palette_expr = site.argument("palette")
+    if key_type is None or palette_type is None:
+        return False
+    key_info = _class_named(key_expr)
+    if key_info is None or class_of(key_type) is not key_info:
+        return False
+    key = plain_tool(key_info, options)
+    if key is None:
+        return False
+    palette = get_proper_type(palette_type)
+    if not isinstance(palette, TupleType):
+        return False
+    items = palette.items
+    if isinstance(palette_expr, TupleExpr):
+        written = palette_expr.items
+        if len(written) != len(items):
+            return False
+    elif isinstance(palette_expr, NameExpr):
+        written = None
+    else:
+        return False
+    tools: list[PlainTool] = []
+    names: dict[str, str] = {}  # name -> key of the tool holding it
+    for index, item in enumerate(items):
+        info = class_of(item)
+        if info is None or (written is not None and _class_named(written[index]) is not info):
+            return False
+        tool = plain_tool(info, options)
+        if tool is None:
+            return False
+        if names.setdefault(tool.name, tool.key) != tool.key:
+            return False  # a duplicate name
+        if tool.key != key.key:
+            tools.append(tool)
+    if names.setdefault(key.name, key.key) != key.key:
+        return False
+    tools.append(key)  # after the others, as the rules fold it in
+    output_type, _ = site.argument("output_type")
+    asked = instance_of_class_type(output_type) if output_type is not None else None
+    if asked is not None:
+        wanted = artifact_side(asked, options)
+        if isinstance(wanted, MypyType):
+            produced = key.output_node.iterand()
+            if produced is None or not produced.is_subtype_of(wanted):
+                return False
+    objective_type, objective_expr = site.argument("objective")
+    objective = literal_text(objective_type, objective_expr)
+    if objective is not None and not objective.strip():
+        return False
+    return _every_tool_fed(thinker_input, tools)
+
+
+def _add_reachable(node: MypyType, bases: set[str]) -> bool:
+    """Add what ``node`` and its iterands feed to ``bases`` (the full names a reachable plain
+    artifact is an instance of); ``False`` when one of them is not nominal (see
+    :attr:`MypyType.nominal`), whose subtypes the general reachability asks mypy about. A list
+    feeds only a tool taking a list, and a plain palette has none."""
+    current: MypyType | None = node
+    while current is not None:
+        inner = current.iterand()
+        if inner is None:
+            if current.nominal is None:
+                return False
+            bases |= current.bases
+        current = inner
+    return True
+
+
+def _every_tool_fed(start: MypyType, tools: list[PlainTool]) -> bool:
+    """Whether reachability (``harness.palette._graph.reach``) feeds every tool, for tools each
+    taking one nominal plain artifact class: a tool is fed when its input's name is among the
+    bases of a reachable type (the answer of the nominal subtype check), and what it produces
+    becomes reachable, until nothing changes. ``False`` also when the general reachability
+    must decide (a type that is not nominal, a tool taking a list)."""
+    bases: set[str] = set()
+    if not _add_reachable(start, bases):
+        return False
+    for tool in tools:
+        wanted = tool.input_node
+        if wanted.nominal is None or wanted.iterand() is not None:
+            return False
+    waiting = tools
+    progress = True
+    while waiting and progress:
+        progress = False
+        still: list[PlainTool] = []
+        for tool in waiting:
+            if tool.input_node.nominal in bases:
+                progress = True
+                if not _add_reachable(tool.output_node, bases):
+                    return False
+            else:
+                still.append(tool)
+        waiting = still
+    return not waiting
