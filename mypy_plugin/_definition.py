@@ -190,6 +190,8 @@ def check_tool_definition(ctx: MethodContext) -> Type:
         return ctx.default_return_type
     try:
         if plain_definition_fine(defn, ctx.api.options):  # most tools: nothing to report
+            if wants_dependencies(ctx.api):  # what the general check would depend on
+                depend_on(ctx.api, class_triggers(defn.info.mro[1:]))
             return ctx.default_return_type
         _check(ctx, defn, tool_name_calls(defn))
     except Exception as error:  # any bug of ours must not crash the user's type check

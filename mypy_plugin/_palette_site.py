@@ -70,6 +70,7 @@ from harness.palette._rules import (
     undecidable_name_verdict,
     unknown_entry_verdict,
 )
+from harness.palette._types import ToolSides
 from mypy_plugin._arguments import (
     CallContext,
     Site,
@@ -101,10 +102,13 @@ __all__ = ["check_direct_thinker", "check_explicit_init", "check_super_init"]
 
 
 def _check(site: Site) -> None:
-    if plain_palette_fine(site):  # most palettes: nothing to report
-        return
     ctx = site.ctx
     api = ctx.api
+    plain = plain_palette_fine(site)
+    if plain is not None:  # most palettes: nothing to report
+        if wants_dependencies(api):  # what the general check would depend on
+            depend_on(api, _names_involved([tool.info for tool in plain], plain, site))
+        return
     options = api.options
     key_type, key_expr = site.argument("key_tool")
     palette_type, palette_expr = site.argument("palette")
@@ -341,7 +345,7 @@ def _already_reported(verdict: Verdict, info: TypeInfo, key_info: TypeInfo) -> b
 
 
 def _names_involved(
-    infos: Iterable[TypeInfo], facts: Sequence[ToolFacts[MypyType]], site: Site
+    infos: Iterable[TypeInfo], facts: Sequence[ToolSides[MypyType]], site: Site
 ) -> list[str]:
     """Every class (and tool member) the verdicts read: each tool's MRO with its constructor
     and name, each artifact type's MRO down through list iterands, the thinker's arguments."""

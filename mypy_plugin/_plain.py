@@ -8,8 +8,9 @@ valid name, unique names, the key tool's output, every tool fed); when each answ
 broken" there is nothing to report, and the checks return without building ``ToolFacts``,
 ``Verdict`` objects or messages. Anything else, or any answer that could be a verdict, falls
 back to the general check, which finds and words it (so the verdicts are the general path's
-by construction). Never used where fine-grained dependencies are wanted (the general path
-records them) or by the daemon (it updates classes in place: nothing is remembered).
+by construction). Where fine-grained dependencies are wanted, the caller records what the
+general check would (the same classes and members); the daemon, which updates classes in place,
+reads each class afresh (nothing is remembered).
 """
 
 from __future__ import annotations
@@ -40,15 +41,19 @@ __all__ = ["PlainTool", "plain_definition_fine", "plain_palette_fine", "plain_to
 class PlainTool:
     """A tool that breaks none of its own rules, with what a palette asks of it."""
 
-    __slots__ = ("input_node", "key", "name", "output_node")
+    __slots__ = ("info", "input_node", "key", "name", "output_node")
 
+    info: TypeInfo
     key: str
     name: str
     input_node: MypyType
     output_node: MypyType
 
-    def __init__(self, key: str, name: str, input_node: MypyType, output_node: MypyType) -> None:
-        self.key = key
+    def __init__(
+        self, info: TypeInfo, name: str, input_node: MypyType, output_node: MypyType
+    ) -> None:
+        self.info = info
+        self.key = info.fullname
         self.name = name
         self.input_node = input_node
         self.output_node = output_node
@@ -56,7 +61,9 @@ class PlainTool:
 
 def plain_tool(info: TypeInfo, options: Options) -> PlainTool | None:
     """The class as a plain tool, or ``None`` when any of its facts asks for the general check
-    (found once per class and options within a build)."""
+    (found once per class and options within a build; the daemon reads it afresh each time)."""
+    if options.fine_grained_incremental:
+        return _read_plain(info, options)
     known = _PLAIN.get(info)
     if known is not None and known[0] is options:
         found: PlainTool | None = known[1]  # what this function stored for the class
@@ -92,18 +99,12 @@ def _read_plain(info: TypeInfo, options: Options) -> PlainTool | None:
         return None
     if validate_tool_name(name) is not None:
         return None
-    return PlainTool(info.fullname, name, input_side, output_side)
-
-
-def _dependencies_wanted(options: Options) -> bool:
-    return options.fine_grained_incremental or options.cache_fine_grained
+    return PlainTool(info, name, input_side, output_side)
 
 
 def plain_definition_fine(defn: ClassDef, options: Options) -> bool:
     """Whether the definition check has nothing to report on ``defn``: one decorator, a
     ``@tool_name(...)`` call, no quoted type in its one base, and a plain tool."""
-    if _dependencies_wanted(options):
-        return False
     decorators = defn.decorators
     if len(decorators) != 1:
         return False
@@ -131,58 +132,59 @@ def _class_named(expr: object) -> TypeInfo | None:
     return node if isinstance(node, TypeInfo) else None
 
 
-def plain_palette_fine(site: Site) -> bool:
-    """Whether the palette check has nothing to report at ``site``: a plain palette (see the
-    module) whose tools have unique names, whose key tool produces a list of the thinker's
-    output type and is fed like every other tool, and whose objective is not blank."""
+def plain_palette_fine(site: Site) -> list[PlainTool] | None:
+    """The palette's tools (the key tool last) when the palette check has nothing to report at
+    ``site``: a plain palette (see the module) whose tools have unique names, whose key tool
+    produces a list of the thinker's output type and is fed like every other tool, and whose
+    objective is not blank; else ``None``."""
     ctx = site.ctx
     options = ctx.api.options
     args = site.thinker_args
-    if _dependencies_wanted(options) or args is None or len(args) != 2:
-        return False
+    if args is None or len(args) != 2:
+        return None
     declared = get_proper_type(args[0])
     if not isinstance(declared, Instance):
-        return False
+        return None
     thinker_input = artifact_side(declared, options)
     if not isinstance(thinker_input, MypyType):
-        return False
+        return None
     key_type, key_expr = site.argument("key_tool")
     palette_type, palette_expr = site.argument("palette")
     if key_type is None or palette_type is None:
-        return False
+        return None
     key_info = _class_named(key_expr)
     if key_info is None or class_of(key_type) is not key_info:
-        return False
+        return None
     key = plain_tool(key_info, options)
     if key is None:
-        return False
+        return None
     palette = get_proper_type(palette_type)
     if not isinstance(palette, TupleType):
-        return False
+        return None
     items = palette.items
     if isinstance(palette_expr, TupleExpr):
         written = palette_expr.items
         if len(written) != len(items):
-            return False
+            return None
     elif isinstance(palette_expr, NameExpr):
         written = None
     else:
-        return False
+        return None
     tools: list[PlainTool] = []
     names: dict[str, str] = {}  # name -> key of the tool holding it
     for index, item in enumerate(items):
         info = class_of(item)
         if info is None or (written is not None and _class_named(written[index]) is not info):
-            return False
+            return None
         tool = plain_tool(info, options)
         if tool is None:
-            return False
+            return None
         if names.setdefault(tool.name, tool.key) != tool.key:
-            return False  # a duplicate name
+            return None  # a duplicate name
         if tool.key != key.key:
             tools.append(tool)
     if names.setdefault(key.name, key.key) != key.key:
-        return False
+        return None
     tools.append(key)  # after the others, as the rules fold it in
     output_type, _ = site.argument("output_type")
     asked = instance_of_class_type(output_type) if output_type is not None else None
@@ -191,12 +193,12 @@ def plain_palette_fine(site: Site) -> bool:
         if isinstance(wanted, MypyType):
             produced = key.output_node.iterand()
             if produced is None or not produced.is_subtype_of(wanted):
-                return False
+                return None
     objective_type, objective_expr = site.argument("objective")
     objective = literal_text(objective_type, objective_expr)
     if objective is not None and not objective.strip():
-        return False
-    return _every_tool_fed(thinker_input, tools)
+        return None
+    return tools if _every_tool_fed(thinker_input, tools) else None
 
 
 def _add_reachable(node: MypyType, bases: set[str]) -> bool:

@@ -534,9 +534,12 @@ def _judge(outcome: Outcome) -> str | None:
         refused = plugin & {"harness-name", "harness-undecidable"}
         return None if refused or outcome.spec.hidden else "passed an illegal palette"
     certain = plugin - {"harness-undecidable"}
-    if outcome.unbuilt and "harness-undecidable" not in plugin:
+    if outcome.unbuilt:
         # a nested thinker the runtime cannot build (its constructor wants more than the
-        # parent): the plugin still judges its palette, the runtime only says it did not
+        # parent): the plugin still judges its palette, the runtime only says it did not, so
+        # the plugin's further errors cannot be compared; it must give what the runtime gives
+        if "harness-undecidable" in plugin:  # not passed in silence; the rest not comparable
+            return None
         return None if runtime <= plugin else "disagreement"
     if not outcome.spec.hidden:
         if "harness-undecidable" in plugin:

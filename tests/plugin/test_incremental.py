@@ -20,6 +20,9 @@ at a tool's definition) although ``app.py`` never names what changed:
 - ``unnamed``: ``tools.py`` stops importing ``naming.py``; nothing the palette's module imports
   names the class (``[harness-name]``).
 
+A second thinker's palette is plain (tools with one concrete base and a literal name each),
+which the plugin proves fine in a few questions: the ``sub`` edit must reach it too.
+
 The vendored class is an attrs class that writes its own ``__init__`` (attrs keeps it; mypy's
 attrs plugin gives the class one of no parameters): a warm run reads the constructor recorded in
 the cache, as a cold run reads the class body.
@@ -143,6 +146,12 @@ class MakeSub(Mid[Note, Sub]):
 class JudgePart(DecisionTool[Part, ListArtifact[Verdict]]):
     async def execute(self, input: Part, context: JobContext) -> ListArtifact[Verdict]:
         raise NotImplementedError
+
+
+@tool_name("make_plain_sub")
+class MakePlainSub(DecisionTool[Note, Sub]):
+    async def execute(self, input: Note, context: JobContext) -> Sub:
+        raise NotImplementedError
 """
 
 APP = """\
@@ -150,7 +159,7 @@ from harness.thinker._thinker import DecisionThinker
 from harness.tools import Identifiable
 
 from artifacts import Note, Verdict
-from tools import JudgePart, MakeSub
+from tools import JudgePart, MakePlainSub, MakeSub
 from vendored import CsvReader
 
 
@@ -161,6 +170,17 @@ class Triage(DecisionThinker[Note, Verdict]):
             output_type=Verdict,
             key_tool=JudgePart,
             palette=(MakeSub, CsvReader),
+            objective="Judge the parts",
+        )
+
+
+class PlainTriage(DecisionThinker[Note, Verdict]):
+    def __init__(self, parent: Identifiable) -> None:
+        super().__init__(
+            parent,
+            output_type=Verdict,
+            key_tool=JudgePart,
+            palette=(MakePlainSub,),
             objective="Judge the parts",
         )
 """
@@ -199,7 +219,7 @@ LEGAL: dict[str, str] = {
 
 #: What each edit must make a cold run say (a line of the output holding both parts).
 EXPECTED: dict[str, tuple[str, str]] = {
-    "sub": ("app.py:", "[harness-graph]"),
+    "sub": ("app.py:25:", "[harness-graph]"),
     "swap": ("app.py:", "[harness-dead-tool]"),
     "ctor": ("tools.py:", "[harness-ctor]"),
     "name": ("app.py:", "[harness-duplicate]"),
