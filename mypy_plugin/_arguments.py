@@ -37,6 +37,7 @@ from mypy.types import (
     CallableType,
     Instance,
     LiteralType,
+    NoneType,
     Overloaded,
     TupleType,
     Type,
@@ -146,6 +147,8 @@ def not_a_class(expr: Expression | None, typ: Type, options: Options) -> Verdict
         found = tool_instance_entry(proper.type.name)
     elif isinstance(proper, Instance) and _never_a_class(proper.type):
         found = (*object_entry(proper.type.name), None)
+    elif isinstance(proper, NoneType):  # None, named by its class as the runtime names it
+        found = (*object_entry("NoneType"), None)
     elif isinstance(expr, IndexExpr) and _is_class_ref(expr.base):
         made = proper.ret_type if isinstance(proper, CallableType) else None
         instance = get_proper_type(made) if made is not None else instance_of_class_type(typ)

@@ -302,6 +302,7 @@ CASES: dict[str, Case] = {
         """,
     ),
     "string_in_the_palette": _case({"harness-tool"}, palette='"split_note",'),
+    "none_in_the_palette": _case({"harness-tool"}, palette="None, SplitNote,"),
     "attrs_tool_keeping_its_written_init": _case(
         set(),
         palette="ReadNote,",
