@@ -418,12 +418,12 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
     init = _init_of(info)
     root = base.get_method("__init__")
     inherited_root = init is root  # most tools: DecisionTool's own constructor, which is legal
-    fieldless = _fieldless_dataclass_init(info)
     written = info.metadata.get(WRITTEN_INIT_KEY)
     if written is not None:  # attrs keeps the class's own __init__, mypy's plugin replaced it
-        init = None  # its parameter types are not kept: only its shape is compared
-        inherited_root = False
-        fieldless = written.get("ctor")
+        ctor, narrow = written.get("ctor"), None  # its shape, recorded; its types are not kept
+    else:
+        ctor = _fieldless_dataclass_init(info) or (None if inherited_root else ctor_problem(init))
+        narrow = None if inherited_root else narrow_parent(init, root, options)
     abstract = (
         tuple(sorted(name for name, _ in info.abstract_attributes)) if info.is_abstract else ()
     )
@@ -433,8 +433,8 @@ def _read_facts(info: TypeInfo, options: Options) -> ToolFacts[MypyType]:
         abstract=abstract,
         name=name if isinstance(name, str) else None,
         inherited_from=inherited,
-        ctor=fieldless or (None if inherited_root else ctor_problem(init)),
-        narrow_parent=None if inherited_root else narrow_parent(init, root, options),
+        ctor=ctor,
+        narrow_parent=narrow,
         unseen_decorator=unseen,
         input=input_side,
         output=output_side,
