@@ -34,6 +34,7 @@ from harness.palette._rules import (
 )
 from mypy_plugin._arguments import Site, class_of
 from mypy_plugin._codes import code_for
+from mypy_plugin._names import DECORATOR_LINE_CODES
 from mypy_plugin._report import disabled_in_file, report
 
 __all__ = ["MAX_COMBINATIONS", "Branch", "Filed", "branches", "file_all", "note_definition"]
@@ -215,6 +216,8 @@ def note_definition(
         return  # switched off where the class is defined: its error was not shown there
     lines = record.get("lines")
     line = lines.get(verdict.code) if isinstance(lines, dict) else None
+    if not isinstance(line, int) and verdict.code in DECORATOR_LINE_CODES:
+        line = record.get("at")
     line = line if isinstance(line, int) else record.get("line")
     where = f'module "{info.module_name}"' + (f", line {line}" if isinstance(line, int) else "")
     site.ctx.api.msg.note(

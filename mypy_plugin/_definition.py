@@ -181,17 +181,18 @@ def check_tool_definition(ctx: MethodContext) -> Type:
     the same nodes, which mypy merges.
     """
     defn = ctx.context
-    if isinstance(defn, CallExpr):  # the call form, tool_name("x")(Cls): recorded for palettes
-        with reporting_surprises(checker_fail(ctx.api.msg), defn, "a tool_name(...) call"):
-            record_call_forms(ctx.api)
-            _check_call_form(ctx, defn)
-        return ctx.default_return_type
     if not isinstance(defn, ClassDef):
+        if isinstance(defn, CallExpr):  # the call form, tool_name("x")(Cls): for palettes
+            with reporting_surprises(checker_fail(ctx.api.msg), defn, "a tool_name(...) call"):
+                record_call_forms(ctx.api)
+                _check_call_form(ctx, defn)
         return ctx.default_return_type
     try:
-        if plain_definition_fine(defn, ctx.api.options):  # most tools: nothing to report
-            if wants_dependencies(ctx.api):  # what the general check would depend on
-                depend_on(ctx.api, class_triggers(defn.info.mro[1:]))
+        api = ctx.api
+        options = api.options
+        if plain_definition_fine(defn, options):  # most tools: nothing to report
+            if wants_dependencies(api):  # what the general check would depend on
+                depend_on(api, class_triggers(defn.info.mro[1:]))
             return ctx.default_return_type
         _check(ctx, defn, tool_name_calls(defn))
     except Exception as error:  # any bug of ours must not crash the user's type check

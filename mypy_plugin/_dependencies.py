@@ -40,8 +40,8 @@ def wants_dependencies(api: CheckerPluginInterface) -> bool:
     module whose imports changed anyway, so it skips collecting them (every palette check
     would walk the MRO of every class involved for nothing)."""
     options = api.options
-    return isinstance(api, TypeChecker) and (
-        options.fine_grained_incremental or options.cache_fine_grained
+    return (options.fine_grained_incremental or options.cache_fine_grained) and isinstance(
+        api, TypeChecker
     )
 
 

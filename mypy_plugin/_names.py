@@ -19,3 +19,6 @@ RUNNERS: Final = frozenset({"harness.runs._run.run_sync", "harness.runs._run.run
 CALLS_KEY: Final = "__harness_tool_calls__"  # a module's tool_name("x")(Cls) calls (recorded)
 DATACLASS_INIT_KEY: Final = "harness_dataclass_init"  # @dataclass writes the class's __init__
 WRITTEN_INIT_KEY: Final = "harness_written_init"  # attrs keeps the __init__ the class writes
+#: The codes a tool's record places on its outermost ``@tool_name`` call (its "at" line, where
+#: that is not the class line) unless its "lines" say otherwise.
+DECORATOR_LINE_CODES: Final = frozenset({"harness-name", "harness-tool", "harness-undecidable"})

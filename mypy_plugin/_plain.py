@@ -41,13 +41,19 @@ __all__ = ["PlainTool", "plain_definition_fine", "plain_palette_fine", "plain_to
 class PlainTool:
     """A tool that breaks none of its own rules, with what a palette asks of it."""
 
-    __slots__ = ("info", "input_node", "key", "name", "output_node")
+    __slots__ = ("feeds", "info", "input_node", "key", "name", "output_node", "wants")
 
     info: TypeInfo
     key: str
     name: str
     input_node: MypyType
     output_node: MypyType
+    #: The full name a reachable type must have among its bases to feed the tool, ``None`` when
+    #: the general reachability must decide (an input that is not nominal, or a list).
+    wants: str | None
+    #: What running the tool makes reachable (see :func:`_reachable_bases`), ``None`` when the
+    #: general reachability must decide.
+    feeds: frozenset[str] | None
 
     def __init__(
         self, info: TypeInfo, name: str, input_node: MypyType, output_node: MypyType
@@ -57,21 +63,31 @@ class PlainTool:
         self.name = name
         self.input_node = input_node
         self.output_node = output_node
+        nominal = input_node.nominal
+        self.wants = nominal if nominal is not None and input_node.iterand() is None else None
+        if output_node.iterand() is None:  # most tools: what it produces is what it feeds
+            self.feeds = output_node.bases if output_node.nominal is not None else None
+        else:
+            self.feeds = _reachable_bases(output_node)
 
 
 def plain_tool(info: TypeInfo, options: Options) -> PlainTool | None:
     """The class as a plain tool, or ``None`` when any of its facts asks for the general check
     (found once per class and options within a build; the daemon reads it afresh each time)."""
-    if options.fine_grained_incremental:
-        return _read_plain(info, options)
-    known = _PLAIN.get(info)
+    known = _PLAIN.get(info)  # never filled in the daemon
     if known is not None and known[0] is options:
         found: PlainTool | None = known[1]  # what this function stored for the class
         return found
+    return _read_and_keep(info, options)
+
+
+def _read_and_keep(info: TypeInfo, options: Options) -> PlainTool | None:
+    """:func:`_read_plain`, kept for the rest of the build (not in the daemon)."""
     tool = _read_plain(info, options)
-    if len(_PLAIN) >= FACTS_LIMIT:
-        _PLAIN.clear()
-    _PLAIN[info] = (options, tool)
+    if not options.fine_grained_incremental:
+        if len(_PLAIN) >= FACTS_LIMIT:
+            _PLAIN.clear()
+        _PLAIN[info] = (options, tool)
     return tool
 
 
@@ -83,8 +99,10 @@ def _read_plain(info: TypeInfo, options: Options) -> PlainTool | None:
     writing one)."""
     metadata = info.metadata
     record = metadata.get(METADATA_KEY)
-    name = record.get("name") if isinstance(record, dict) else None
-    if not isinstance(name, str) or DATACLASS_INIT_KEY in metadata:
+    if record is None or DATACLASS_INIT_KEY in metadata:
+        return None
+    name = record.get("name")  # the record is a dict
+    if not isinstance(name, str):
         return None
     bases = info.bases
     if len(bases) != 1 or info.type_vars or info.is_abstract or "__init__" in info.names:
@@ -106,24 +124,29 @@ def plain_definition_fine(defn: ClassDef, options: Options) -> bool:
     """Whether the definition check has nothing to report on ``defn``: one decorator, a
     ``@tool_name(...)`` call, no quoted type in its one base, and a plain tool."""
     decorators = defn.decorators
-    if len(decorators) != 1:
+    exprs = defn.base_type_exprs
+    if len(decorators) != 1 or len(exprs) != 1:
         return False
     call = decorators[0]
-    if not isinstance(call, CallExpr):
+    base = exprs[0]
+    if not isinstance(call, CallExpr) or not isinstance(base, IndexExpr):
         return False
     callee = call.callee
     if not isinstance(callee, RefExpr) or callee.fullname != TOOL_NAME:
         return False
-    exprs = defn.base_type_exprs
-    if len(exprs) != 1:
+    index = base.index
+    if not isinstance(index, TupleExpr):
         return False
-    base = exprs[0]
-    if not isinstance(base, IndexExpr) or not isinstance(base.index, TupleExpr):
-        return False
-    for item in base.index.items:
+    for item in index.items:
         if isinstance(item, StrExpr):
             return False  # a quoted type: the general check reads its imports
-    return plain_tool(defn.info, options) is not None
+    info = defn.info
+    tool = _read_plain(info, options)  # read here first, in most builds
+    if not options.fine_grained_incremental:  # kept for the palettes (not in the daemon)
+        if len(_PLAIN) >= FACTS_LIMIT:
+            _PLAIN.clear()
+        _PLAIN[info] = (options, tool)
+    return tool is not None
 
 
 def _class_named(expr: object) -> TypeInfo | None:
@@ -170,21 +193,25 @@ def plain_palette_fine(site: Site) -> list[PlainTool] | None:
         written = None
     else:
         return None
+    if written is not None:  # a class named as written is that class (its type is the class's)
+        infos = [_class_named(entry) for entry in written]
+    else:
+        infos = [class_of(item) for item in items]
+    key_name = key.key
+    names = {key.name: key_name}  # name -> key of the tool holding it
     tools: list[PlainTool] = []
-    names: dict[str, str] = {}  # name -> key of the tool holding it
-    for index, item in enumerate(items):
-        info = class_of(item)
-        if info is None or (written is not None and _class_named(written[index]) is not info):
+    for info in infos:
+        if info is None:
             return None
-        tool = plain_tool(info, options)
+        known = _PLAIN.get(info)  # plain_tool's own memo, asked here first (most entries)
+        tool = known[1] if known is not None and known[0] is options else plain_tool(info, options)
         if tool is None:
             return None
-        if names.setdefault(tool.name, tool.key) != tool.key:
-            return None  # a duplicate name
-        if tool.key != key.key:
+        held = tool.key
+        if held != key_name:
+            if names.setdefault(tool.name, held) != held:
+                return None  # a duplicate name
             tools.append(tool)
-    if names.setdefault(key.name, key.key) != key.key:
-        return None
     tools.append(key)  # after the others, as the rules fold it in
     output_type, _ = site.argument("output_type")
     asked = instance_of_class_type(output_type) if output_type is not None else None
@@ -201,20 +228,18 @@ def plain_palette_fine(site: Site) -> list[PlainTool] | None:
     return tools if _every_tool_fed(thinker_input, tools) else None
 
 
-def _add_reachable(node: MypyType, bases: set[str]) -> bool:
-    """Add what ``node`` and its iterands feed to ``bases`` (the full names a reachable plain
-    artifact is an instance of); ``False`` when one of them is not nominal (see
-    :attr:`MypyType.nominal`), whose subtypes the general reachability asks mypy about. A list
-    feeds only a tool taking a list, and a plain palette has none."""
-    current: MypyType | None = node
-    while current is not None:
-        inner = current.iterand()
-        if inner is None:
-            if current.nominal is None:
-                return False
-            bases |= current.bases
+def _reachable_bases(node: MypyType) -> frozenset[str] | None:
+    """What a type makes reachable when it is produced: the full names a reachable plain
+    artifact is an instance of, those of the type at the bottom of its list iterands (a list
+    feeds only a tool taking a list, and a plain palette has none); ``None`` when that type is
+    not nominal (see :attr:`MypyType.nominal`), whose subtypes the general reachability asks
+    mypy about."""
+    current = node
+    inner = current.iterand()
+    while inner is not None:
         current = inner
-    return True
+        inner = current.iterand()
+    return current.bases if current.nominal is not None else None
 
 
 def _every_tool_fed(start: MypyType, tools: list[PlainTool]) -> bool:
@@ -223,24 +248,22 @@ def _every_tool_fed(start: MypyType, tools: list[PlainTool]) -> bool:
     bases of a reachable type (the answer of the nominal subtype check), and what it produces
     becomes reachable, until nothing changes. ``False`` also when the general reachability
     must decide (a type that is not nominal, a tool taking a list)."""
-    bases: set[str] = set()
-    if not _add_reachable(start, bases):
+    fed = _reachable_bases(start)
+    if fed is None:
         return False
-    for tool in tools:
-        wanted = tool.input_node
-        if wanted.nominal is None or wanted.iterand() is not None:
-            return False
+    bases = set(fed)
     waiting = tools
-    progress = True
-    while waiting and progress:
-        progress = False
+    while waiting:
         still: list[PlainTool] = []
         for tool in waiting:
-            if tool.input_node.nominal in bases:
-                progress = True
-                if not _add_reachable(tool.output_node, bases):
-                    return False
+            wants, feeds = tool.wants, tool.feeds
+            if wants is None or feeds is None:
+                return False  # the general reachability decides
+            if wants in bases:
+                bases |= feeds
             else:
                 still.append(tool)
+        if len(still) == len(waiting):
+            return False  # no tool fed in a whole pass: the rest never will be
         waiting = still
-    return not waiting
+    return True

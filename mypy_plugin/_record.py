@@ -303,20 +303,22 @@ def _is_tool_base(info: TypeInfo) -> bool:
 
 def _report_lines(
     defn: ClassDef, calls: list[CallExpr], argument: Expression | None
-) -> dict[str, int]:
-    """The line each definition-site error of the class is reported on, by code, where it is
-    not the class line: a palette's pointer note names the line of the error it points to.
-    (Only those: the record of every tool goes into mypy's cache.) ``argument``: the name
-    argument of the outermost call, when ``calls``."""
+) -> tuple[int | None, dict[str, int]]:
+    """Where each definition-site error of the class is reported, where it is not the class
+    line: a palette's pointer note names the line of the error it points to. (Only those: the
+    record of every tool goes into mypy's cache.) First the outermost call's line, where the
+    codes of :data:`DECORATOR_LINE_CODES` are reported (``None`` on the class line); then the
+    lines of the other codes by code, and of those codes where they are elsewhere (a name
+    argument on a line of its own). ``argument``: the name argument of the outermost call."""
     own = defn.line
+    at: int | None = None
     lines: dict[str, int] = {}
     if calls:  # else the decorator's codes are reported on the class line
         outermost = calls[0].line
         if outermost != own:
-            lines["harness-name"] = lines["harness-tool"] = outermost
-        undecidable = argument.line if argument is not None else outermost
-        if undecidable != own:
-            lines["harness-undecidable"] = undecidable
+            at = outermost
+        if argument is not None and argument.line != outermost:
+            lines["harness-undecidable"] = argument.line
     if "__init__" in defn.info.names:  # else no ``__init__`` in the body (most tools)
         init = init_node(defn)
         if init is not None and init.line != own:
@@ -327,24 +329,34 @@ def _report_lines(
             if base != own:
                 lines["harness-open-type"] = base
             break
-    return lines
+    return at, lines
 
 
 def _record(ctx: ClassDefContext) -> bool:
     cls = ctx.cls
     reason = ctx.reason
-    calls = _tool_name_calls(cls)
-    if calls and reason is not calls[0]:
-        return True  # an inner @tool_name: the outermost one's name wins at run time
-    argument = _name_argument(reason) if isinstance(reason, CallExpr) else None
+    if len(cls.decorators) == 1 and isinstance(reason, CallExpr):
+        calls = [reason]  # most tools: mypy asks about a decorator call by its callee's name
+    else:
+        calls = _tool_name_calls(cls)
+        if calls and reason is not calls[0]:
+            return True  # an inner @tool_name: the outermost one's name wins at run time
+    if isinstance(reason, CallExpr):
+        args = reason.args  # most tools: one positional argument, the name
+        one = len(args) == 1 and reason.arg_names[0] is None
+        argument = args[0] if one else _name_argument(reason)
+    else:
+        argument = None
     literal = _string_value(argument) if argument is not None else None  # _literal_name's
-    # What every palette naming the class reads, in mypy's cache: "name" always; the rest only
-    # when it says something ("dynamic" when the name is computed, "lines" where they differ
-    # from "line", "disabled" when a code is off), as most tools have none of them.
+    # What every palette naming the class reads, in mypy's cache: "name" and "line" always; the
+    # rest only when it says something ("dynamic" when the name is computed, "at" and "lines"
+    # where errors are reported elsewhere than "line", "disabled" when a code is off).
     record: dict[str, object] = {"name": literal, "line": cls.line}  # cached: no own line
     if literal is None:
         record["dynamic"] = True
-    lines = _report_lines(cls, calls, argument)  # the outermost call is the reason
+    at, lines = _report_lines(cls, calls, argument)  # the outermost call is the reason
+    if at is not None:
+        record["at"] = at
     if lines:
         record["lines"] = lines
     api = ctx.api
@@ -459,7 +471,7 @@ def _keeps_written_init(expr: Expression, fullname: str) -> bool:
 
 
 def record_other_decorator(ctx: ClassDefContext) -> None:
-    """Semantic analysis of a class (before its MRO): record its decorators other than
+    """Semantic analysis of a class (its MRO just calculated): record its decorators other than
     ``@tool_name``, so a tool without a visible ``@tool_name`` is reported as undecidable (a
     decorator may name it at run time, e.g. a library's ``@register("...")``), never as
     unnamed. Kept in the class's metadata, so it reaches palettes in other modules."""
@@ -472,9 +484,21 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
             metadata.pop(DATACLASS_INIT_KEY, None)
             metadata.pop(WRITTEN_INIT_KEY, None)
         return
+    if not cls.info.has_base(DECISION_TOOL):  # its MRO is known here
+        return  # the checks read these records of tool classes only (most classes are not)
     api = ctx.api
-    if isinstance(api, SemanticAnalyzer) and api.is_typeshed_stub_file:
-        return  # the stdlib's @final classes: no tool is defined there, nothing to write to cache
+    if len(decorators) == 1:  # most tools: ``@tool_name(...)`` alone, which records nothing here
+        only = decorators[0]
+        callee = only.callee if isinstance(only, CallExpr) else None
+        if isinstance(callee, NameExpr) and callee.name == "tool_name":
+            found = api.lookup_qualified("tool_name", callee, suppress_errors=True)
+            if found is not None and found.fullname == TOOL_NAME:
+                metadata = cls.info.metadata
+                if metadata:  # the daemon's class that had other decorators
+                    metadata.pop(OTHER_DECORATORS_KEY, None)
+                    metadata.pop(DATACLASS_INIT_KEY, None)
+                    metadata.pop(WRITTEN_INIT_KEY, None)
+                return
     # One pass over the decorators, each looked up once: does one write ``__init__`` (every
     # one is asked), does one keep the ``__init__`` the class writes, and which may name the
     # class (none once ``tool_name`` is seen).
