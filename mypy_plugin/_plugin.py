@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -95,11 +94,6 @@ def _stand_in(hooks: dict[str, _Hook], fullname: str, module: str, name: str) ->
 #: The error codes, as ``HarnessPlugin.report_config_data`` gives them.
 _CODES: Final = sorted(ERROR_CODES)
 
-#: The top-level modules whose classes are typeshed's stubs of the standard library.
-_STUBBED: Final = frozenset(
-    {*sys.stdlib_module_names, "_typeshed", "typing_extensions", "mypy_extensions"}
-)
-
 #: The type-checking hooks by the full name mypy asks about (see ``get_method_hook``).
 _METHOD_HOOKS: Final[dict[str, _Hook]] = {}
 _FUNCTION_HOOKS: Final[dict[str, _Hook]] = {}
@@ -143,11 +137,9 @@ class HarnessPlugin(Plugin):
         """Any decorated class: record its decorators other than ``@tool_name`` (a library's
         wrapper may name a tool at run time). Not a decorator hook: mypy keeps the first
         plugin's hook per decorator, and this one must not shadow ``dataclass`` or ``attrs``.
-        None for a class of the standard library (typeshed's stubs, where no tool is defined:
-        mypy refuses a module of the project named like one), which is most classes of a
-        build: each call of a hook costs mypy a context to build and a Python frame. (Telling
-        here which other classes have no decorators costs more than the hook's early exit.)"""
-        return None if fullname.partition(".")[0] in _STUBBED else record_other_decorator
+        (Telling here which classes have no decorators costs more than the hook's own early
+        exit: mypy asks about every class, and each attribute read here is dear.)"""
+        return record_other_decorator
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         """The modules whose ``tool_name("x")(Cls)`` calls a palette check of ``file`` read: a
