@@ -166,9 +166,8 @@ def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and not proper.args:  # most artifact types: not open
-        known: MypyType | None = _NODES.get(
-            proper.type
-        )  # a class met before in the build (never a NewType)
+        # The node of a class met before in the build (never a NewType: see _plain_node).
+        known: MypyType | None = _NODES.get(proper.type)
         if (
             known is not None
             and known.options is options

@@ -140,13 +140,7 @@ def plain_definition_fine(defn: ClassDef, options: Options) -> bool:
     for item in index.items:
         if isinstance(item, StrExpr):
             return False  # a quoted type: the general check reads its imports
-    info = defn.info
-    tool = _read_plain(info, options)  # read here first, in most builds
-    if not options.fine_grained_incremental:  # kept for the palettes (not in the daemon)
-        if len(_PLAIN) >= FACTS_LIMIT:
-            _PLAIN.clear()
-        _PLAIN[info] = (options, tool)
-    return tool is not None
+    return _read_and_keep(defn.info, options) is not None  # read here first, in most builds
 
 
 def _class_named(expr: object) -> TypeInfo | None:
