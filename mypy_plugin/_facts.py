@@ -165,18 +165,8 @@ def _nominal(typ: Instance) -> str | None:
 def artifact_side(typ: Type, options: Options) -> MypyType | Open:
     """A concrete artifact type, or why it is open."""
     proper = get_proper_type(typ)
-    if isinstance(proper, Instance) and not proper.args:  # most artifact types: not open
-        # The node of a class met before in the build (never a NewType: see _plain_node).
-        known: MypyType | None = _NODES.get(proper.type)
-        if (
-            known is not None
-            and known.options is options
-            and proper.last_known_value is None
-            and proper.extra_attrs is None
-        ):
-            return known
-        if not proper.type.is_newtype:
-            return _plain_node(proper, options)
+    if isinstance(proper, Instance) and not proper.args and not proper.type.is_newtype:
+        return _plain_node(proper, options)  # most artifact types: nothing to be open about
     if isinstance(proper, AnyType):
         return Open.any()
     if isinstance(proper, TypeVarType):

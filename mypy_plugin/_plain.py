@@ -65,10 +65,7 @@ class PlainTool:
         self.output_node = output_node
         nominal = input_node.nominal
         self.wants = nominal if nominal is not None and input_node.iterand() is None else None
-        if output_node.iterand() is None:  # most tools: what it produces is what it feeds
-            self.feeds = output_node.bases if output_node.nominal is not None else None
-        else:
-            self.feeds = _reachable_bases(output_node)
+        self.feeds = _reachable_bases(output_node)
 
 
 def plain_tool(info: TypeInfo, options: Options) -> PlainTool | None:
@@ -197,8 +194,7 @@ def plain_palette_fine(site: Site) -> list[PlainTool] | None:
     for info in infos:
         if info is None:
             return None
-        known = _PLAIN.get(info)  # plain_tool's own memo, asked here first (most entries)
-        tool = known[1] if known is not None and known[0] is options else plain_tool(info, options)
+        tool = plain_tool(info, options)
         if tool is None:
             return None
         held = tool.key

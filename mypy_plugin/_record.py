@@ -341,12 +341,7 @@ def _record(ctx: ClassDefContext) -> bool:
         calls = _tool_name_calls(cls)
         if calls and reason is not calls[0]:
             return True  # an inner @tool_name: the outermost one's name wins at run time
-    if isinstance(reason, CallExpr):
-        args = reason.args  # most tools: one positional argument, the name
-        one = len(args) == 1 and reason.arg_names[0] is None
-        argument = args[0] if one else _name_argument(reason)
-    else:
-        argument = None
+    argument = _name_argument(reason) if isinstance(reason, CallExpr) else None
     literal = _string_value(argument) if argument is not None else None  # _literal_name's
     # What every palette naming the class reads, in mypy's cache: "name" and "line" always; the
     # rest only when it says something ("dynamic" when the name is computed, "at" and "lines"
@@ -487,18 +482,6 @@ def record_other_decorator(ctx: ClassDefContext) -> None:
     if not cls.info.has_base(DECISION_TOOL):  # its MRO is known here
         return  # the checks read these records of tool classes only (most classes are not)
     api = ctx.api
-    if len(decorators) == 1:  # most tools: ``@tool_name(...)`` alone, which records nothing here
-        only = decorators[0]
-        callee = only.callee if isinstance(only, CallExpr) else None
-        if isinstance(callee, NameExpr) and callee.name == "tool_name":
-            found = api.lookup_qualified("tool_name", callee, suppress_errors=True)
-            if found is not None and found.fullname == TOOL_NAME:
-                metadata = cls.info.metadata
-                if metadata:  # the daemon's class that had other decorators
-                    metadata.pop(OTHER_DECORATORS_KEY, None)
-                    metadata.pop(DATACLASS_INIT_KEY, None)
-                    metadata.pop(WRITTEN_INIT_KEY, None)
-                return
     # One pass over the decorators, each looked up once: does one write ``__init__`` (every
     # one is asked), does one keep the ``__init__`` the class writes, and which may name the
     # class (none once ``tool_name`` is seen).
