@@ -103,3 +103,32 @@ def test_a_wrong_size_is_one_line_and_exit_2() -> None:
     assert done.returncode == 2
     assert "not a list of sizes: 'forty', e.g. 40,160" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_by_default_it_measures_the_target_cold_over_enough_rounds(tmp_path: Path) -> None:
+    out = tmp_path / "plugin.json"
+    script = str(ROOT / "benchmarks" / "plugin.py")
+    done = subprocess.run(  # --repeat 2 for time: the default's 120 rounds take an hour
+        [sys.executable, script, "--sizes", "4", "--repeat", "2", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert results["conditions"]["sizes"]["modes"] == ["cold"]
+    assert list(results["figures"]["4"]["modes"]) == ["cold"]
+    assert [t["name"].split(" at ")[0] for t in results["targets"]] == ["cold"]
+    assert results["targets"][0]["interval_95"] is not None  # two rounds: an interval
+    help_text = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "rounds per figure (default 120)" in help_text
