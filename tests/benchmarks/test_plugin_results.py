@@ -22,17 +22,22 @@ ROOT = Path(__file__).resolve().parents[2]
 MODES = ("cold", "warm", "dmypy first", "dmypy edit")
 
 
-@pytest.mark.slow
-def test_the_plugin_benchmark_reports_each_mode_by_size(tmp_path: Path) -> None:
-    out = tmp_path / "plugin.json"
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), "--smoke", "--json", str(out)],
+def _benchmark(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/plugin.py`` run with ``args`` from the repository's root."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )
+
+
+@pytest.mark.slow
+def test_the_plugin_benchmark_reports_each_mode_by_size(tmp_path: Path) -> None:
+    out = tmp_path / "plugin.json"
+    done = _benchmark("--smoke", "--json", str(out))
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["benchmark"] == "plugin"
@@ -92,14 +97,7 @@ def test_the_interval_of_per_round_ratios_holds_their_geometric_mean() -> None:
 
 
 def test_a_wrong_size_is_one_line_and_exit_2() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), "--sizes", "forty"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _benchmark("--sizes", "forty", timeout=60)
     assert done.returncode == 2
     assert "not a list of sizes: 'forty', e.g. 40,160" in done.stderr
     assert "Traceback" not in done.stderr
@@ -108,27 +106,14 @@ def test_a_wrong_size_is_one_line_and_exit_2() -> None:
 @pytest.mark.slow
 def test_by_default_it_measures_the_target_cold_over_enough_rounds(tmp_path: Path) -> None:
     out = tmp_path / "plugin.json"
-    script = str(ROOT / "benchmarks" / "plugin.py")
-    done = subprocess.run(  # --repeat 2 for time: the default's 120 rounds take an hour
-        [sys.executable, script, "--sizes", "4", "--repeat", "2", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    # --repeat 2 for time: the default's 120 rounds take an hour
+    done = _benchmark("--sizes", "4", "--repeat", "2", "--json", str(out))
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["conditions"]["sizes"]["modes"] == ["cold"]
     assert list(results["figures"]["4"]["modes"]) == ["cold"]
     assert [t["name"].split(" at ")[0] for t in results["targets"]] == ["cold"]
     assert results["targets"][0]["interval_95"] is not None  # two rounds: an interval
-    help_text = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "plugin.py"), "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    assert "rounds per figure (default 120)" in help_text
+    helped = _benchmark("--help", timeout=60)
+    assert helped.returncode == 0, helped.stderr
+    assert "rounds per figure (default 120)" in helped.stdout
