@@ -25,8 +25,9 @@ its interval (an interval straddling 1.05 says more rounds are needed).
 By default it measures the target: cold runs only, :data:`ROUNDS` rounds. A round's ratio
 spreads by about 6% (its standard deviation) on an idle two-core virtual machine, so 20 rounds
 give an interval of about ±0.03 and 120 about ±0.011: enough to judge a cost of 3% to 4%
-against 1.05x, at about 20 minutes a size at 640 thinkers. The other modes are figures beside
-it (``--modes cold,warm,dmypy``; ``--repeat 3`` for a quick look). A script, not a test::
+against 1.05x, at about 20 minutes a size at 640 thinkers. The other modes run when asked for
+(``--modes cold,warm,dmypy``; ``--repeat 3`` for a quick look) and are judged against the same
+1.05x. A script, not a test::
 
     python benchmarks/plugin.py [--sizes 40,160,640] [--repeat 120] [--json results.json]
     python benchmarks/plugin.py --sizes 160,640          # the target, cold, 120 rounds
